@@ -1,0 +1,30 @@
+"""Per-user numbered follower events (DESIGN.md invariant 10, after Zulip's event queues)."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+
+
+class FollowerEvent(models.Model):
+    """One event for one user; ``seq`` counts up per user without gaps."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE)
+    seq = models.PositiveBigIntegerField()
+    kind = models.CharField(max_length=40)
+    payload = models.JSONField(default=dict)
+    created = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["user", "seq"]
+        constraints = [
+            models.UniqueConstraint(fields=["user", "seq"], name="follower_event_unique_seq")
+        ]
+
+
+class FollowerCursor(models.Model):
+    """The per-user counter row, locked to number events; ``pruned_through`` marks the gap."""
+
+    user = models.OneToOneField(settings.AUTH_USER_MODEL, primary_key=True, on_delete=models.CASCADE)
+    last_seq = models.PositiveBigIntegerField(default=0)
+    pruned_through = models.PositiveBigIntegerField(default=0)

@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class HandoffConfig(AppConfig):
+    name = "handoff"
+    verbose_name = "Session handoff"

@@ -1,0 +1,47 @@
+"""Record phases and reasons (seed 000, Failure outcomes and Recovering a stuck handoff)."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class Phase(StrEnum):
+    """A record's phase. ``FAILED`` and ``STARTED`` are final."""
+
+    SUMMARIZING = "summarizing"
+    PREPARED = "prepared"
+    COMMITTED = "committed"
+    COMMITTED_START_PENDING = "committed-start-pending"
+    STARTED = "started"
+    FAILED = "failed"
+
+
+class Reason(StrEnum):
+    """Why an attempt ran (seed 000, Trigger; DESIGN.md, reasons)."""
+
+    MANUAL = "manual"
+    CONTEXT_PRESSURE = "context-pressure"
+    REPEATED_COMPACTION = "repeated-compaction"
+
+
+_ORDER = {
+    Phase.SUMMARIZING: 0,
+    Phase.PREPARED: 1,
+    Phase.COMMITTED: 2,
+    Phase.COMMITTED_START_PENDING: 3,
+    Phase.STARTED: 4,
+}
+FINAL_PHASES = frozenset({Phase.STARTED, Phase.FAILED})
+
+
+def can_move(current: Phase, new: Phase) -> bool:
+    """Return whether a record may go from ``current`` to ``new`` (it never moves backwards).
+
+    ``failed`` is reachable only before the route is committed; once committed a record ends in
+    ``started`` or ``committed-start-pending`` (seed 000: a committed successor is kept).
+    """
+    if current in FINAL_PHASES:
+        return False
+    if new == Phase.FAILED:
+        return _ORDER[current] < _ORDER[Phase.COMMITTED]
+    return _ORDER[new] > _ORDER[current]

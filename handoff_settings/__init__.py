@@ -1,0 +1,1 @@
+"""The global handoff settings (one row) and the Settings → Conversation Collaboration card."""

@@ -1,0 +1,1 @@
+"""The conversation host that the handoff plugs into: workspaces, sessions, messages, usage."""

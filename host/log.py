@@ -1,0 +1,117 @@
+"""Append entries to a session's log, keeping the session row and usage projection current.
+
+Every function here must run inside ``transaction.atomic()`` (they open one themselves): the entry,
+the revision bump and the projection update land together or not at all, so a crash half-way
+leaves the log as it was.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import transaction
+from django.db.models import F
+
+from host.models import EventKind, Message, Session, SessionEvent, UsageProjection
+from host.usage import Usage
+
+
+def _next_seq(session: Session) -> int:
+    """Bump and return the session's revision (the log's shared sequence number)."""
+    Session.objects.filter(pk=session.pk).update(revision=F("revision") + 1)
+    session.revision = Session.objects.values_list("revision", flat=True).get(pk=session.pk)
+    return session.revision
+
+
+def append_message(
+    session: Session,
+    *,
+    role: str,
+    source_kind: str,
+    content: str,
+    usage: Usage | None = None,
+    model: str = "",
+    tool_name: str = "",
+    external_id: str = "",
+    relay_id: str | None = None,
+    starts_turn: bool = False,
+) -> Message:
+    """Append one message and fold it into the projection; return the saved message.
+
+    ``starts_turn`` marks a user-initiated exchange: it counts a turn and clears ``blank``
+    (DESIGN.md, turns and blank). ``usage`` (tokens) updates the four buckets and, on an
+    assistant message, the context figure. Raises ``IntegrityError`` on a duplicate relay id.
+    """
+    with transaction.atomic():
+        seq = _next_seq(session)
+        message = Message.objects.create(
+            session=session,
+            seq=seq,
+            role=role,
+            source_kind=source_kind,
+            content=content,
+            model=model,
+            tool_name=tool_name,
+            external_id=external_id,
+            relay_id=relay_id,
+            starts_turn=starts_turn,
+            uncached_input_tokens=usage.uncached_input if usage else None,
+            output_tokens=usage.output if usage else None,
+            cache_read_tokens=usage.cache_read if usage else None,
+            cache_write_tokens=usage.cache_write if usage else None,
+        )
+        _fold_usage(session, seq, role, len(content), usage)
+        if starts_turn:
+            Session.objects.filter(pk=session.pk).update(turns=F("turns") + 1, blank=False)
+            session.refresh_from_db(fields=["turns", "blank"])
+        return message
+
+
+def _fold_usage(session: Session, seq: int, role: str, chars: int, usage: Usage | None) -> None:
+    updates: dict[str, Any] = {"effective_chars": F("effective_chars") + chars}
+    if usage is not None:
+        updates.update(
+            uncached_input_tokens=F("uncached_input_tokens") + usage.uncached_input,
+            output_tokens=F("output_tokens") + usage.output,
+            cache_read_tokens=F("cache_read_tokens") + usage.cache_read,
+            cache_write_tokens=F("cache_write_tokens") + usage.cache_write,
+        )
+        if role == "assistant":
+            updates.update(context_tokens=usage.prompt, context_seq=seq)
+    UsageProjection.objects.get_or_create(session=session)
+    UsageProjection.objects.filter(session=session).update(**updates)
+
+
+def append_event(session: Session, kind: EventKind | str, data: dict[str, Any]) -> SessionEvent:
+    """Append one event (model selection, compaction, turn start, notice) to the log."""
+    with transaction.atomic():
+        return SessionEvent.objects.create(
+            session=session, seq=_next_seq(session), kind=kind, data=data
+        )
+
+
+def select_model(session: Session, model: str, *, source: str = "user") -> SessionEvent:
+    """Record a model selection in the log and make it the session's model."""
+    with transaction.atomic():
+        event = append_event(session, EventKind.MODEL_SELECTION, {"model": model, "source": source})
+        Session.objects.filter(pk=session.pk).update(model=model)
+        session.model = model
+        return event
+
+
+def record_compaction(session: Session, summary: str, *, trigger: str) -> SessionEvent:
+    """Mark everything logged so far as compacted and count one compaction.
+
+    Nothing is deleted: older messages stay, flagged ``compacted``; the effective context
+    restarts from ``summary`` (its characters feed the meter). ``trigger`` is manual or auto.
+    """
+    with transaction.atomic():
+        Message.objects.filter(session=session, compacted=False).update(compacted=True)
+        event = append_event(
+            session, EventKind.COMPACTION, {"trigger": trigger, "summary": summary}
+        )
+        Session.objects.filter(pk=session.pk).update(compactions=F("compactions") + 1)
+        session.refresh_from_db(fields=["compactions"])
+        UsageProjection.objects.get_or_create(session=session)
+        UsageProjection.objects.filter(session=session).update(effective_chars=len(summary))
+        return event

@@ -1,0 +1,57 @@
+"""Token figures of a session: the usage projection and the heuristic meter (seed 003 §5.1).
+
+Reading is O(1): both come from the session's ``UsageProjection`` row, kept current by
+``host.log`` as entries are appended.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from host.models import Session, UsageProjection
+
+# The meter's heuristic: about four characters per token (seed 003 §5.1, "fixed heuristic").
+CHARS_PER_TOKEN = 4
+
+
+@dataclass(frozen=True)
+class Usage:
+    """The four usage buckets of one model call or a whole session, in tokens."""
+
+    uncached_input: int = 0
+    output: int = 0
+    cache_read: int = 0
+    cache_write: int = 0
+
+    @property
+    def total(self) -> int:
+        """The cumulative figure (seed 003 §5.3): the four buckets summed."""
+        return self.uncached_input + self.output + self.cache_read + self.cache_write
+
+    @property
+    def prompt(self) -> int:
+        """The prompt size of one call: uncached input + cache read + cache write."""
+        return self.uncached_input + self.cache_read + self.cache_write
+
+
+def projection_of(session: Session) -> UsageProjection:
+    """Return the session's projection row, creating an empty one on first use."""
+    projection, _ = UsageProjection.objects.get_or_create(session=session)
+    return projection
+
+
+def session_usage(session: Session) -> Usage:
+    """Return the session's summed buckets (tokens), folded from its log."""
+    p = projection_of(session)
+    return Usage(p.uncached_input_tokens, p.output_tokens, p.cache_read_tokens, p.cache_write_tokens)
+
+
+def context_tokens(session: Session) -> int:
+    """Return the prompt size of the latest model call with usage (tokens; 0 when none)."""
+    return projection_of(session).context_tokens
+
+
+def measure(session: Session) -> int:
+    """Estimate the effective context (what follows the last compaction) in tokens."""
+    chars = projection_of(session).effective_chars
+    return -(-chars // CHARS_PER_TOKEN)
