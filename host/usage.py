@@ -43,7 +43,9 @@ def projection_of(session: Session) -> UsageProjection:
 def session_usage(session: Session) -> Usage:
     """Return the session's summed buckets (tokens), folded from its log."""
     p = projection_of(session)
-    return Usage(p.uncached_input_tokens, p.output_tokens, p.cache_read_tokens, p.cache_write_tokens)
+    return Usage(
+        p.uncached_input_tokens, p.output_tokens, p.cache_read_tokens, p.cache_write_tokens
+    )
 
 
 def context_tokens(session: Session) -> int:

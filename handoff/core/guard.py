@@ -1,0 +1,45 @@
+"""Step 1, guard (seed 000, The transaction; DESIGN.md, guard): refuse without a record."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+NOT_A_MAIN = "not-a-registered-main"
+NOT_IDLE = "not-idle"
+ARCHIVED = "archived"
+SUBAGENT = "subagent"
+ALREADY_REDIRECTED = "already-redirected"
+
+MESSAGES = {
+    NOT_A_MAIN: "the session is not a registered main",
+    NOT_IDLE: "the session is not idle",
+    ARCHIVED: "the session is archived",
+    SUBAGENT: "the session is a subagent",
+    ALREADY_REDIRECTED: "the session has already been handed off",
+}
+
+
+@dataclass(frozen=True)
+class GuardFacts:
+    """The five things the guard checks, as booleans read from the host and the state."""
+
+    registered_main: bool
+    idle: bool
+    archived: bool
+    subagent: bool
+    has_redirect: bool
+
+
+def guard_refusal(facts: GuardFacts) -> str | None:
+    """Return the first refusal (a key of ``MESSAGES``) or ``None`` when the guard passes."""
+    if facts.subagent:
+        return SUBAGENT
+    if not facts.registered_main:
+        return NOT_A_MAIN
+    if facts.archived:
+        return ARCHIVED
+    if facts.has_redirect:
+        return ALREADY_REDIRECTED
+    if not facts.idle:
+        return NOT_IDLE
+    return None
