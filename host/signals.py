@@ -6,6 +6,10 @@
 - ``before_step(sender=Session, session=Session, incoming=list[Message])``: input arrived for a
   session (seed 000, Forwarding: ``beforeStep``). A receiver returns a ``StepRejected`` to take
   the input away from this session; the host then does not start a turn.
+- ``composer_command(sender=Session, session=Session, user=User, command=str, argument=str)``: a
+  slash command typed in the chat composer that the host does not handle itself (``/handoff
+  status``: command "handoff", argument "status"). The receiver that knows ``command`` returns a
+  ``CommandReply``; the others return None.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from django.dispatch import Signal
 session_idle = Signal()
 blocker_cleared = Signal()
 before_step = Signal()
+composer_command = Signal()
 
 
 @dataclass(frozen=True)
@@ -25,3 +30,12 @@ class StepRejected:
 
     forwarded_to: str
     relay_id: str
+
+
+@dataclass(frozen=True)
+class CommandReply:
+    """A ``composer_command`` answer: ``text`` for the user, ``html`` (trusted) to show it richly."""
+
+    text: str
+    ok: bool = True
+    html: str = ""
