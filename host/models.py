@@ -151,6 +151,11 @@ class Message(models.Model):
         default=False, help_text="Summarized by a later compaction; kept in the log."
     )
     starts_turn = models.BooleanField(default=False)
+    # API idempotency (host.intake): the poster's client_id, unique per session, and, when
+    # before_step forwarded the message, the answer a retry gets again.
+    client_id = models.CharField(max_length=200, null=True, blank=True)  # noqa: DJ001 (NULLs are distinct)
+    forwarded_to = models.UUIDField(null=True, blank=True)
+    forward_relay_id = models.CharField(max_length=64, blank=True)
     created = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -158,6 +163,9 @@ class Message(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["session", "seq"], name="message_unique_seq"),
             models.UniqueConstraint(fields=["session", "relay_id"], name="message_unique_relay"),
+            models.UniqueConstraint(
+                fields=["session", "client_id"], name="message_unique_client_id"
+            ),
         ]
         indexes = [models.Index(fields=["session", "external_id"])]
 
@@ -227,6 +235,10 @@ class InboxItem(models.Model):
     session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="inbox")
     stage = models.CharField(max_length=10, choices=InboxStage.choices)
     content = models.TextField()
+    message = models.ForeignKey(
+        Message, null=True, blank=True, on_delete=models.SET_NULL, related_name="+",
+        help_text="The logged message this item queues, when it arrived through post_message.",
+    )
     taken = models.BooleanField(default=False)
     created = models.DateTimeField(auto_now_add=True)
 
