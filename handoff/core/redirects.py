@@ -29,14 +29,16 @@ class RedirectGraph:
 
         Raises ``RedirectCycleError`` naming the cycle when the walk revisits a session.
         """
-        seen = [source]
+        path = [source]
+        visited = {source}
         current = source
         while current in self._map:
             current = self._map[current]
-            if current in seen:
-                cycle = " -> ".join([*seen[seen.index(current) :], current])
+            if current in visited:
+                cycle = " -> ".join([*path[path.index(current) :], current])
                 raise RedirectCycleError(f"redirect cycle: {cycle}")
-            seen.append(current)
+            path.append(current)
+            visited.add(current)
         return current
 
     def add(self, source: str, destination: str) -> dict[str, str]:
