@@ -10,5 +10,6 @@ urlpatterns = [
     path("accounts/", include("django.contrib.auth.urls")),
     path("api/", api.urls),
     path("settings/", include("handoff_settings.urls")),
+    path("follow/", include("follower.urls")),
     path("", include("host.urls")),
 ]

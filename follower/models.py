@@ -21,10 +21,18 @@ class FollowerEvent(models.Model):
             models.UniqueConstraint(fields=["user", "seq"], name="follower_event_unique_seq")
         ]
 
+    def __str__(self) -> str:
+        return f"{self.user_id}#{self.seq} {self.kind}"
+
 
 class FollowerCursor(models.Model):
     """The per-user counter row, locked to number events; ``pruned_through`` marks the gap."""
 
-    user = models.OneToOneField(settings.AUTH_USER_MODEL, primary_key=True, on_delete=models.CASCADE)
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, primary_key=True, on_delete=models.CASCADE
+    )
     last_seq = models.PositiveBigIntegerField(default=0)
     pruned_through = models.PositiveBigIntegerField(default=0)
+
+    def __str__(self) -> str:
+        return f"{self.user_id} at #{self.last_seq} (pruned through #{self.pruned_through})"

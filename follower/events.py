@@ -1,0 +1,152 @@
+"""Per-user numbered follower events, kept for a while (DESIGN.md invariant 10, seed 003 §6.5).
+
+After Zulip's event queues: every event a user can see gets the next number of that user's
+counter (no gaps), is stored, and is sent to the user's channel-layer group only after the
+database commit. A page that reconnects asks for the events after the last id it applied
+(``events_after``); when some of them were pruned it gets a ``Resync`` instead and reloads its
+snapshot.
+
+An event frame, as stored and as sent on the websocket, is
+``{"type": "event", "id": int, "kind": str, "payload": dict}``.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from enum import StrEnum
+from functools import partial
+from typing import Any
+
+from asgiref.sync import async_to_sync
+from channels.layers import get_channel_layer
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Max
+from django.utils import timezone
+
+from follower.models import FollowerCursor, FollowerEvent
+
+logger = logging.getLogger(__name__)
+
+Frame = dict[str, Any]
+
+
+class EventKind(StrEnum):
+    """The kinds of follower events and their payloads."""
+
+    SESSION_ADDED = "session.added"
+    """``{"session": row}`` (row: ``follower.snapshot``)."""
+    SESSION_UPDATED = "session.updated"
+    """``{"session": row}``: blank cleared, title, workspace, archived, status or redirect."""
+    HANDOFF_PHASE = "handoff.phase"
+    """``{"record", "source", "target", "phase"}``: a record was created or changed phase."""
+    REDIRECT_COMMITTED = "redirect.committed"
+    """``{"source", "destination"}``: ``source`` now forwards to ``destination``."""
+
+
+@dataclass(frozen=True)
+class Resync:
+    """Events the page missed were pruned: it must reload its snapshot.
+
+    ``last_event_id`` is the user's newest event id when the gap was found.
+    """
+
+    last_event_id: int
+
+
+def group_name(user_id: int) -> str:
+    """Return the channel-layer group of one user's follower sockets."""
+    return f"follow.{user_id}"
+
+
+def _frame(event: FollowerEvent) -> Frame:
+    return {"type": "event", "id": event.seq, "kind": event.kind, "payload": event.payload}
+
+
+def _send(user_id: int, frame: Frame) -> None:
+    layer = get_channel_layer()
+    if layer is None:
+        return
+    async_to_sync(layer.group_send)(group_name(user_id), {"type": "follow.event", "event": frame})
+
+
+def publish(user_id: int, kind: EventKind | str, payload: dict[str, Any]) -> Frame:
+    """Number and store one event for ``user_id``; send it to the user's group after commit.
+
+    Runs in its own ``transaction.atomic()`` (joining the caller's, if any) with the user's
+    cursor row locked, so numbers have no gaps and the event exists exactly when the caller's
+    change committed. A crash half-way leaves neither the number nor the event; a failure of the
+    channel layer after the commit is logged and the event still reaches the page on its next
+    catch-up (the consumer also reads stored events). Returns the event frame.
+    """
+    with transaction.atomic():
+        cursor, _ = FollowerCursor.objects.select_for_update().get_or_create(user_id=user_id)
+        cursor.last_seq += 1
+        cursor.save(update_fields=["last_seq"])
+        event = FollowerEvent.objects.create(
+            user_id=user_id, seq=cursor.last_seq, kind=str(kind), payload=payload
+        )
+        _prune(cursor, timezone.now())
+        frame = _frame(event)
+        transaction.on_commit(partial(_send, user_id, frame), robust=True)
+    return frame
+
+
+def current_event_id(user_id: int) -> int:
+    """Return the id of the user's newest event (0 before the first)."""
+    last = FollowerCursor.objects.filter(user_id=user_id).values_list("last_seq", flat=True).first()
+    return last or 0
+
+
+def events_after(user_id: int, last_id: int) -> list[Frame] | Resync:
+    """Return the user's event frames numbered above ``last_id``, oldest first.
+
+    Returns ``Resync`` when some of them were already pruned (``pruned_through > last_id``) or
+    when ``last_id`` is ahead of every event the server numbered (a gap it cannot fill).
+    Events are read before the cursor, so a prune running in between is seen as a gap.
+    """
+    events = [
+        _frame(e)
+        for e in FollowerEvent.objects.filter(user_id=user_id, seq__gt=last_id).order_by("seq")
+    ]
+    cursor = FollowerCursor.objects.filter(user_id=user_id).first()
+    last_seq = cursor.last_seq if cursor else 0
+    pruned_through = cursor.pruned_through if cursor else 0
+    if pruned_through > last_id or last_id > last_seq:
+        return Resync(last_event_id=last_seq)
+    return events
+
+
+def _prune(cursor: FollowerCursor, now: datetime) -> int:
+    """Delete the locked user's events past retention or beyond the per-user limit."""
+    retention = timedelta(seconds=getattr(settings, "FOLLOWER_EVENT_RETENTION", 600))
+    limit: int = getattr(settings, "FOLLOWER_EVENT_LIMIT", 1000)
+    expired = FollowerEvent.objects.filter(
+        user_id=cursor.user_id, created__lt=now - retention
+    ).aggregate(seq=Max("seq"))["seq"]
+    through = max(cursor.last_seq - limit, expired or 0)
+    if through <= cursor.pruned_through:
+        return 0
+    deleted, _ = FollowerEvent.objects.filter(user_id=cursor.user_id, seq__lte=through).delete()
+    cursor.pruned_through = through
+    cursor.save(update_fields=["pruned_through"])
+    return deleted
+
+
+def prune_events(*, now: datetime | None = None) -> int:
+    """Prune every user's events older than ``FOLLOWER_EVENT_RETENTION`` seconds (default 600)
+    or beyond the newest ``FOLLOWER_EVENT_LIMIT`` (default 1000); return how many were deleted.
+
+    Each user is pruned in its own transaction with the cursor locked; ``pruned_through`` moves
+    with the deletion, so a crash half-way leaves every user either pruned or untouched.
+    ``publish`` prunes its user as it goes; this sweeps users who went quiet.
+    """
+    moment = now or timezone.now()
+    deleted = 0
+    for user_id in FollowerCursor.objects.values_list("user_id", flat=True):
+        with transaction.atomic():
+            cursor = FollowerCursor.objects.select_for_update().get(user_id=user_id)
+            deleted += _prune(cursor, moment)
+    return deleted

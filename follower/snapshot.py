@@ -1,0 +1,74 @@
+"""What the follower knows about a user's sessions: one row per session (seed 003 §6.5).
+
+A row is ``{"id", "title", "blank", "workspace", "redirect_to", "archived", "status"}``:
+``id`` / ``workspace`` / ``redirect_to`` are strings or None (``redirect_to`` is the final
+destination of the session's redirect: the redirect map keeps every entry pointing at the end of
+its chain, DESIGN.md invariant 5). Event payloads carry the same rows, so "snapshot + replayed
+events" rebuilds a fresh snapshot (Zulip's event queues).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.apps import apps
+from django.db import transaction
+
+from follower.models import FollowerCursor
+
+SessionRow = dict[str, Any]
+
+ROW_FIELDS = ("title", "blank", "workspace_id", "archived", "status")
+"""The session columns a row shows; a change to any of them is a ``session.updated`` event."""
+
+
+def _row(values: dict[str, Any], redirect_to: Any) -> SessionRow:
+    return {
+        "id": str(values["id"]),
+        "title": values["title"],
+        "blank": values["blank"],
+        "workspace": str(values["workspace_id"]) if values["workspace_id"] is not None else None,
+        "redirect_to": str(redirect_to) if redirect_to is not None else None,
+        "archived": values["archived"],
+        "status": values["status"],
+    }
+
+
+def _redirects(session_ids: list[Any]) -> dict[Any, Any]:
+    redirect = apps.get_model("handoff", "Redirect")
+    pairs = redirect.objects.filter(source_id__in=session_ids).values_list(
+        "source_id", "destination_id"
+    )
+    return dict(pairs)
+
+
+def session_row(session_id: Any) -> SessionRow | None:
+    """Return the row of one session as stored now, or None when it does not exist."""
+    session = apps.get_model("host", "Session")
+    values = session.objects.filter(pk=session_id).values("id", *ROW_FIELDS).first()
+    if values is None:
+        return None
+    return _row(values, _redirects([values["id"]]).get(values["id"]))
+
+
+def snapshot(user_id: int) -> dict[str, Any]:
+    """Return ``{"last_event_id": int, "sessions": [row, ...]}`` for one user.
+
+    ``last_event_id`` is read before the rows, so every event it counts is reflected in them;
+    a later event may be reflected too, and replaying it changes nothing (rows are whole).
+    """
+    session = apps.get_model("host", "Session")
+    with transaction.atomic():
+        last_event_id = (
+            FollowerCursor.objects.filter(user_id=user_id)
+            .values_list("last_seq", flat=True)
+            .first()
+        ) or 0
+        values = list(
+            session.objects.filter(owner_id=user_id).order_by("created").values("id", *ROW_FIELDS)
+        )
+        redirects = _redirects([v["id"] for v in values])
+    return {
+        "last_event_id": last_event_id,
+        "sessions": [_row(v, redirects.get(v["id"])) for v in values],
+    }

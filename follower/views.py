@@ -1,0 +1,19 @@
+"""The follower's JSON snapshot (seed 003 §6.5: read after subscribing, DESIGN.md invariant 10)."""
+
+from __future__ import annotations
+
+from django.http import HttpRequest, JsonResponse
+from django.views.decorators.http import require_GET
+
+from follower.snapshot import snapshot
+
+
+@require_GET
+def snapshot_view(request: HttpRequest) -> JsonResponse:
+    """Return ``{"last_event_id", "sessions": [row, ...]}`` of the signed-in user's sessions.
+
+    Anonymous requests get 401 ``{"detail": ...}`` (a script, not a person, reads this URL).
+    """
+    if not request.user.is_authenticated:
+        return JsonResponse({"detail": "sign in to follow your sessions"}, status=401)
+    return JsonResponse(snapshot(request.user.pk))
