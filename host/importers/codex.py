@@ -1,0 +1,192 @@
+"""Codex CLI rollouts (JSONL of ``session_meta`` / ``turn_context`` / ``response_item`` /
+``event_msg`` / ``compacted`` lines) → a session (issue 2 §3, SOURCES.md).
+
+``token_count`` events carry the cumulative ``total_token_usage``; ``cached_input_tokens`` are
+part of ``input_tokens``. Each event's increase over the previous one is one model call: its
+uncached input (input − cached), output and cache read (cached) are attached to the call's
+latest assistant item, so the projection's sums equal the last event's totals and its context
+figure is the last call's prompt (input incl. cached). ``model_context_window`` becomes the
+session's context window; ``turn_context.model`` changes are logged as model selections; each
+``compacted`` line counts one compaction. Prompts are the ``user_message`` events; other
+user-role input (AGENTS.md, environment context) and developer messages are source ``system``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+from django.contrib.auth.models import User
+
+from host.importers.errors import TranscriptError
+from host.importers.lines import JsonObject, LineReader
+from host.importers.render import block_text, compact_json
+from host.importers.writer import Pending, SessionWriter, new_session
+from host.models import Role, Session, SourceKind
+from host.usage import Usage
+
+TOOL_CALLS = ("function_call", "custom_tool_call")
+TOOL_OUTPUTS = ("function_call_output", "custom_tool_call_output")
+
+
+def cumulative_usage(reader: LineReader, total: JsonObject) -> Usage:
+    """Map a ``total_token_usage`` object to the four buckets (tokens; no cache writes)."""
+    given = reader.count(total, "input_tokens")
+    cached = reader.count(total, "cached_input_tokens")
+    if cached > given:
+        raise reader.fail("cached_input_tokens exceed input_tokens")
+    return Usage(
+        uncached_input=given - cached, output=reader.count(total, "output_tokens"),
+        cache_read=cached,
+    )  # fmt: skip
+
+
+def usage_increase(reader: LineReader, before: Usage, after: Usage) -> Usage:
+    """Return ``after − before`` per bucket; a cumulative figure that shrinks is malformed."""
+    increase = Usage(
+        after.uncached_input - before.uncached_input,
+        after.output - before.output,
+        after.cache_read - before.cache_read,
+        after.cache_write - before.cache_write,
+    )
+    if min(increase.uncached_input, increase.output, increase.cache_read) < 0:
+        raise reader.fail("token_count totals went down")
+    return increase
+
+
+class CodexImporter:
+    """Imports one Codex rollout into one main session."""
+
+    def __init__(self, path: Path, owner: User) -> None:
+        self.path = path
+        self.owner = owner
+        self.writer: SessionWriter | None = None
+        self.model = ""
+        self._total = Usage()
+        self._tool_names: dict[str, str] = {}
+
+    def run(self, lines: Iterable[tuple[int, JsonObject]]) -> list[Session]:
+        """Import every line and return ``[main]``.
+
+        Raises ``TranscriptError`` for a malformed line or a rollout without ``session_meta``
+        first, ``AlreadyImported`` when the session exists already.
+        """
+        for number, line in lines:
+            self._line(LineReader(self.path, number), line)
+        if self.writer is None:
+            raise TranscriptError(self.path, None, "no session_meta line in this rollout")
+        return [self.writer.finish(f"Imported {self.path.stem}")]
+
+    def _line(self, reader: LineReader, line: JsonObject) -> None:
+        payload = reader.obj(line, "payload")
+        kind = line["type"]
+        if kind == "session_meta":
+            self._session_meta(reader, payload)
+            return
+        writer = self.writer
+        if writer is None:
+            raise reader.fail("a rollout must start with its session_meta line")
+        if kind == "turn_context":
+            if isinstance(payload.get("cwd"), str):
+                writer.cwd = payload["cwd"]
+            if isinstance(payload.get("model"), str):
+                self.model = payload["model"]
+                writer.flush()
+                writer.select_model(self.model)
+        elif kind == "response_item":
+            self._response_item(reader, writer, payload, f"line-{reader.number}")
+        elif kind == "event_msg":
+            self._event(reader, writer, payload)
+        elif kind == "compacted":
+            writer.flush()
+            writer.compaction(block_text(payload.get("message")), "auto")
+
+    def _session_meta(self, reader: LineReader, payload: JsonObject) -> None:
+        if self.writer is not None:
+            return
+        self.writer = new_session(self.owner, reader.text(payload, "id"), path=self.path)
+        if isinstance(payload.get("cwd"), str):
+            self.writer.cwd = payload["cwd"]
+
+    def _response_item(
+        self, reader: LineReader, writer: SessionWriter, item: JsonObject, line_id: str
+    ) -> None:
+        kind = reader.text(item, "type")
+        if kind == "message":
+            role = reader.text(item, "role")
+            text = block_text(item.get("content"))
+            if role == Role.ASSISTANT:
+                writer.add(
+                    Pending(
+                        Role.ASSISTANT,
+                        SourceKind.ASSISTANT,
+                        text,
+                        external_id=line_id,
+                        model=self.model,
+                    )
+                )
+            else:
+                writer.add(
+                    Pending(
+                        Role.USER if role == Role.USER else Role.SYSTEM,
+                        SourceKind.SYSTEM,
+                        text,
+                        external_id=line_id,
+                    )
+                )
+        elif kind in TOOL_CALLS:
+            call_id, name = reader.text(item, "call_id"), reader.text(item, "name")
+            self._tool_names[call_id] = name
+            arguments = item.get("arguments", item.get("input"))
+            content = arguments if isinstance(arguments, str) else compact_json(arguments)
+            writer.add(
+                Pending(
+                    Role.ASSISTANT,
+                    SourceKind.ASSISTANT,
+                    content,
+                    tool_name=name,
+                    external_id=call_id,
+                    model=self.model,
+                )
+            )
+        elif kind == "web_search_call":
+            writer.add(
+                Pending(
+                    Role.ASSISTANT,
+                    SourceKind.ASSISTANT,
+                    compact_json(item.get("action")),
+                    tool_name="web_search",
+                    external_id=line_id,
+                    model=self.model,
+                )
+            )
+        elif kind in TOOL_OUTPUTS:
+            call_id = reader.text(item, "call_id")
+            output = item.get("output")
+            content = output if isinstance(output, str) else compact_json(output)
+            writer.add(
+                Pending(
+                    Role.TOOL,
+                    SourceKind.TOOL,
+                    content,
+                    tool_name=self._tool_names.get(call_id, ""),
+                    external_id=f"{call_id}:output",
+                )
+            )
+
+    def _event(self, reader: LineReader, writer: SessionWriter, event: JsonObject) -> None:
+        kind = reader.text(event, "type")
+        if isinstance(event.get("model_context_window"), int):
+            writer.context_window = event["model_context_window"]
+        if kind == "user_message":
+            writer.mark_prompt(reader.text(event, "message"), f"line-{reader.number}")
+        elif kind == "token_count" and isinstance(event.get("info"), dict):
+            info = event["info"]
+            if isinstance(info.get("model_context_window"), int):
+                writer.context_window = info["model_context_window"]
+            total = cumulative_usage(reader, reader.obj(info, "total_token_usage"))
+            call = usage_increase(reader, self._total, total)
+            self._total = total
+            if call.total:
+                writer.attach_usage(call, self.model)
+                writer.flush()

@@ -1,0 +1,198 @@
+"""Write one imported session's log in transcript order through ``host.log``.
+
+Messages are buffered only until their model call's usage is known (Claude Code repeats the usage
+on every line of one response and the last line's figures are the final ones; Codex reports a
+call's usage after its items), then appended with ``host.log.append_message`` so the usage
+projection is folded exactly as for live messages. Callers run inside the import's
+``transaction.atomic()``: a crash half-way rolls the whole file back.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path, PurePath
+
+from django.contrib.auth.models import User
+
+from host import log
+from host.importers.errors import AlreadyImported
+from host.models import Role, Session, SessionStatus, SourceKind, Workspace
+from host.usage import Usage
+
+# Titles are the first prompt's first line, cut to about this many characters.
+TITLE_CHARS = 80
+# ``select_model`` source for models read from a transcript.
+MODEL_SOURCE = "transcript"
+
+
+def title_of(text: str) -> str:
+    """Return the first non-blank line of ``text``, cut to ``TITLE_CHARS`` with an ellipsis."""
+    line = next((part.strip() for part in text.splitlines() if part.strip()), "")
+    return line if len(line) <= TITLE_CHARS else line[: TITLE_CHARS - 1].rstrip() + "…"
+
+
+@dataclass
+class Pending:
+    """A message read from the transcript and not yet appended (usage may still arrive)."""
+
+    role: str
+    source_kind: str
+    content: str
+    tool_name: str = ""
+    external_id: str = ""
+    starts_turn: bool = False
+    model: str = ""
+    usage: Usage | None = None
+
+
+@dataclass
+class SessionWriter:
+    """Appends one session's messages and events, keeping what the finish step writes back.
+
+    ``cwd`` (latest seen) and ``context_window`` (tokens, 0 = unknown) are written to the session
+    by ``finish``, with the title and, for subagents, the status ``finished``.
+    """
+
+    session: Session
+    cwd: str = ""
+    context_window: int = 0
+    title: str = ""
+    _buffer: list[Pending] = field(default_factory=list)
+    _open_compaction: str | None = None
+
+    def add(self, pending: Pending) -> None:
+        """Queue one message; a compaction still waiting for its summary is recorded first."""
+        self.close_compaction()
+        if pending.starts_turn:
+            self._note_prompt(pending.content)
+        self._buffer.append(pending)
+
+    def mark_prompt(self, text: str, external_id: str) -> None:
+        """Make the queued user-role message with ``text`` a prompt that starts a turn.
+
+        Codex logs a prompt twice (the model input, then the ``user_message`` event); when the
+        input is not queued the prompt is queued as a new message.
+        """
+        wanted = text.strip()
+        for pending in reversed(self._buffer):
+            if pending.role == Role.USER and pending.content.strip() == wanted:
+                pending.source_kind = SourceKind.USER
+                pending.starts_turn = True
+                self._note_prompt(pending.content)
+                return
+        self.add(
+            Pending(Role.USER, SourceKind.USER, text, external_id=external_id, starts_turn=True)
+        )
+
+    def attach_usage(self, usage: Usage, model: str) -> None:
+        """Give ``usage`` (one model call, tokens) to the latest queued assistant message.
+
+        A call that left no visible message (only reasoning) gets an empty assistant message, so
+        its tokens still reach the projection.
+        """
+        for pending in reversed(self._buffer):
+            if pending.role == Role.ASSISTANT:
+                pending.usage = usage
+                return
+        self._buffer.append(
+            Pending(Role.ASSISTANT, SourceKind.ASSISTANT, "", model=model, usage=usage)
+        )
+
+    def flush(self) -> None:
+        """Append every queued message in order (a model change is logged before its message)."""
+        for pending in self._buffer:
+            if pending.role == Role.ASSISTANT:
+                self.select_model(pending.model)
+            log.append_message(
+                self.session,
+                role=pending.role,
+                source_kind=pending.source_kind,
+                content=pending.content,
+                usage=pending.usage,
+                model=pending.model,
+                tool_name=pending.tool_name,
+                external_id=pending.external_id,
+                starts_turn=pending.starts_turn,
+            )
+        self._buffer.clear()
+
+    def select_model(self, model: str) -> None:
+        """Log a model selection (source ``transcript``) when ``model`` differs from the current."""
+        if model and model != self.session.model:
+            log.select_model(self.session, model, source=MODEL_SOURCE)
+
+    def open_compaction(self, trigger: str) -> None:
+        """Start a compaction (``auto`` or ``manual``) whose summary may follow on the next line."""
+        self.flush()
+        self.close_compaction()
+        self._open_compaction = trigger
+
+    def close_compaction(self, summary: str = "") -> bool:
+        """Record the open compaction with ``summary``; False when none was open.
+
+        Recording marks the older messages compacted and restarts the effective context.
+        """
+        if self._open_compaction is None:
+            return False
+        trigger, self._open_compaction = self._open_compaction, None
+        log.record_compaction(self.session, summary, trigger=trigger)
+        return True
+
+    def compaction(self, summary: str, trigger: str) -> None:
+        """Record a compaction whose summary is known at once (Codex ``compacted`` lines)."""
+        self.open_compaction(trigger)
+        self.close_compaction(summary)
+
+    def finish(self, fallback_title: str) -> Session:
+        """Append what is queued and write title, cwd, workspace, window and status back.
+
+        A main gets the owner's workspace at its latest cwd; a subagent (finish its main first)
+        gets its main's workspace and the status ``finished`` (DESIGN.md: imported subagents
+        are finished).
+        """
+        self.flush()
+        self.close_compaction()
+        fields: dict[str, object] = {"title": self.title or fallback_title, "cwd": self.cwd}
+        if self.context_window:
+            fields["context_window"] = self.context_window
+        if self.session.parent_id is not None:
+            # A subagent lives in its main's workspace, whatever directory it moved to.
+            fields["status"] = SessionStatus.FINISHED
+            fields["workspace_id"] = (
+                Session.objects.filter(pk=self.session.parent_id)
+                .values_list("workspace_id", flat=True)
+                .get()
+            )
+        elif self.cwd:
+            fields["workspace"] = workspace_for(self.session.owner, self.cwd)
+        Session.objects.filter(pk=self.session.pk).update(**fields)
+        self.session.refresh_from_db()
+        return self.session
+
+    def _note_prompt(self, content: str) -> None:
+        if not self.title:
+            self.title = title_of(content)
+
+
+def workspace_for(owner: User, path: str) -> Workspace:
+    """Return the owner's workspace at ``path`` (a cwd), creating it named after its last part."""
+    workspace, _ = Workspace.objects.get_or_create(
+        owner=owner, path=path, defaults={"name": PurePath(path).name or path}
+    )
+    return workspace
+
+
+def new_session(
+    owner: User, external_id: str, *, path: Path, parent: Session | None = None
+) -> SessionWriter:
+    """Create the session for a transcript and return its writer.
+
+    Raises ``AlreadyImported`` when a main with this ``external_id`` (the transcript's session
+    id) already exists for ``owner``: re-importing a file adds nothing.
+    """
+    if parent is None:
+        existing = Session.objects.filter(owner=owner, external_id=external_id).first()
+        if existing is not None:
+            raise AlreadyImported(path, external_id, str(existing.pk))
+    session = Session.objects.create(owner=owner, external_id=external_id, parent=parent)
+    return SessionWriter(session)

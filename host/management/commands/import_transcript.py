@@ -1,0 +1,86 @@
+"""``python manage.py import_transcript PATH... [--owner USER] [--json]`` (issue 2 §3).
+
+Imports Claude Code session logs and Codex CLI rollouts, one transaction per file. Prints one
+line per imported main session (``--json``: one JSON object per line, see
+``host.importers.import_report``); a file already imported is skipped and said so. Any file that
+fails (malformed line, unreadable) is reported as ``path:line: reason`` and makes the command
+exit non-zero after the other files were tried; nothing of a failed file is imported.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import User
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from host.importers import AlreadyImported, TranscriptError, import_report, import_transcript
+
+DEFAULT_OWNER = "demo"
+
+
+class Command(BaseCommand):
+    help = "Import Claude Code session logs and Codex CLI rollouts as sessions."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("paths", nargs="+", type=Path, metavar="PATH", help="JSONL transcript")
+        parser.add_argument(
+            "--owner",
+            default=None,
+            help=f'username owning the sessions (default "{DEFAULT_OWNER}", created if missing)',
+        )
+        parser.add_argument(
+            "--json", action="store_true", help="print one JSON object per imported main session"
+        )
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        """Import each path; raise ``CommandError`` listing the files that failed."""
+        owner = resolve_owner(options["owner"])
+        failures: list[str] = []
+        for path in options["paths"]:
+            try:
+                sessions = import_transcript(path, owner)
+            except AlreadyImported as skipped:
+                self.stderr.write(f"Skipped {skipped}.")
+                continue
+            except TranscriptError as error:
+                failures.append(str(error))
+                continue
+            except OSError as error:
+                failures.append(f"{path}: cannot read ({error.strerror or error})")
+                continue
+            self._print(import_report(sessions[0]), len(sessions) - 1, options["json"])
+        if failures:
+            raise CommandError("Nothing imported from:\n" + "\n".join(failures))
+
+    def _print(self, report: dict[str, Any], subagents: int, as_json: bool) -> None:
+        if as_json:
+            self.stdout.write(json.dumps(report, ensure_ascii=False))
+            return
+        tokens, usage = report["tokens"], report["usage"]
+        self.stdout.write(
+            f"Imported session {report['session']} in {report['workspace']}: "
+            f"{report['messages']} messages, {report['turns']} turns, "
+            f"{report['compactions']} compactions, {subagents} subagents, model "
+            f"{report['model'] or '-'}; tokens context {tokens['context']}, cumulative "
+            f"{tokens['cumulative']} ({tokens['label']}; uncached input "
+            f"{usage['uncached_input']}, output {usage['output']}, cache read "
+            f"{usage['cache_read']}, cache write {usage['cache_write']})"
+        )
+
+
+def resolve_owner(username: str | None) -> User:
+    """Return the named user (``CommandError`` when unknown), or "demo", created if missing."""
+    user_model = get_user_model()
+    try:
+        return user_model._default_manager.get_by_natural_key(username or DEFAULT_OWNER)
+    except user_model.DoesNotExist as exc:
+        if username is not None:
+            raise CommandError(f"No user named {username!r}.") from exc
+    user = user_model(**{user_model.USERNAME_FIELD: DEFAULT_OWNER})
+    user.set_unusable_password()
+    user.save()
+    return user
