@@ -20,11 +20,9 @@ class StatusChannel:
         Sends one probe to a fresh channel and reads it back within ``PROBE_TIMEOUT`` seconds;
         any error of the layer (Redis down, bad configuration) means False. Call from sync code.
         """
-        layer = get_channel_layer()
-        if layer is None:
-            return False
         try:
-            return bool(async_to_sync(self._round_trip)(layer))
+            layer = get_channel_layer()
+            return layer is not None and bool(async_to_sync(self._round_trip)(layer))
         except Exception:
             return False
 

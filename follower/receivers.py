@@ -9,6 +9,7 @@ them changed, so routine saves (revision bumps, timestamps) make no events. The 
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from django.apps import apps
@@ -27,13 +28,19 @@ def _owner(session_id: Any) -> int:
     return owner
 
 
+def _names(model: type[Model], saved: Iterable[str], followed: tuple[str, ...]) -> set[str]:
+    """Return the followed fields among ``saved`` (names or attnames, e.g. workspace_id)."""
+    meta = model._meta
+    return {meta.get_field(f).name for f in saved} & {meta.get_field(f).name for f in followed}
+
+
 def _remember(fields: tuple[str, ...]) -> Any:
     """Build a ``pre_save`` receiver that stores ``fields`` as they are in the database."""
 
     def receiver(sender: type[Model], instance: Model, raw: bool = False, **kwargs: Any) -> None:
         update_fields = kwargs.get("update_fields")
         skip = raw or instance._state.adding
-        if skip or (update_fields is not None and not set(update_fields) & set(fields)):
+        if skip or (update_fields is not None and not _names(sender, update_fields, fields)):
             setattr(instance, _BEFORE, None)
             return
         stored = sender._default_manager.filter(pk=instance.pk).values(*fields).first()
