@@ -1,0 +1,126 @@
+"""Shared fixtures."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable, Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pytest
+from django.dispatch import Signal
+
+
+@pytest.fixture
+def immediate_tasks(settings: Any) -> None:
+    """Run django-tasks inline (the immediate backend) instead of through ``db_worker``."""
+    settings.TASKS = {"default": {"BACKEND": "django_tasks.backends.immediate.ImmediateBackend"}}
+
+
+@pytest.fixture
+def capture_signal() -> Iterator[Callable[[Signal], list[dict[str, Any]]]]:
+    """Return ``listen(signal)``: a list that receives the kwargs of every send, until teardown."""
+    connected: list[tuple[Signal, Callable[..., None]]] = []
+
+    def listen(signal: Signal) -> list[dict[str, Any]]:
+        sent: list[dict[str, Any]] = []
+
+        def receiver(**kwargs: Any) -> None:
+            sent.append(kwargs)
+
+        signal.connect(receiver, weak=False)
+        connected.append((signal, receiver))
+        return sent
+
+    yield listen
+    for signal, receiver in connected:
+        signal.disconnect(receiver)
+
+
+class FakeLLM:
+    """A tiny OpenAI-compatible chat.completions server on 127.0.0.1 (no external network).
+
+    ``requests`` records each call (path, headers, JSON body); ``answer`` and ``usage`` shape
+    the reply; ``status`` other than 200 makes it fail.
+    """
+
+    def __init__(self) -> None:
+        self.requests: list[dict[str, Any]] = []
+        self.answer = "Model answer."
+        self.status = 200
+        self.usage: dict[str, Any] | None = {
+            "prompt_tokens": 1200,
+            "completion_tokens": 80,
+            "total_tokens": 1280,
+            "prompt_tokens_details": {"cached_tokens": 200},
+        }
+        self.url = ""
+
+    def response(self) -> tuple[int, dict[str, Any]]:
+        if self.status != 200:
+            return self.status, {"error": {"message": "fake failure", "type": "server_error"}}
+        body: dict[str, Any] = {
+            "id": f"chatcmpl-{len(self.requests)}",
+            "object": "chat.completion",
+            "created": 0,
+            "model": "fake-model",
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": self.answer},
+                    "finish_reason": "stop",
+                }
+            ],
+        }
+        if self.usage is not None:
+            body["usage"] = self.usage
+        return 200, body
+
+
+class _FakeLLMHandler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: _FakeLLMServer
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("Content-Length", "0"))
+        fake = self.server.fake
+        fake.requests.append(
+            {
+                "path": self.path,
+                "headers": {k.lower(): v for k, v in self.headers.items()},
+                "body": json.loads(self.rfile.read(length) or b"{}"),
+            }
+        )
+        status, payload = fake.response()
+        data = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        return
+
+
+class _FakeLLMServer(ThreadingHTTPServer):
+    fake: FakeLLM
+
+
+@pytest.fixture
+def fake_llm(settings: Any) -> Iterator[FakeLLM]:
+    """Serve a ``FakeLLM`` on a random local port and point the HANDOFF_LLM_* settings at it."""
+    server = _FakeLLMServer(("127.0.0.1", 0), _FakeLLMHandler)
+    server.fake = FakeLLM()
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    server.fake.url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+    settings.HANDOFF_LLM_BASE_URL = server.fake.url
+    settings.HANDOFF_LLM_API_KEY = "test-key"
+    settings.HANDOFF_LLM_MODEL = "fake-model"
+    try:
+        yield server.fake
+    finally:
+        server.shutdown()
+        server.server_close()
