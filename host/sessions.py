@@ -1,0 +1,129 @@
+"""Create sessions, find and attach workspaces, and read the facts that make blockers.
+
+Seed 003 §6.5 (defect A): a session is created by cwd, then its workspace is resolved by path
+and attached; an unknown directory is never registered implicitly. The fact readers
+(``live_subagents``, ``in_flight_activities``, ``pending_inbox``, ``team_size``) give the
+engine what seed 000's blocker list asks about; they never change anything.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import transaction
+from django.db.models import QuerySet
+
+from host.models import (
+    Activity,
+    InboxItem,
+    PermissionPreset,
+    Session,
+    SessionStatus,
+    Team,
+    UsageProjection,
+    Workspace,
+)
+
+
+def create_session(
+    owner: Any,
+    *,
+    cwd: str = "",
+    title: str = "",
+    workspace: Workspace | None = None,
+    agent_preset: str = "default",
+    model: str = "",
+    permission_preset: str = "default",
+    parent: Session | None = None,
+) -> Session:
+    """Create an idle, blank session with its empty usage projection and return it.
+
+    ``workspace`` and ``parent`` must belong to ``owner`` and ``permission_preset`` must be one
+    of default, read-only, full-access, custom; otherwise ``ValueError`` and nothing is created.
+    Runs in one transaction: a crash half-way leaves no session.
+    """
+    if permission_preset not in PermissionPreset.values:
+        raise ValueError(
+            f"unknown permission preset {permission_preset!r}; "
+            f"expected one of {', '.join(PermissionPreset.values)}"
+        )
+    if workspace is not None and workspace.owner_id != owner.pk:
+        raise ValueError("the workspace belongs to another user")
+    if parent is not None and parent.owner_id != owner.pk:
+        raise ValueError("the parent session belongs to another user")
+    with transaction.atomic():
+        session = Session.objects.create(
+            owner=owner,
+            cwd=cwd,
+            title=title,
+            workspace=workspace,
+            agent_preset=agent_preset or "default",
+            model=model,
+            permission_preset=permission_preset,
+            parent=parent,
+            status=SessionStatus.IDLE,
+            blank=True,
+        )
+        UsageProjection.objects.create(session=session)
+    return session
+
+
+def resolve_workspace(owner: Any, path: str) -> Workspace | None:
+    """Return ``owner``'s workspace registered at exactly ``path``, or None; never creates one."""
+    if not path:
+        return None
+    return Workspace.objects.filter(owner=owner, path=path).first()
+
+
+def register_workspace(owner: Any, path: str, name: str = "") -> Workspace:
+    """Register ``path`` as a workspace of ``owner`` (an explicit user action) and return it.
+
+    Registering a path that is already registered returns the existing workspace unchanged.
+    Raises ``ValueError`` for an empty or relative path.
+    """
+    if not path or not path.startswith("/"):
+        raise ValueError(f"a workspace path must be absolute, got {path!r}")
+    workspace, _ = Workspace.objects.get_or_create(owner=owner, path=path, defaults={"name": name})
+    return workspace
+
+
+def attach(session: Session, workspace: Workspace) -> None:
+    """Attach ``session`` to ``workspace`` (the sidebar groups it there).
+
+    Raises ``ValueError`` when the workspace belongs to another user; nothing changes then.
+    """
+    if workspace.owner_id != session.owner_id:
+        raise ValueError("the workspace belongs to another user")
+    session.workspace = workspace
+    session.save(update_fields=["workspace", "updated"])
+
+
+def live_subagents(session: Session) -> QuerySet[Session]:
+    """Return the subagents ``session`` owns that are live: idle or running, not archived.
+
+    Finished, disposed or archived subagents do not count (DESIGN.md, blockers: owned-agent).
+    """
+    return Session.objects.filter(
+        parent=session,
+        status__in=[SessionStatus.IDLE, SessionStatus.RUNNING],
+        archived=False,
+    ).order_by("created")
+
+
+def in_flight_activities(session: Session) -> list[str]:
+    """Return the kinds (turn, compaction, job) of the activities in flight, sorted, distinct."""
+    kinds = Activity.objects.filter(session=session, ended__isnull=True).values_list(
+        "kind", flat=True
+    )
+    return sorted(set(kinds))
+
+
+def pending_inbox(session: Session) -> int:
+    """Return how many inbox items (next turn or next step) are queued and not yet taken."""
+    return InboxItem.objects.filter(session=session, taken=False).count()
+
+
+def team_size(session: Session) -> int:
+    """Return the member count of the team ``session`` leads; 0 when it leads none."""
+    team = Team.objects.filter(lead=session).first()
+    return team.members.count() if team is not None else 0
