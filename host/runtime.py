@@ -1,0 +1,239 @@
+"""The turn lifecycle: a session goes idle → running → idle, one turn at a time.
+
+A turn is one agent exchange. A user-initiated turn starts from a user message and counts in
+``Session.turns``; a turn a plugin starts (the handoff's successor start) clears ``blank`` but
+counts no turn (DESIGN.md, turns and blank). Input that arrives while a turn runs waits in the
+inbox and is taken when the turn ends. Plugins hear about it through ``host.signals``, always
+after the commit: ``session_idle`` when a session turns idle, ``blocker_cleared`` when something
+that deferred a handoff went away (seed 000, Deferral: ``activity:KIND``, ``owned-agent:ID``,
+``pending-inbox``).
+
+Every write path here runs in one transaction: a crash half-way leaves the session as it was.
+"""
+
+from __future__ import annotations
+
+from django.db import transaction
+from django.utils import timezone
+from django_tasks.backends.immediate import ImmediateBackend
+
+from host import log, tasks
+from host.models import (
+    Activity,
+    ActivityKind,
+    EventKind,
+    InboxItem,
+    Message,
+    Role,
+    Session,
+    SessionStatus,
+    SourceKind,
+)
+from host.signals import blocker_cleared, session_idle
+
+
+class TurnRefused(RuntimeError):
+    """A turn cannot start: the session is not idle, is archived, or has nothing to answer."""
+
+
+def begin_turn(
+    session: Session, *, user_initiated: bool, message: Message | None = None
+) -> Activity:
+    """Start a turn on an idle session and return its in-flight ``Activity(kind=turn)``.
+
+    The session becomes running and stops being blank; a ``turn-start`` event is logged. With
+    ``user_initiated`` the turn starts from ``message`` (a user message of this session, which
+    gets ``starts_turn``) and counts in ``turns``; without, no turn is counted. The agent is not
+    enqueued here (see ``start_user_turn`` and ``start_agent``). Raises ``TurnRefused`` when the
+    session is not idle and ``ValueError`` when a user-initiated turn names no message.
+    """
+    if user_initiated and message is None:
+        raise ValueError("a user-initiated turn starts from a user message")
+    with transaction.atomic():
+        fresh = _locked(session)
+        if fresh.status != SessionStatus.IDLE:
+            raise TurnRefused(f"session {fresh.pk} is {fresh.status}; a turn starts only when idle")
+        activity = _open_turn(fresh, message=message if user_initiated else None)
+    _copy_state(fresh, session)
+    return activity
+
+
+def start_user_turn(session: Session, message: Message) -> Activity:
+    """Start the turn ``message`` (a user message) asks for and enqueue the agent's reply.
+
+    Raises ``TurnRefused`` as ``begin_turn`` does. With a queueing backend the task row commits
+    with the turn start; a crash half-way leaves neither.
+    """
+    with transaction.atomic():
+        activity = begin_turn(session, user_initiated=True, message=message)
+        _enqueue_reply(session)
+    return activity
+
+
+def start_agent(session: Session) -> Activity:
+    """Wake a session whose log ends with a seed (the brief, plugin kind) and enqueue its reply.
+
+    The turn clears ``blank`` but counts no user turn. Raises ``TurnRefused`` when the session is
+    not idle, is archived or has an empty log, and lets an enqueue failure propagate, with
+    nothing changed (the engine records committed-start-pending then; seed 000, Failure
+    outcomes).
+    """
+    with transaction.atomic():
+        fresh = _locked(session)
+        if fresh.archived:
+            raise TurnRefused(f"session {fresh.pk} is archived; it is not started")
+        if not Message.objects.filter(session=fresh).exists():
+            raise TurnRefused(f"session {fresh.pk} has no message to start from")
+        if fresh.status != SessionStatus.IDLE:
+            raise TurnRefused(f"session {fresh.pk} is {fresh.status}; a turn starts only when idle")
+        activity = _open_turn(fresh, message=None)
+        _enqueue_reply(fresh)
+    _copy_state(fresh, session)
+    return activity
+
+
+def end_turn(session: Session) -> None:
+    """End the session's turn: close the turn activity, then take the inbox or turn idle.
+
+    Pending inbox items become the next turn at once (the session stays running; the agent is
+    enqueued; ``blocker_cleared`` "pending-inbox" is sent after commit). With nothing pending
+    the session turns idle and ``session_idle`` is sent after commit. A session that is no
+    longer running (disposed meanwhile) only gets its turn activity closed.
+    """
+    with transaction.atomic():
+        fresh = _locked(session)
+        Activity.objects.filter(session=fresh, kind=ActivityKind.TURN, ended__isnull=True).update(
+            ended=timezone.now()
+        )
+        if fresh.status == SessionStatus.RUNNING and not _take_inbox(fresh):
+            fresh.status = SessionStatus.IDLE
+            fresh.save(update_fields=["status", "updated"])
+            transaction.on_commit(lambda: session_idle.send(sender=Session, session=fresh))
+    _copy_state(fresh, session)
+
+
+def dispose(session: Session) -> None:
+    """Mark the session disposed; for a subagent, tell its main the owned agent is gone.
+
+    Sends ``blocker_cleared`` "owned-agent:<id>" for the parent after commit. Disposing twice
+    changes nothing and sends nothing.
+    """
+    with transaction.atomic():
+        fresh = _locked(session)
+        if fresh.status == SessionStatus.DISPOSED:
+            _copy_state(fresh, session)
+            return
+        fresh.status = SessionStatus.DISPOSED
+        fresh.save(update_fields=["status", "updated"])
+        if fresh.parent_id is not None:
+            _clear_after_commit(fresh.parent_id, f"owned-agent:{fresh.pk}")
+    _copy_state(fresh, session)
+
+
+def begin_activity(session: Session, kind: str, detail: str = "") -> Activity:
+    """Record that something of ``kind`` (turn, compaction, job) is in flight for the session.
+
+    Raises ``ValueError`` for an unknown kind. The activity is the ``activity:KIND`` blocker
+    until ``end_activity``.
+    """
+    if kind not in ActivityKind.values:
+        raise ValueError(
+            f"unknown activity kind {kind!r}; expected one of {', '.join(ActivityKind.values)}"
+        )
+    return Activity.objects.create(session=session, kind=kind, detail=detail[:300])
+
+
+def end_activity(activity: Activity) -> None:
+    """End an in-flight activity and send ``blocker_cleared`` "activity:KIND" after commit.
+
+    Ending an activity that already ended changes nothing and sends nothing.
+    """
+    with transaction.atomic():
+        ended = Activity.objects.filter(pk=activity.pk, ended__isnull=True).update(
+            ended=timezone.now()
+        )
+        if ended:
+            _clear_after_commit(activity.session_id, f"activity:{activity.kind}")
+    activity.refresh_from_db(fields=["ended"])
+
+
+def _locked(session: Session) -> Session:
+    """Re-read the session under a row lock (the caller holds a transaction)."""
+    return Session.objects.select_for_update().get(pk=session.pk)
+
+
+def _copy_state(fresh: Session, session: Session) -> None:
+    """Bring the caller's instance up to date with what was written through ``fresh``."""
+    if fresh is not session:
+        for field in ("status", "blank", "turns", "revision", "updated"):
+            setattr(session, field, getattr(fresh, field))
+
+
+def _open_turn(fresh: Session, *, message: Message | None) -> Activity:
+    """Make ``fresh`` (locked) running and not blank, log the turn start, open the activity.
+
+    ``message`` given: a user-initiated turn, counted, and the message marked ``starts_turn``.
+    """
+    log.append_event(
+        fresh,
+        EventKind.TURN_START,
+        {"user_initiated": message is not None, "message_seq": message.seq if message else None},
+    )
+    fresh.status = SessionStatus.RUNNING
+    fresh.blank = False
+    if message is not None:
+        Message.objects.filter(pk=message.pk).update(starts_turn=True)
+        message.starts_turn = True
+        fresh.turns += 1
+    fresh.save(update_fields=["status", "blank", "turns", "updated"])
+    detail = f"message #{message.seq}" if message else "started by a plugin"
+    return Activity.objects.create(session=fresh, kind=ActivityKind.TURN, detail=detail)
+
+
+def _take_inbox(fresh: Session) -> bool:
+    """Take every pending inbox item into a new user-initiated turn; False when none is pending.
+
+    Items queued with their logged message start the turn from the first of them; an item
+    without one (queued by other code) is logged as a user message first.
+    """
+    items = list(InboxItem.objects.filter(session=fresh, taken=False).order_by("created", "pk"))
+    if not items:
+        return False
+    messages = [
+        item.message
+        or log.append_message(
+            fresh, role=Role.USER, source_kind=SourceKind.USER, content=item.content
+        )
+        for item in items
+    ]
+    InboxItem.objects.filter(pk__in=[item.pk for item in items]).update(taken=True)
+    _open_turn(fresh, message=messages[0])
+    _enqueue_reply(fresh)
+    _clear_after_commit(fresh.pk, "pending-inbox")
+    return True
+
+
+def _enqueue_reply(session: Session) -> None:
+    """Enqueue ``host.tasks.run_agent_turn`` for the session.
+
+    A queueing backend (the database backend) stores the task row in the caller's transaction,
+    so the turn start and its task commit together. The immediate backend runs the task in
+    the caller, so it runs after commit: no model call ever happens inside the caller's
+    transaction.
+    """
+    session_id = str(session.pk)
+    if isinstance(tasks.run_agent_turn.get_backend(), ImmediateBackend):
+        transaction.on_commit(lambda: tasks.run_agent_turn.enqueue(session_id))
+    else:
+        tasks.run_agent_turn.enqueue(session_id)
+
+
+def _clear_after_commit(session_id: object, blocker: str) -> None:
+    """Send ``blocker_cleared`` for the session ``session_id`` once the transaction commits."""
+
+    def send() -> None:
+        session = Session.objects.filter(pk=session_id).first()
+        if session is not None:
+            blocker_cleared.send(sender=Session, session=session, blocker=blocker)
+
+    transaction.on_commit(send)
