@@ -1,0 +1,293 @@
+"""The agent runtime, the agent half of the LLM service (DESIGN.md, run modes and LLM).
+
+With ``settings.HANDOFF_LLM_BASE_URL`` set, the agent answers through that OpenAI-compatible
+endpoint (the ``openai`` SDK; model ``HANDOFF_LLM_MODEL``, key ``HANDOFF_LLM_API_KEY``) and the
+reply carries the call's usage buckets. Without it, the offline agent acknowledges what it was
+given and says it is offline; its usage is the measured prompt, so the context figure grows as
+the conversation does. The prompt is the effective context: the last compaction summary and the
+messages not compacted since.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from django.conf import settings
+from openai import OpenAI
+from openai.types.chat import ChatCompletion
+
+from host import log
+from host.models import EventKind, Message, Role, Session, SessionEvent, SourceKind
+from host.usage import CHARS_PER_TOKEN, Usage
+
+OFFLINE_MODEL = "offline-agent"
+REPLY_MAX_TOKENS = 4000  # tokens the agent may answer with
+REPLY_TIMEOUT = 180.0  # seconds for one agent call
+
+SYSTEM_PROMPT = (
+    "You are the agent of a long-running working conversation. Answer the latest input. When "
+    "the conversation starts from a handoff brief, continue the work it describes: respect its "
+    "constraints and start from its next steps."
+)
+
+ChatMessage = dict[str, str]
+
+
+class LLMError(RuntimeError):
+    """A model call failed or returned nothing usable."""
+
+
+class LLMUnavailable(LLMError):
+    """No model endpoint is configured (``HANDOFF_LLM_BASE_URL`` is empty)."""
+
+
+@dataclass(frozen=True)
+class EffectiveContext:
+    """What the agent sees: the last compaction ``summary`` ("" when none) and later messages."""
+
+    summary: str
+    messages: list[Message]
+
+
+def llm_configured() -> bool:
+    """Return True when an OpenAI-compatible endpoint is configured."""
+    return bool(settings.HANDOFF_LLM_BASE_URL)
+
+
+def llm_client(*, timeout: float) -> OpenAI:
+    """Return an ``OpenAI`` client for the configured endpoint; one attempt, ``timeout`` seconds.
+
+    Raises ``LLMUnavailable`` when no endpoint is configured.
+    """
+    if not llm_configured():
+        raise LLMUnavailable("no model endpoint is configured (set HANDOFF_LLM_BASE_URL)")
+    return OpenAI(
+        base_url=settings.HANDOFF_LLM_BASE_URL,
+        api_key=settings.HANDOFF_LLM_API_KEY or "not-needed",
+        timeout=timeout,
+        max_retries=0,
+    )
+
+
+def llm_model(session: Session | None = None) -> str:
+    """Return the model to call: ``HANDOFF_LLM_MODEL``, else the session's, else the default."""
+    configured: str = settings.HANDOFF_LLM_MODEL
+    return configured or (session.model if session else "") or settings.HOST_DEFAULT_MODEL
+
+
+def effective_context(session: Session) -> EffectiveContext:
+    """Return the session's effective context (what follows the last compaction).
+
+    Messages forwarded to another session (seed 000, Forwarding) are not part of it.
+    """
+    last: SessionEvent | None = (
+        SessionEvent.objects.filter(session=session, kind=EventKind.COMPACTION)
+        .order_by("-seq")
+        .first()
+    )
+    summary = str(last.data.get("summary", "")) if last else ""
+    messages = list(
+        Message.objects.filter(
+            session=session, compacted=False, forwarded_to__isnull=True
+        ).order_by("seq")
+    )
+    return EffectiveContext(summary=summary, messages=messages)
+
+
+def estimate_tokens(messages: list[ChatMessage]) -> int:
+    """Estimate a prompt's size in tokens with the meter's heuristic (characters / 4)."""
+    chars = sum(len(m["content"]) for m in messages)
+    return -(-chars // CHARS_PER_TOKEN)
+
+
+def prompt_messages(session: Session, context: EffectiveContext) -> list[ChatMessage]:
+    """Build the chat messages for ``session``: one system message, then the conversation.
+
+    Assistant messages keep their role; every other entry is sent as user input, system notices
+    and tool results labelled as such.
+    """
+    system = SYSTEM_PROMPT
+    if session.cwd:
+        system += f"\nWorking directory: {session.cwd}"
+    if context.summary:
+        system += f"\n\nSummary of the earlier conversation (compacted):\n{context.summary}"
+    chat: list[ChatMessage] = [{"role": "system", "content": system}]
+    for message in context.messages:
+        if message.role == Role.ASSISTANT:
+            chat.append({"role": "assistant", "content": message.content})
+        else:
+            chat.append({"role": "user", "content": _labelled(message)})
+    return chat
+
+
+def reply(session: Session) -> Message:
+    """Append and return the agent's answer to the session's effective context.
+
+    Raises ``LLMError`` (or the ``openai`` SDK's errors) when the endpoint fails; nothing is
+    appended then. The model call runs outside any transaction this module opens.
+    """
+    context = effective_context(session)
+    chat = prompt_messages(session, context)
+    if llm_configured():
+        return _reply_with_model(session, chat)
+    text = _offline_text(context)
+    usage = Usage(uncached_input=estimate_tokens(chat), output=-(-len(text) // CHARS_PER_TOKEN))
+    return log.append_message(
+        session,
+        role=Role.ASSISTANT,
+        source_kind=SourceKind.ASSISTANT,
+        content=text,
+        usage=usage,
+        model=OFFLINE_MODEL,
+    )
+
+
+def complete(
+    messages: list[ChatMessage],
+    *,
+    max_tokens: int,
+    timeout: float,
+    json_object: bool = False,
+    purpose: str = "",
+    model: str = "",
+) -> ChatCompletion:
+    """Make ONE chat.completions call (no tools) and return the completion.
+
+    ``max_tokens`` bounds the answer (tokens), ``timeout`` the call (seconds). ``json_object``
+    asks for a JSON object (``response_format``); ``purpose`` travels as the
+    ``X-Handoff-Purpose`` header. Raises ``LLMUnavailable`` without an endpoint and the SDK's
+    ``openai.OpenAIError`` subclasses on failure.
+    """
+    client = llm_client(timeout=timeout)
+    options: dict[str, Any] = {}
+    if json_object:
+        options["response_format"] = {"type": "json_object"}
+    if purpose:
+        options["extra_headers"] = {"X-Handoff-Purpose": purpose}
+    return client.chat.completions.create(
+        model=model or llm_model(),
+        messages=messages,  # type: ignore[arg-type]
+        max_tokens=max_tokens,
+        **options,
+    )
+
+
+def completion_text(completion: ChatCompletion) -> str:
+    """Return the answer of ``completion``; raise ``LLMError`` when it is empty."""
+    text = completion.choices[0].message.content if completion.choices else None
+    if not text or not text.strip():
+        raise LLMError("the model returned an empty answer")
+    return text
+
+
+def summarize_completion(messages: list[ChatMessage], *, max_tokens: int, timeout: float) -> str:
+    """Make the summary call (seed 000: one call, purpose compaction, JSON only, no tools).
+
+    Returns the model's text (the engine parses it as the brief). Raises ``LLMUnavailable``
+    without an endpoint, ``LLMError`` on an empty answer, the SDK's errors otherwise.
+    """
+    completion = complete(
+        messages, max_tokens=max_tokens, timeout=timeout, json_object=True, purpose="compaction"
+    )
+    return completion_text(completion)
+
+
+def usage_of(completion: ChatCompletion) -> Usage | None:
+    """Map a completion's usage onto the four buckets (tokens); None when it reports none.
+
+    prompt minus cached → uncached input, cached → cache read, completion → output.
+    """
+    if completion.usage is None:
+        return None
+    details = completion.usage.prompt_tokens_details
+    cached = (details.cached_tokens or 0) if details else 0
+    return Usage(
+        uncached_input=max(completion.usage.prompt_tokens - cached, 0),
+        output=completion.usage.completion_tokens,
+        cache_read=cached,
+    )
+
+
+def context_window(model: str, session: Session | None = None) -> int:
+    """Return ``model``'s context window in tokens from settings, else the session's; 0 unknown."""
+    windows: dict[str, int] = settings.HOST_CONTEXT_WINDOWS
+    return windows.get(model, 0) or (session.context_window if session else 0)
+
+
+def fit_prompt(chat: list[ChatMessage], budget: int) -> list[ChatMessage]:
+    """Drop the oldest conversation messages until the prompt fits ``budget`` tokens.
+
+    The system message and the latest message are always kept (the latest cut to its end when
+    it alone is too long). A budget of 0 or less means unknown: nothing is dropped.
+    """
+    if budget <= 0:
+        return chat
+    system, rest = chat[0], list(chat[1:])
+    while len(rest) > 1 and estimate_tokens([system, *rest]) > budget:
+        rest.pop(0)
+    if rest and estimate_tokens([system, *rest]) > budget:
+        room = max(budget - estimate_tokens([system]), 1) * CHARS_PER_TOKEN
+        rest[-1] = {**rest[-1], "content": rest[-1]["content"][-room:]}
+    return [system, *rest]
+
+
+def _reply_with_model(session: Session, chat: list[ChatMessage]) -> Message:
+    model = llm_model(session)
+    budget = context_window(model, session) - REPLY_MAX_TOKENS
+    completion = complete(
+        fit_prompt(chat, budget), max_tokens=REPLY_MAX_TOKENS, timeout=REPLY_TIMEOUT, model=model
+    )
+    return log.append_message(
+        session,
+        role=Role.ASSISTANT,
+        source_kind=SourceKind.ASSISTANT,
+        content=completion_text(completion),
+        usage=usage_of(completion),
+        model=completion.model or model,
+    )
+
+
+def _labelled(message: Message) -> str:
+    if message.role == Role.SYSTEM:
+        return f"[system notice]\n{message.content}"
+    if message.role == Role.TOOL:
+        name = f": {message.tool_name}" if message.tool_name else ""
+        return f"[tool result{name}]\n{message.content}"
+    return message.content
+
+
+_OFFLINE_NOTE = "(No model is configured, so this is an offline acknowledgement.)"
+_GOAL = re.compile(r"^\s*(?:\*\*)?Goal:(?:\*\*)?\s*(?P<goal>.+?)\s*$", re.MULTILINE)
+_NEXT_STEPS = re.compile(
+    r"^#+\s*Next steps\s*\n(?:\s*\n)*\s*[-*]\s+(?P<step>.+?)\s*$", re.MULTILINE
+)
+
+
+def _offline_text(context: EffectiveContext) -> str:
+    """The offline agent's answer to the latest input of ``context``."""
+    latest = next((m for m in reversed(context.messages) if m.role != Role.ASSISTANT), None)
+    if latest is None:
+        return f"Offline agent: there is no new input to answer. {_OFFLINE_NOTE}"
+    if latest.source_kind == SourceKind.PLUGIN:
+        return _offline_brief_text(latest.content)
+    return f"Offline agent: received your message “{excerpt(latest.content)}”. {_OFFLINE_NOTE}"
+
+
+def _offline_brief_text(brief: str) -> str:
+    parts = ["Offline agent: received the handoff brief."]
+    goal = _GOAL.search(brief)
+    if goal:
+        parts.append(f"Goal: {goal['goal'].rstrip('.')}.")
+    step = _NEXT_STEPS.search(brief)
+    if step:
+        parts.append(f"I will continue with: {step['step'].rstrip('.')}.")
+    parts.append(_OFFLINE_NOTE)
+    return " ".join(parts)
+
+
+def excerpt(text: str, limit: int = 120) -> str:
+    """Return ``text`` on one line, cut to ``limit`` characters with an ellipsis."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
