@@ -1,0 +1,241 @@
+"""The follower websocket at /ws/follow/ (seed 003 §6.5; DESIGN.md invariants 9–10)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+from unittest import mock
+
+import pytest
+from channels.db import database_sync_to_async
+from channels.testing import WebsocketCommunicator
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.test import Client
+
+from follower import events
+from follower.consumers import UNAUTHENTICATED, FollowConsumer
+from follower.events import EventKind, current_event_id, publish
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+IN_MEMORY = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+
+
+@pytest.fixture(autouse=True)
+def quiet_layer(settings: Any) -> None:
+    """The in-memory layer, and no catch-up polling unless a test turns it on."""
+    settings.CHANNEL_LAYERS = IN_MEMORY
+    settings.FOLLOWER_POLL_INTERVAL = 0
+
+
+@pytest.fixture
+def ada() -> AbstractBaseUser:
+    return get_user_model().objects.create_user("ada")
+
+
+@pytest.fixture
+def bob() -> AbstractBaseUser:
+    return get_user_model().objects.create_user("bob")
+
+
+def socket(user: Any) -> WebsocketCommunicator:
+    communicator = WebsocketCommunicator(FollowConsumer.as_asgi(), "/ws/follow/")
+    communicator.scope["user"] = user
+    return communicator
+
+
+@pytest.fixture
+async def ada_socket(ada: AbstractBaseUser) -> AsyncIterator[WebsocketCommunicator]:
+    communicator = socket(ada)
+    connected, _ = await communicator.connect()
+    assert connected
+    yield communicator
+    await communicator.disconnect()
+
+
+async def emit(user: AbstractBaseUser, phase: str = "summarizing") -> dict[str, Any]:
+    frame: dict[str, Any] = await database_sync_to_async(publish)(
+        user.pk, EventKind.HANDOFF_PHASE, {"phase": phase}
+    )
+    return frame
+
+
+async def hello(communicator: WebsocketCommunicator, last: int | None) -> None:
+    await communicator.send_json_to({"type": "hello", "last_event_id": last})
+
+
+# --- connecting ------------------------------------------------------------------------------
+
+
+async def test_anonymous_socket_is_closed_4401():
+    communicator = socket(AnonymousUser())
+    await communicator.connect()
+    assert await communicator.receive_output() == {
+        "type": "websocket.close",
+        "code": UNAUTHENTICATED,
+    }
+
+
+async def test_hello_without_id_answers_ready_with_the_newest_id(ada, ada_socket):
+    await emit(ada)
+    await emit(ada)
+    await hello(ada_socket, None)
+    assert await ada_socket.receive_json_from() == {"type": "ready", "last_event_id": 2}
+    assert await ada_socket.receive_nothing()
+
+
+async def test_nothing_is_sent_before_hello(ada, ada_socket):
+    await emit(ada)
+    assert await ada_socket.receive_nothing()
+
+
+async def test_event_after_ready_is_sent_once(ada, ada_socket):
+    await hello(ada_socket, None)
+    await ada_socket.receive_json_from()
+    frame = await emit(ada, "prepared")
+    assert await ada_socket.receive_json_from() == frame
+    assert frame["payload"] == {"phase": "prepared"}
+    assert await ada_socket.receive_nothing()
+
+
+async def test_second_user_receives_nothing_of_the_first(ada, bob, ada_socket):
+    bob_socket = socket(bob)
+    await bob_socket.connect()
+    await hello(bob_socket, None)
+    await hello(ada_socket, None)
+    assert await bob_socket.receive_json_from() == {"type": "ready", "last_event_id": 0}
+    await ada_socket.receive_json_from()
+    await emit(ada)
+    assert (await ada_socket.receive_json_from())["id"] == 1
+    assert await bob_socket.receive_nothing()
+    await bob_socket.disconnect()
+
+
+async def test_through_the_asgi_application_a_logged_in_user_follows(ada):
+    """The real stack: origin check, session cookie, auth middleware, URL routing."""
+    from config.asgi import application
+
+    client = Client()
+    await database_sync_to_async(client.force_login)(ada)
+    cookie = f"sessionid={client.cookies['sessionid'].value}"
+    communicator = WebsocketCommunicator(
+        application,
+        "/ws/follow/",
+        headers=[(b"cookie", cookie.encode()), (b"origin", b"http://testserver")],
+    )
+    connected, _ = await communicator.connect()
+    assert connected
+    await hello(communicator, None)
+    assert await communicator.receive_json_from() == {"type": "ready", "last_event_id": 0}
+    await communicator.disconnect()
+
+
+async def test_through_the_asgi_application_anonymous_is_closed_4401():
+    from config.asgi import application
+
+    communicator = WebsocketCommunicator(
+        application, "/ws/follow/", headers=[(b"origin", b"http://testserver")]
+    )
+    await communicator.connect()
+    assert (await communicator.receive_output())["code"] == UNAUTHENTICATED
+
+
+# --- reconnecting ----------------------------------------------------------------------------
+
+
+async def test_hello_with_last_id_replays_the_missed_events_then_ready(ada, ada_socket):
+    for phase in ("summarizing", "prepared", "committed"):
+        await emit(ada, phase)
+    await hello(ada_socket, 1)
+    replayed = [await ada_socket.receive_json_from() for _ in range(2)]
+    assert [(f["id"], f["payload"]["phase"]) for f in replayed] == [
+        (2, "prepared"),
+        (3, "committed"),
+    ]
+    assert await ada_socket.receive_json_from() == {"type": "ready", "last_event_id": 3}
+    frame = await emit(ada, "started")
+    assert await ada_socket.receive_json_from() == frame
+
+
+async def test_hello_with_pruned_events_answers_resync(ada, ada_socket, settings):
+    settings.FOLLOWER_EVENT_LIMIT = 1
+    for _ in range(3):
+        await emit(ada)
+    await hello(ada_socket, 1)
+    assert await ada_socket.receive_json_from() == {"type": "resync", "last_event_id": 3}
+    assert await ada_socket.receive_nothing()
+    assert (await emit(ada))["id"] == 4
+    assert (await ada_socket.receive_json_from())["id"] == 4
+
+
+async def test_hello_with_an_id_from_the_future_answers_resync(ada, ada_socket):
+    await emit(ada)
+    await hello(ada_socket, 7)
+    assert await ada_socket.receive_json_from() == {"type": "resync", "last_event_id": 1}
+
+
+async def test_a_gap_in_the_group_messages_is_filled_from_storage(ada, ada_socket):
+    await hello(ada_socket, None)
+    await ada_socket.receive_json_from()
+    with mock.patch.object(events, "_send"):
+        await emit(ada, "summarizing")
+    await emit(ada, "prepared")
+    received = [await ada_socket.receive_json_from() for _ in range(2)]
+    assert [f["id"] for f in received] == [1, 2]
+    assert await ada_socket.receive_nothing()
+
+
+async def test_a_repeated_group_message_is_not_sent_twice(ada, ada_socket):
+    await hello(ada_socket, None)
+    await ada_socket.receive_json_from()
+    frame = await emit(ada)
+    await ada_socket.receive_json_from()
+    await database_sync_to_async(events._send)(ada.pk, frame)
+    assert await ada_socket.receive_nothing()
+
+
+async def test_events_from_another_process_arrive_by_polling(ada, ada_socket, settings):
+    """An event stored without a group message (another process, in-memory layer)."""
+    settings.FOLLOWER_POLL_INTERVAL = 0.05
+    await hello(ada_socket, None)
+    await ada_socket.receive_json_from()
+    with mock.patch.object(events, "_send"):
+        frame = await emit(ada)
+    assert await ada_socket.receive_json_from(timeout=2) == frame
+    assert await ada_socket.receive_nothing(timeout=0.3)
+
+
+# --- bad frames ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "not json",
+        "[1, 2]",
+        '"hello"',
+        '{"type": "subscribe", "last_event_id": null}',
+        '{"last_event_id": null}',
+        '{"type": "hello"}',
+        '{"type": "hello", "last_event_id": "3"}',
+        '{"type": "hello", "last_event_id": -1}',
+        '{"type": "hello", "last_event_id": true}',
+        '{"type": "hello", "last_event_id": 1.5}',
+    ],
+)
+async def test_bad_frame_gets_an_error_and_changes_nothing(ada, ada_socket, text):
+    await emit(ada)
+    await ada_socket.send_to(text_data=text)
+    answer = await ada_socket.receive_json_from()
+    assert answer["type"] == "error"
+    assert answer["detail"]
+    assert await ada_socket.receive_nothing()
+    assert await database_sync_to_async(current_event_id)(ada.pk) == 1
+    await hello(ada_socket, 0)
+    assert (await ada_socket.receive_json_from())["id"] == 1
+
+
+async def test_binary_frame_gets_an_error(ada_socket):
+    await ada_socket.send_to(bytes_data=b"\x00\x01")
+    assert (await ada_socket.receive_json_from())["type"] == "error"
