@@ -1,4 +1,4 @@
-"""host.intake.post_message: turns, inbox, forwarding (seed 000), client_id idempotency, /compact."""
+"""host.intake.post_message: turns, inbox, forwarding (seed 000), client_id retries, /compact."""
 
 from __future__ import annotations
 
@@ -332,7 +332,9 @@ def test_two_concurrent_retries_end_with_one_message(owner: AbstractBaseUser):
     def retry() -> None:
         barrier.wait()
         try:
-            results.append(post_message(Session.objects.get(pk=session.pk), content="x", client_id="same"))
+            results.append(
+                post_message(Session.objects.get(pk=session.pk), content="x", client_id="same")
+            )
         finally:
             connection.close()
 

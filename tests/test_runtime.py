@@ -1,0 +1,236 @@
+"""host.runtime: the turn lifecycle and the signals plugins hear (after commit only)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+
+from host import log, runtime
+from host.models import (
+    Activity,
+    EventKind,
+    InboxItem,
+    Message,
+    Session,
+    SessionEvent,
+    SessionStatus,
+)
+from host.sessions import create_session
+from host.signals import blocker_cleared, session_idle
+
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("immediate_tasks")]
+
+Listen = Callable[..., list[dict[str, Any]]]
+
+
+@pytest.fixture
+def owner(django_user_model: Any) -> AbstractBaseUser:
+    return django_user_model.objects.create_user("ada")
+
+
+@pytest.fixture
+def session(owner: AbstractBaseUser) -> Session:
+    return create_session(owner, title="Work")
+
+
+def user_message(session: Session, content: str = "question") -> Message:
+    return log.append_message(session, role="user", source_kind="user", content=content)
+
+
+def test_begin_turn_user_initiated_counts_a_turn_and_clears_blank(session: Session):
+    message = user_message(session)
+    activity = runtime.begin_turn(session, user_initiated=True, message=message)
+
+    session.refresh_from_db()
+    assert (session.status, session.blank, session.turns) == (SessionStatus.RUNNING, False, 1)
+    assert activity.kind == "turn" and activity.ended is None
+    assert Message.objects.get(pk=message.pk).starts_turn
+    event = SessionEvent.objects.get(session=session, kind=EventKind.TURN_START)
+    assert event.data == {"user_initiated": True, "message_seq": message.seq}
+
+
+def test_begin_turn_by_a_plugin_clears_blank_but_counts_no_turn(session: Session):
+    runtime.begin_turn(session, user_initiated=False)
+    session.refresh_from_db()
+    assert (session.status, session.blank, session.turns) == (SessionStatus.RUNNING, False, 0)
+
+
+def test_a_second_turn_is_refused_while_one_runs(session: Session):
+    runtime.begin_turn(session, user_initiated=False)
+    with pytest.raises(runtime.TurnRefused, match="running"):
+        runtime.begin_turn(session, user_initiated=False)
+    assert Activity.objects.filter(session=session).count() == 1
+
+
+def test_a_user_initiated_turn_needs_its_message(session: Session):
+    with pytest.raises(ValueError, match="user message"):
+        runtime.begin_turn(session, user_initiated=True)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_session_idle_is_sent_after_commit_only(session: Session, capture_signal: Listen):
+    idle = capture_signal(session_idle)
+    runtime.begin_turn(session, user_initiated=False)
+
+    with transaction.atomic():
+        runtime.end_turn(session)
+        assert idle == []
+        assert Session.objects.get(pk=session.pk).status == SessionStatus.IDLE
+
+    assert [sent["session"].pk for sent in idle] == [session.pk]
+    assert not Activity.objects.filter(session=session, ended__isnull=True).exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_rolled_back_end_turn_sends_nothing(session: Session, capture_signal: Listen):
+    idle = capture_signal(session_idle)
+    runtime.begin_turn(session, user_initiated=False)
+
+    with pytest.raises(RuntimeError), transaction.atomic():
+        runtime.end_turn(session)
+        raise RuntimeError("crash before commit")
+
+    assert idle == []
+    assert Session.objects.get(pk=session.pk).status == SessionStatus.RUNNING
+
+
+def test_end_turn_takes_the_inbox_into_the_next_turn(
+    session: Session, capture_signal: Listen, django_capture_on_commit_callbacks: Any
+):
+    idle = capture_signal(session_idle)
+    cleared = capture_signal(blocker_cleared)
+    runtime.begin_turn(session, user_initiated=False)
+    InboxItem.objects.create(session=session, stage="next-turn", content="queued by a peer")
+
+    with django_capture_on_commit_callbacks(execute=True):
+        runtime.end_turn(session)
+
+    session.refresh_from_db()
+    assert session.status == SessionStatus.IDLE
+    assert session.turns == 1
+    queued = Message.objects.get(session=session, content="queued by a peer")
+    assert queued.starts_turn and queued.role == "user"
+    assert not InboxItem.objects.filter(session=session, taken=False).exists()
+    assert [c["blocker"] for c in cleared] == ["pending-inbox"]
+    assert len(idle) == 1
+
+
+def test_dispose_tells_the_main_its_owned_agent_is_gone(
+    owner: AbstractBaseUser,
+    session: Session,
+    capture_signal: Listen,
+    django_capture_on_commit_callbacks: Any,
+):
+    cleared = capture_signal(blocker_cleared)
+    subagent = create_session(owner, parent=session)
+
+    with django_capture_on_commit_callbacks(execute=True):
+        runtime.dispose(subagent)
+        runtime.dispose(subagent)
+
+    assert Session.objects.get(pk=subagent.pk).status == SessionStatus.DISPOSED
+    assert [(c["session"].pk, c["blocker"]) for c in cleared] == [
+        (session.pk, f"owned-agent:{subagent.pk}")
+    ]
+
+
+def test_disposing_a_main_sends_no_blocker(
+    session: Session, capture_signal: Listen, django_capture_on_commit_callbacks: Any
+):
+    cleared = capture_signal(blocker_cleared)
+    with django_capture_on_commit_callbacks(execute=True):
+        runtime.dispose(session)
+    assert cleared == []
+
+
+def test_a_turn_ending_after_dispose_keeps_the_session_disposed(
+    session: Session, capture_signal: Listen, django_capture_on_commit_callbacks: Any
+):
+    idle = capture_signal(session_idle)
+    runtime.begin_turn(session, user_initiated=False)
+    runtime.dispose(session)
+    with django_capture_on_commit_callbacks(execute=True):
+        runtime.end_turn(session)
+    assert Session.objects.get(pk=session.pk).status == SessionStatus.DISPOSED
+    assert not Activity.objects.filter(session=session, ended__isnull=True).exists()
+    assert idle == []
+
+
+def test_end_activity_clears_its_blocker_once(
+    session: Session, capture_signal: Listen, django_capture_on_commit_callbacks: Any
+):
+    cleared = capture_signal(blocker_cleared)
+    activity = runtime.begin_activity(session, "job", "indexing")
+
+    with django_capture_on_commit_callbacks(execute=True):
+        runtime.end_activity(activity)
+        runtime.end_activity(activity)
+
+    assert activity.ended is not None
+    assert [(c["session"].pk, c["blocker"]) for c in cleared] == [(session.pk, "activity:job")]
+
+
+def test_begin_activity_refuses_an_unknown_kind(session: Session):
+    with pytest.raises(ValueError, match="unknown activity kind"):
+        runtime.begin_activity(session, "nap")
+    assert not Activity.objects.exists()
+
+
+def test_start_agent_wakes_a_seeded_draft_and_the_offline_agent_acknowledges_the_brief(
+    session: Session, django_capture_on_commit_callbacks: Any
+):
+    brief = "# Handoff brief\n\n**Goal:** Ship the parser\n\n## Next steps\n- Run the tests\n"
+    log.append_message(session, role="user", source_kind="plugin", content=brief)
+
+    with django_capture_on_commit_callbacks(execute=True):
+        runtime.start_agent(session)
+
+    session.refresh_from_db()
+    assert (session.status, session.blank, session.turns) == (SessionStatus.IDLE, False, 0)
+    answer = Message.objects.get(session=session, role="assistant")
+    assert "received the handoff brief" in answer.content
+    assert "Goal: Ship the parser." in answer.content
+    assert "I will continue with: Run the tests." in answer.content
+
+
+def test_start_agent_refuses_an_empty_session(session: Session):
+    with pytest.raises(runtime.TurnRefused, match="no message"):
+        runtime.start_agent(session)
+    session.refresh_from_db()
+    assert (session.status, session.blank) == (SessionStatus.IDLE, True)
+
+
+def test_start_agent_refuses_an_archived_session(session: Session):
+    log.append_message(session, role="user", source_kind="plugin", content="# Brief")
+    Session.objects.filter(pk=session.pk).update(archived=True)
+    with pytest.raises(runtime.TurnRefused, match="archived"):
+        runtime.start_agent(session)
+    assert Session.objects.get(pk=session.pk).blank
+
+
+class RefusingQueue:
+    """Stands in for ``host.tasks.run_agent_turn`` on a queue that is down."""
+
+    def get_backend(self) -> object:
+        return object()
+
+    def enqueue(self, session_id: str) -> None:
+        raise ConnectionError("queue down")
+
+
+def test_a_failing_enqueue_leaves_the_session_unstarted(
+    session: Session, monkeypatch: pytest.MonkeyPatch
+):
+    log.append_message(session, role="user", source_kind="plugin", content="# Brief")
+    monkeypatch.setattr(runtime.tasks, "run_agent_turn", RefusingQueue())
+
+    with pytest.raises(ConnectionError):
+        runtime.start_agent(session)
+
+    session.refresh_from_db()
+    assert (session.status, session.blank) == (SessionStatus.IDLE, True)
+    assert not Activity.objects.filter(session=session).exists()

@@ -1,0 +1,148 @@
+"""host.sessions: creation, workspaces (seed 003 §6.5, defect A) and the blocker facts."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from django.contrib.auth.models import AbstractBaseUser
+
+from host.models import (
+    Activity,
+    InboxItem,
+    Session,
+    SessionStatus,
+    Team,
+    UsageProjection,
+    Workspace,
+)
+from host.sessions import (
+    attach,
+    create_session,
+    in_flight_activities,
+    live_subagents,
+    pending_inbox,
+    register_workspace,
+    resolve_workspace,
+    team_size,
+)
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def owner(django_user_model: Any) -> AbstractBaseUser:
+    return django_user_model.objects.create_user("ada")
+
+
+@pytest.fixture
+def stranger(django_user_model: Any) -> AbstractBaseUser:
+    return django_user_model.objects.create_user("eve")
+
+
+def test_create_session_is_idle_blank_and_has_its_projection(owner: AbstractBaseUser):
+    session = create_session(
+        owner, cwd="/srv/app", title="T", model="gpt-4o", permission_preset="read-only"
+    )
+    assert (session.status, session.blank, session.turns) == (SessionStatus.IDLE, True, 0)
+    assert (session.cwd, session.model, session.permission_preset) == (
+        "/srv/app",
+        "gpt-4o",
+        "read-only",
+    )
+    assert session.workspace is None
+    assert UsageProjection.objects.filter(session=session).exists()
+
+
+def test_create_session_refuses_an_unknown_permission_preset(owner: AbstractBaseUser):
+    with pytest.raises(ValueError, match="unknown permission preset"):
+        create_session(owner, permission_preset="root")
+    assert not Session.objects.exists()
+
+
+def test_create_session_refuses_another_users_workspace_or_parent(
+    owner: AbstractBaseUser, stranger: AbstractBaseUser
+):
+    theirs = register_workspace(stranger, "/home/eve")
+    their_main = create_session(stranger)
+    with pytest.raises(ValueError, match="workspace belongs to another user"):
+        create_session(owner, workspace=theirs)
+    with pytest.raises(ValueError, match="parent session belongs to another user"):
+        create_session(owner, parent=their_main)
+    assert not Session.objects.filter(owner=owner).exists()
+
+
+def test_resolve_workspace_finds_the_exact_path_and_never_creates(owner: AbstractBaseUser):
+    workspace = register_workspace(owner, "/srv/app", "App")
+    assert resolve_workspace(owner, "/srv/app") == workspace
+    assert resolve_workspace(owner, "/srv/app/sub") is None
+    assert resolve_workspace(owner, "/srv/unknown") is None
+    assert resolve_workspace(owner, "") is None
+    assert Workspace.objects.count() == 1
+
+
+def test_register_workspace_twice_returns_the_same_one(owner: AbstractBaseUser):
+    first = register_workspace(owner, "/srv/app", "App")
+    assert register_workspace(owner, "/srv/app", "Other name") == first
+    assert Workspace.objects.get().name == "App"
+
+
+def test_register_workspace_refuses_a_relative_path(owner: AbstractBaseUser):
+    with pytest.raises(ValueError, match="absolute"):
+        register_workspace(owner, "srv/app")
+    assert not Workspace.objects.exists()
+
+
+def test_attach_puts_the_session_in_the_workspace(owner: AbstractBaseUser):
+    session = create_session(owner, cwd="/srv/app")
+    workspace = register_workspace(owner, "/srv/app")
+    attach(session, workspace)
+    assert Session.objects.get(pk=session.pk).workspace == workspace
+
+
+def test_attach_refuses_another_users_workspace(
+    owner: AbstractBaseUser, stranger: AbstractBaseUser
+):
+    session = create_session(owner)
+    with pytest.raises(ValueError, match="another user"):
+        attach(session, register_workspace(stranger, "/home/eve"))
+    assert Session.objects.get(pk=session.pk).workspace is None
+
+
+def test_live_subagents_leave_finished_disposed_and_archived_out(owner: AbstractBaseUser):
+    main = create_session(owner)
+    idle = create_session(owner, parent=main)
+    running = create_session(owner, parent=main)
+    Session.objects.filter(pk=running.pk).update(status=SessionStatus.RUNNING)
+    for status in (SessionStatus.FINISHED, SessionStatus.DISPOSED):
+        Session.objects.filter(pk=create_session(owner, parent=main).pk).update(status=status)
+    Session.objects.filter(pk=create_session(owner, parent=main).pk).update(archived=True)
+
+    assert {s.pk for s in live_subagents(main)} == {idle.pk, running.pk}
+
+
+def test_in_flight_activities_lists_kinds_of_unended_activities(owner: AbstractBaseUser):
+    session = create_session(owner)
+    assert in_flight_activities(session) == []
+    Activity.objects.create(session=session, kind="job")
+    Activity.objects.create(session=session, kind="job")
+    Activity.objects.create(session=session, kind="turn")
+    ended = Activity.objects.create(session=session, kind="compaction")
+    Activity.objects.filter(pk=ended.pk).update(ended=ended.started)
+    assert in_flight_activities(session) == ["job", "turn"]
+
+
+def test_pending_inbox_counts_items_not_taken(owner: AbstractBaseUser):
+    session = create_session(owner)
+    InboxItem.objects.create(session=session, stage="next-turn", content="a")
+    InboxItem.objects.create(session=session, stage="next-step", content="b")
+    InboxItem.objects.create(session=session, stage="next-turn", content="c", taken=True)
+    assert pending_inbox(session) == 2
+
+
+def test_team_size_counts_the_members_of_the_team_led(owner: AbstractBaseUser):
+    lead = create_session(owner)
+    assert team_size(lead) == 0
+    team = Team.objects.create(lead=lead)
+    team.members.add(create_session(owner), create_session(owner))
+    assert team_size(lead) == 2
