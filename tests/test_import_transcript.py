@@ -42,6 +42,13 @@ RIGHT_VALUES: dict[str, tuple[int, int, int, int, int, int, int, str, str]] = {
         "/Users/Sample_User/repos/codemie-ai/codemie-code",
     ),
 }  # fmt: skip
+# file stem: (turns, title) — the real prompts (DESIGN.md "Turns") and the first one's first line.
+PROMPTS = {
+    "claude-code-2.1-auto-compact": (2, "Implement spotter-gqc"),
+    "claude-code-1.0-inline-sidechains": (2, "/orchestrator create TODO app by Next.js"),
+    "claude-code-1.0-short": (1, "/orchestrator @CLAUDE.md を最新の状態にアップデートしてください"),
+    "codex-0.125-rollout": (2, "show tools"),
+}
 
 
 def transcript(stem: str) -> Path:
@@ -95,28 +102,19 @@ def test_json_figures_equal_the_right_values(stem: str) -> None:
     assert report["messages"] == session.messages.count() > 0
 
 
-@pytest.mark.parametrize(
-    ("stem", "turns", "title"),
-    [
-        ("claude-code-2.1-auto-compact", 2, "Implement spotter-gqc"),
-        ("claude-code-1.0-inline-sidechains", 2, "/orchestrator create TODO app by Next.js"),
-        (
-            "claude-code-1.0-short",
-            1,
-            "/orchestrator @CLAUDE.md を最新の状態にアップデートしてください",
-        ),
-        ("codex-0.125-rollout", 2, "show tools"),
-    ],
-)
-def test_turns_count_real_prompts_and_the_first_one_titles_the_session(
-    stem: str, turns: int, title: str
-) -> None:
+@pytest.mark.parametrize("stem", sorted(PROMPTS))
+def test_turns_count_real_prompts_and_the_first_one_titles_the_session(stem: str) -> None:
+    turns, title = PROMPTS[stem]
+
     [report] = import_json(transcript(stem))
 
     session = Session.objects.get(pk=report["session"])
     assert report["turns"] == session.turns == turns
     assert session.title == title
     assert not session.blank
+    prompts = session.messages.filter(starts_turn=True).values_list("seq", flat=True)
+    starts = session.events.filter(kind="turn-start").values_list("data", flat=True)
+    assert [start["message_seq"] for start in starts] == list(prompts)
 
 
 def test_2x_subagent_files_become_finished_subagents_of_the_main() -> None:
@@ -225,6 +223,11 @@ def test_other_files_still_import_when_one_fails(tmp_path: Path) -> None:
 
     assert Session.objects.filter(parent=None).count() == 1
     assert len(out.getvalue().splitlines()) == 1
+
+
+def test_missing_file_is_reported(tmp_path: Path) -> None:
+    with pytest.raises(CommandError, match=r"absent\.jsonl: cannot read"):
+        import_json(tmp_path / "absent.jsonl")
 
 
 def test_owner_defaults_to_a_demo_user_without_password() -> None:

@@ -16,11 +16,13 @@ from django.contrib.auth.models import User
 
 from host import log
 from host.importers.errors import AlreadyImported
-from host.models import Role, Session, SessionStatus, SourceKind, Workspace
+from host.models import EventKind, Role, Session, SessionStatus, SourceKind, Workspace
 from host.usage import Usage
 
 # Titles are the first prompt's first line, cut to about this many characters.
 TITLE_CHARS = 80
+# Longest model / tool name / message id the log stores (Message field lengths).
+MAX_NAME = 200
 # ``select_model`` source for models read from a transcript.
 MODEL_SOURCE = "transcript"
 
@@ -99,25 +101,36 @@ class SessionWriter:
         )
 
     def flush(self) -> None:
-        """Append every queued message in order (a model change is logged before its message)."""
+        """Append every queued message in order.
+
+        A model change is logged before its message, a turn start right after its prompt.
+        """
         for pending in self._buffer:
             if pending.role == Role.ASSISTANT:
                 self.select_model(pending.model)
-            log.append_message(
+            message = log.append_message(
                 self.session,
                 role=pending.role,
                 source_kind=pending.source_kind,
                 content=pending.content,
                 usage=pending.usage,
-                model=pending.model,
-                tool_name=pending.tool_name,
-                external_id=pending.external_id,
+                model=pending.model[:MAX_NAME],
+                tool_name=pending.tool_name[:MAX_NAME],
+                external_id=pending.external_id[:MAX_NAME],
                 starts_turn=pending.starts_turn,
             )
+            if pending.starts_turn:
+                # As host.runtime logs a live turn: the prompt, then its turn-start entry.
+                log.append_event(
+                    self.session,
+                    EventKind.TURN_START,
+                    {"user_initiated": True, "message_seq": message.seq},
+                )
         self._buffer.clear()
 
     def select_model(self, model: str) -> None:
         """Log a model selection (source ``transcript``) when ``model`` differs from the current."""
+        model = model[:MAX_NAME]
         if model and model != self.session.model:
             log.select_model(self.session, model, source=MODEL_SOURCE)
 
