@@ -1,0 +1,58 @@
+"""Errors the handoff app raises to its callers (commands, API, composer, card).
+
+``HandoffError`` is the base class: catch it, do not raise it directly. Every message is a
+sentence a user can act on; nothing has been changed when one of these is raised by an
+operation.
+"""
+
+from __future__ import annotations
+
+
+class HandoffError(Exception):
+    """Base class of the handoff app's errors (do not raise directly)."""
+
+
+class SessionNotFound(HandoffError):
+    """No session with that id exists (or the id is malformed)."""
+
+    def __init__(self, session_id: object) -> None:
+        super().__init__(f"no session {session_id}")
+        self.session_id = session_id
+
+
+class NotAMain(HandoffError):
+    """The session is a subagent: only top-level sessions (mains) take part in handoff."""
+
+    def __init__(self, session_id: object) -> None:
+        super().__init__(
+            f"session {session_id} is a subagent; handoff applies to main sessions only"
+        )
+        self.session_id = session_id
+
+
+class ServiceUnavailable(HandoffError):
+    """A host service the operation needs was left out (seed 003 §6.3)."""
+
+    def __init__(self, name: str, consequence: str) -> None:
+        super().__init__(f"the host provides no {name} service: {consequence}")
+        self.name = name
+
+
+class PhaseError(HandoffError):
+    """A record would move backwards or out of a final phase (seed 000, records)."""
+
+
+class ForwardingError(HandoffError):
+    """Input for a redirected session cannot be relayed (e.g. a redirect cycle in storage)."""
+
+
+class AlreadyHandedOff(HandoffError):
+    """The session has a redirect: it was handed off and is a relay now."""
+
+    def __init__(self, session_id: object, destination: object) -> None:
+        super().__init__(
+            f"session {session_id} was already handed off to {destination}; "
+            "'disable' on it stops forwarding"
+        )
+        self.session_id = session_id
+        self.destination = destination

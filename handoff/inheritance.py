@@ -1,0 +1,172 @@
+"""The configuration inheritance matrix (seed 003 §6.1–6.2, §6.5 defect A).
+
+The successor is created by cwd with the source's agent preset (``create_successor``); then
+every other row is applied to it (``apply``). Each row is reported as ``{"setting", "outcome",
+"detail"}`` with outcome ``inherited``, ``fallback`` or ``not-inherited``; a row that fails is
+reported as not inherited with the error, never swallowed, and never fails the handoff.
+
+Rows: cwd; workspace (resolved by path and attached after creation; an unknown directory is
+never registered); agent-preset (composed-preset fallback); model (four-step chain: latest model
+selection in the source's log → the request config → the agent's options → the default model);
+permission-preset; under a custom preset approval-policy (inherited) and sandbox-tier (not
+inherited, §6.2); plan-mode (resolved per agent on each side, §6.4); log (§6.2: the successor
+starts from the brief only).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from django.conf import settings
+
+from handoff import services
+
+logger = logging.getLogger(__name__)
+
+INHERITED = "inherited"
+FALLBACK = "fallback"
+NOT_INHERITED = "not-inherited"
+CUSTOM = "custom"
+
+Row = dict[str, str]
+
+
+def row(setting: str, outcome: str, detail: str) -> Row:
+    """Return one report row."""
+    return {"setting": setting, "outcome": outcome, "detail": detail}
+
+
+def _agent_preset(source: Any) -> tuple[str | None, Row]:
+    """Choose the successor's agent preset: the source's, else the composed preset."""
+    presets = services.get(services.AGENT_PRESETS)
+    if presets is None:
+        return None, row(
+            "agent-preset", NOT_INHERITED, "no agent presets service: deployment default used"
+        )
+    if presets.exists(source.agent_preset):
+        return source.agent_preset, row("agent-preset", INHERITED, source.agent_preset)
+    composed = presets.composed_preset()
+    return composed, row(
+        "agent-preset",
+        FALLBACK,
+        f"preset {source.agent_preset!r} does not exist; composed preset {composed!r} used",
+    )
+
+
+def create_successor(controller: Any, source: Any) -> tuple[Any, list[Row]]:
+    """Create the successor draft by cwd (no workspace id) and return it with its first rows.
+
+    Raises whatever the session controller raises: no successor exists then.
+    """
+    preset, preset_row = _agent_preset(source)
+    successor = controller.create(
+        owner_id=source.owner_id, cwd=source.cwd, title=source.title, agent_preset=preset
+    )
+    cwd_row = (
+        row("cwd", INHERITED, source.cwd)
+        if source.cwd
+        else row("cwd", NOT_INHERITED, "the source has no working directory")
+    )
+    return successor, [cwd_row, preset_row]
+
+
+def _workspace(source: Any, successor: Any) -> Row:
+    registry = services.get(services.WORKSPACE_REGISTRY)
+    if registry is None:
+        return row("workspace", NOT_INHERITED, "no workspace registry: the session is in no group")
+    if not source.cwd:
+        return row("workspace", NOT_INHERITED, "the source has no working directory")
+    workspace = registry.resolve_by_path(source.owner_id, source.cwd)
+    if workspace is None:
+        return row(
+            "workspace", NOT_INHERITED, f"{source.cwd} is not a registered workspace (not created)"
+        )
+    registry.attach(workspace, successor)
+    return row("workspace", INHERITED, source.cwd)
+
+
+def choose_model(source: Any, successor: Any) -> tuple[str, str, str]:
+    """Return ``(model, outcome, where it came from)`` by the four-step chain (seed 003 §6.1)."""
+    selection = services.get(services.MODEL_SELECTION)
+    latest = selection.latest(source) if selection is not None else None
+    if latest:
+        return latest, INHERITED, "latest model selection in the source's log"
+    configured = (source.request_config or {}).get("model")
+    if configured:
+        return str(configured), INHERITED, "the source's request config"
+    presets = services.get(services.AGENT_PRESETS)
+    option = presets.options(successor.agent_preset).get("model") if presets else None
+    if option:
+        return str(option), FALLBACK, f"the options of agent preset {successor.agent_preset!r}"
+    default = selection.default() if selection is not None else settings.HOST_DEFAULT_MODEL
+    return str(default), FALLBACK, "the default model"
+
+
+def _model(controller: Any, source: Any, successor: Any) -> Row:
+    model, outcome, origin = choose_model(source, successor)
+    controller.select_model(successor, model)
+    return row("model", outcome, f"{model} ({origin})")
+
+
+def _permissions(source: Any, successor: Any) -> list[Row]:
+    permissions = services.get(services.PERMISSION_PRESETS)
+    if permissions is None:
+        return [row("permission-preset", NOT_INHERITED, "no permission presets service")]
+    name = permissions.current(source)
+    permissions.set(successor, name)
+    rows = [row("permission-preset", INHERITED, name)]
+    if name == CUSTOM:
+        rows += _guarded("approval-policy", lambda: [_approval(permissions, source, successor)])
+        rows.append(
+            row(
+                "sandbox-tier",
+                NOT_INHERITED,
+                "sandbox tier not inherited: a custom preset has no name to replay",
+            )
+        )
+    return rows
+
+
+def _approval(permissions: Any, source: Any, successor: Any) -> Row:
+    policy = permissions.approval_override(source)
+    if not policy:
+        return row("approval-policy", NOT_INHERITED, "the source overrides no approval policy")
+    permissions.set_policy(successor, policy)
+    return row("approval-policy", INHERITED, policy)
+
+
+def _plan_mode(source: Any, successor: Any) -> Row:
+    own = services.for_agent(source, services.PLAN_MODE)
+    theirs = services.for_agent(successor, services.PLAN_MODE)
+    if own is None or theirs is None:
+        side = "the source's" if own is None else "the successor's"
+        return row("plan-mode", NOT_INHERITED, f"no plan mode service for {side} agent")
+    active = bool(own.get(source))
+    theirs.set(successor, active)
+    return row("plan-mode", INHERITED, "on" if active else "off")
+
+
+def _guarded(setting: str, apply_rows: Callable[[], list[Row]]) -> list[Row]:
+    """Apply rows; a failure becomes a not-inherited row naming the error (and is logged)."""
+    try:
+        return apply_rows()
+    except Exception as exc:
+        logger.exception("inheriting %s failed", setting)
+        return [row(setting, NOT_INHERITED, f"failed: {type(exc).__name__}: {exc}")]
+
+
+def apply(controller: Any, source: Any, successor: Any) -> list[Row]:
+    """Apply the rows after creation to ``successor`` and return their report rows.
+
+    Never raises for a row: each failure is its own not-inherited row. The successor's log
+    gains no message here (the brief stays its first message).
+    """
+    return [
+        *_guarded("workspace", lambda: [_workspace(source, successor)]),
+        *_guarded("model", lambda: [_model(controller, source, successor)]),
+        *_guarded("permission-preset", lambda: _permissions(source, successor)),
+        *_guarded("plan-mode", lambda: [_plan_mode(source, successor)]),
+        row("log", NOT_INHERITED, "the successor starts from the brief only"),
+    ]

@@ -1,0 +1,60 @@
+"""Step 2, metrics: tokens with their label, turns, compactions, capacity (seed 000; §5.1–5.3).
+
+Tokens come from the usage projection first, the token meter second, else they are
+``unavailable`` (seed 003 §5.1–5.2); the basis (context or cumulative) is the settings store's.
+Capacity is the session's own context window when the transcript stated one, else the per-model
+table (``HandoffSettings.context_windows`` over ``settings.HOST_CONTEXT_WINDOWS``), else 0.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+
+from handoff import services
+from handoff.core.tokens import TokenBasis, TokenReading, read_tokens
+from handoff.core.trigger import Metrics
+from handoff_settings.store import SettingsValues
+
+
+def token_reading(session: Any, values: SettingsValues) -> TokenReading:
+    """Read the session's tokens on the configured basis, with their label (tokens)."""
+    projection = services.get(services.USAGE_PROJECTION)
+    meter = services.get(services.TOKEN_METER)
+    return read_tokens(
+        TokenBasis(values.token_basis),
+        buckets_total=projection.buckets_total(session) if projection else None,
+        context_tokens=projection.context_tokens(session) if projection else None,
+        measured=meter.measure(session) if meter else None,
+    )
+
+
+def capacity(session: Any, values: SettingsValues) -> int:
+    """Return the session's context window in tokens (0 when unknown)."""
+    if session.context_window:
+        return int(session.context_window)
+    windows = {**getattr(settings, "HOST_CONTEXT_WINDOWS", {}), **values.context_windows}
+    return int(windows.get(session.model, 0))
+
+
+def measure(session: Any, values: SettingsValues) -> tuple[Metrics, TokenReading]:
+    """Return the trigger's metrics and the token reading they were taken from."""
+    reading = token_reading(session, values)
+    metrics = Metrics(
+        tokens=reading.value,
+        turns=int(session.turns),
+        compactions=int(session.compactions),
+        capacity=capacity(session, values),
+    )
+    return metrics, reading
+
+
+def metrics_dict(metrics: Metrics) -> dict[str, int]:
+    """Return ``{"tokens", "turns", "compactions", "capacity"}`` as stored on a record."""
+    return {
+        "tokens": metrics.tokens,
+        "turns": metrics.turns,
+        "compactions": metrics.compactions,
+        "capacity": metrics.capacity,
+    }

@@ -1,0 +1,156 @@
+"""What users and the host ask of the handoff (DESIGN.md, switch lifecycle; seed 000, State).
+
+- ``enable``: the main becomes eligible for automatic handoff and is evaluated at once;
+- ``disable``: clears ``enabled`` and ``requested``; on a source with a redirect it also
+  removes the redirect (forwarding stops, seed 000's recovery action);
+- ``request_now``: sets ``requested`` and enqueues a manual attempt (never waits for it);
+- ``run_attempt``: runs the eight steps synchronously (the task, ``handoff now --wait``);
+- ``status``: the one status report;
+- ``evaluate``: the automatic evaluation run when a session turns idle or a blocker clears.
+
+Every operation checks its session first and raises a ``HandoffError`` with nothing changed:
+``ServiceUnavailable`` (no session controller), ``SessionNotFound``, ``NotAMain`` (a subagent),
+``AlreadyHandedOff`` (enable / now on a relay).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from django.db import transaction
+
+from handoff import services, store, tasks
+from handoff import status as status_module
+from handoff import transaction as attempts
+from handoff.exceptions import AlreadyHandedOff, NotAMain, ServiceUnavailable, SessionNotFound
+from handoff.status import StatusReport
+from handoff.transaction import AttemptOutcome
+
+logger = logging.getLogger(__name__)
+
+
+def _controller() -> Any:
+    controller = services.get(services.SESSION_CONTROLLER)
+    if controller is None:
+        raise ServiceUnavailable(
+            services.SESSION_CONTROLLER, "handoff is unavailable and automatic handoff is off"
+        )
+    return controller
+
+
+def _main(session_id: Any) -> Any:
+    """Return the session if it exists and is a main; raise a ``HandoffError`` otherwise."""
+    session = _controller().get(str(session_id))
+    if session is None:
+        raise SessionNotFound(session_id)
+    if session.parent_id is not None:
+        raise NotAMain(session_id)
+    return session
+
+
+def _not_handed_off(session_id: Any) -> None:
+    redirect = store.redirect_of(str(session_id))
+    if redirect is not None:
+        raise AlreadyHandedOff(session_id, redirect.destination_id)
+
+
+def status(session_id: Any) -> StatusReport:
+    """Return the session's status report. Raises ``SessionNotFound`` for an unknown session
+    (without a session controller the report says handoff is unavailable)."""
+    controller = services.get(services.SESSION_CONTROLLER)
+    if controller is not None and controller.get(str(session_id)) is None:
+        raise SessionNotFound(session_id)
+    return status_module.build(session_id)
+
+
+def enable(session_id: Any) -> StatusReport:
+    """Make the main eligible for automatic handoff and evaluate it at once.
+
+    Re-arms it: an automatic attempt that failed at the current revision may run again. Writes
+    one row (the main state); a crash after it leaves the main enabled and evaluated at the
+    next idle.
+    """
+    _main(session_id)
+    _not_handed_off(session_id)
+    store.update_main_state(str(session_id), enabled=True, last_attempt_seq=None)
+    evaluate(session_id)
+    return status_module.build(session_id)
+
+
+def disable(session_id: Any) -> StatusReport:
+    """Clear ``enabled`` and ``requested``; remove the session's redirect (forwarding stops).
+
+    One transaction: a crash half-way leaves both switches and the redirect as they were.
+    """
+    _main(session_id)
+    with transaction.atomic():
+        store.update_main_state(str(session_id), enabled=False, requested=False, deferred=[])
+        store.remove_redirect(str(session_id))
+    return status_module.build(session_id)
+
+
+def request_now(session_id: Any) -> StatusReport:
+    """Set ``requested`` and enqueue a manual attempt; return the status without waiting.
+
+    The flag and the task row commit together with a queueing backend (a crash leaves
+    neither); the immediate backend (tests) runs the attempt before this returns.
+    """
+    _main(session_id)
+    _not_handed_off(session_id)
+    with transaction.atomic():
+        store.update_main_state(str(session_id), requested=True)
+        tasks.enqueue_attempt(session_id, manual=True)
+    return status_module.build(session_id)
+
+
+def run_attempt(session_id: Any, *, manual: bool) -> AttemptOutcome:
+    """Run one attempt synchronously and return how it ended (``handoff now --wait``).
+
+    ``manual=True`` requests it first (sets ``requested``, as ``request_now`` does);
+    ``manual=False`` is one automatic evaluation through the eight steps. Raises a
+    ``HandoffError`` for a session that cannot take part; failures of the attempt itself are
+    in the outcome.
+    """
+    _main(session_id)
+    if manual:
+        _not_handed_off(session_id)
+        store.update_main_state(str(session_id), requested=True)
+    return attempts.run(session_id, manual=manual)
+
+
+def evaluate(session_id: Any) -> bool:
+    """Enqueue an attempt if one may run now; return whether one was enqueued.
+
+    A pending request (``requested``, e.g. a deferred ``now``) runs as a manual attempt;
+    otherwise an automatic one needs ``autoHandoff``, the main's ``enabled``, an idle session
+    and a revision not attempted yet. Never raises for a session that cannot take part.
+    """
+    controller = services.get(services.SESSION_CONTROLLER)
+    session = controller.get(str(session_id)) if controller is not None else None
+    state = store.find_main_state(str(session_id))
+    if session is None or state is None or session.parent_id is not None:
+        return False
+    if state.requested:
+        tasks.enqueue_attempt(session_id, manual=True)
+        return True
+    eligible = (
+        state.enabled
+        and services.load_settings().auto_handoff
+        and session.status == attempts.IDLE
+        and state.last_attempt_seq != session.revision
+        and store.redirect_of(str(session_id)) is None
+    )
+    if eligible:
+        tasks.enqueue_attempt(session_id, manual=False)
+    return bool(eligible)
+
+
+def on_session_idle(sender: Any, session: Any, **kwargs: Any) -> None:
+    """``session_idle`` receiver: evaluate the session (seed 000: the next idle retries)."""
+    evaluate(session.pk)
+
+
+def on_blocker_cleared(sender: Any, session: Any, **kwargs: Any) -> None:
+    """``blocker_cleared`` receiver: evaluate the main the cleared blocker belonged to."""
+    evaluate(session.parent_id or session.pk)

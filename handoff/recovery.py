@@ -1,0 +1,142 @@
+"""Crash recovery of unfinished records (DESIGN.md, Crash recovery mapping; seed 000).
+
+Run on start-up (``manage.py recover_handoffs``) and before a new attempt on a source whose
+earlier attempt looks stuck. A record is stuck when it has not changed for a while: a
+``summarizing`` one past ``settings.HANDOFF_SUMMARIZE_TIMEOUT`` seconds, any other past
+``settings.HANDOFF_RECOVERY_GRACE`` seconds (default 60), so a live attempt in another worker is
+left alone. The mapping:
+
+| stuck record                                   | becomes                  | and            |
+|------------------------------------------------|--------------------------|----------------|
+| a redirect exists, record not yet committed     | committed-start-pending  | target kept    |
+| summarizing past its timeout                    | failed                   |                |
+| prepared, draft exists, no redirect             | failed                   | draft archived |
+|                                                 |                          | if still an    |
+|                                                 |                          | unwoken draft  |
+| prepared without a draft                        | failed                   |                |
+| committed whose start did not happen            | committed-start-pending  | target kept    |
+| committed whose successor was woken             | started                  |                |
+
+A record never moves backwards (``handoff.store.move``).
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import asdict, dataclass
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.utils import timezone
+
+from handoff import services, store
+from handoff.core.phases import Phase
+from handoff.exceptions import PhaseError
+from handoff.models import HandoffRecord, Redirect
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_GRACE_SECONDS = 60
+
+
+@dataclass(frozen=True)
+class Recovered:
+    """One record recovery moved: its id, the phases before and after, and what was done."""
+
+    record: str
+    before: str
+    after: str
+    action: str
+
+    def as_dict(self) -> dict[str, str]:
+        """Return ``{"record", "before", "after", "action"}``."""
+        return asdict(self)
+
+
+def summarize_timeout() -> timedelta:
+    """Return how long a record may stay ``summarizing``."""
+    return timedelta(seconds=settings.HANDOFF_SUMMARIZE_TIMEOUT)
+
+
+def grace() -> timedelta:
+    """Return how long a prepared or committed record may stay unchanged."""
+    seconds = getattr(settings, "HANDOFF_RECOVERY_GRACE", DEFAULT_GRACE_SECONDS)
+    return timedelta(seconds=seconds)
+
+
+def is_stuck(record: HandoffRecord, now: datetime) -> bool:
+    """Return whether ``record`` has been unchanged longer than its phase allows."""
+    allowed = summarize_timeout() if record.phase == Phase.SUMMARIZING else grace()
+    return now - record.updated > allowed
+
+
+def _routed(record: HandoffRecord) -> bool:
+    return Redirect.objects.filter(source_id=record.source_id, record=record).exists()
+
+
+def _discard(record: HandoffRecord) -> tuple[bool, str]:
+    """Archive the record's draft if it is still unwoken; return (archived, what happened)."""
+    controller = services.get(services.SESSION_CONTROLLER)
+    if controller is None:
+        return False, f"draft {record.target_id} kept: no session controller to archive it"
+    if not controller.is_unwoken_draft(record.target_id):
+        return False, f"draft {record.target_id} kept: it was woken"
+    controller.archive(record.target_id)
+    return True, f"draft {record.target_id} archived"
+
+
+def _successor_woken(record: HandoffRecord) -> bool:
+    controller = services.get(services.SESSION_CONTROLLER)
+    return controller is not None and not controller.is_unwoken_draft(record.target_id)
+
+
+def recover_record(record: HandoffRecord) -> Recovered | None:
+    """Apply the mapping to one stuck record; return what was done (``None``: nothing).
+
+    Raises ``PhaseError`` when another process moved the record meanwhile (nothing written).
+    """
+    before = Phase(record.phase)
+    if before in (Phase.SUMMARIZING, Phase.PREPARED) and _routed(record):
+        moved = store.move(record, Phase.COMMITTED_START_PENDING)
+        return Recovered(str(record.pk), before, moved.phase, "route exists; successor kept")
+    if before == Phase.SUMMARIZING:
+        store.move(record, Phase.FAILED, error="recovery: the summary did not finish in time")
+        return Recovered(str(record.pk), before, Phase.FAILED, "summary timed out")
+    if before == Phase.PREPARED:
+        archived, action = _discard(record) if record.target_id else (False, "no draft existed")
+        target = None if archived else record.target_id
+        store.move(record, Phase.FAILED, target_id=target, error=f"recovery: {action}")
+        return Recovered(str(record.pk), before, Phase.FAILED, action)
+    if before == Phase.COMMITTED:
+        if _successor_woken(record):
+            store.move(record, Phase.STARTED)
+            return Recovered(str(record.pk), before, Phase.STARTED, "successor was started")
+        store.move(
+            record,
+            Phase.COMMITTED_START_PENDING,
+            error="recovery: the successor was not started; open it from the record",
+        )
+        return Recovered(str(record.pk), before, Phase.COMMITTED_START_PENDING, "start pending")
+    return None
+
+
+def recover(now: datetime | None = None) -> list[Recovered]:
+    """Recover every stuck unfinished record; return what was done, oldest record first.
+
+    Each record is handled on its own: one that another process moved meanwhile is skipped.
+    Each move is one transaction; a crash half-way leaves the records not yet handled as they
+    were, and the next run continues with them.
+    """
+    now = now or timezone.now()
+    done: list[Recovered] = []
+    for record in store.unfinished_records():
+        if not is_stuck(record, now):
+            continue
+        try:
+            result = recover_record(record)
+        except PhaseError:
+            logger.info("record %s moved meanwhile; recovery skipped it", record.pk)
+            continue
+        if result is not None:
+            done.append(result)
+    return done

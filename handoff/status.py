@@ -1,0 +1,161 @@
+"""The one status report every surface shows (issue 4 §6; seed 000, ``action=status``).
+
+``build(session_id)`` makes it; ``manage.py handoff status``, the API, ``/handoff status`` in the
+composer and the settings card all print ``StatusReport.as_dict()``:
+
+``{"session", "enabled", "requested", "deferred", "tokens": {"value", "basis", "label"},
+"turns", "compactions", "redirect", "last", "inheritance", "plan_mode_available",
+"compaction_available", "auto_handoff", "notices"}``
+
+``last`` is ``record_dict`` of the session's latest record (or ``None``), ``inheritance`` that
+record's report rows, ``notices`` one sentence per degraded service (seed 003 §6.3) that
+matters for this session. Reading never changes anything.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from handoff import metrics, services, store
+from handoff.core.tokens import TokenBasis, TokenLabel, TokenReading
+from handoff.models import HandoffRecord
+
+NO_CONTROLLER = "No session controller: handoff is unavailable and automatic handoff is off."
+NO_LLM = "No LLM service: a handoff cannot write its brief, so it fails and the session stays."
+NO_SETTINGS_STORE = "No settings store: settings live in this process only."
+NO_STATUS_CHANNEL = "Status channel unavailable: pages do not follow live; settings still save."
+NO_COMPACTION = "Automatic compaction is off: this session's agent has no compaction service."
+NO_PLAN_MODE = "Plan mode is not available for this session's agent: it is not inherited."
+TOKENS_UNAVAILABLE = (
+    "Token figures are unavailable: automatic handoff is off for this session; "
+    "/handoff now still works."
+)
+AUTO_OFF = "autoHandoff is off: this session's switch takes effect once it is turned on."
+
+
+def record_dict(record: HandoffRecord) -> dict[str, Any]:
+    """Return a record as every surface shows it (issue 2 §7, ``last``).
+
+    ``{"id", "source", "target", "phase", "reason", "metrics": {"tokens", "turns",
+    "compactions", "capacity"}, "source_revision", "brief", "error", "inheritance", "created",
+    "updated"}``; ids are strings, times ISO 8601.
+    """
+    return {
+        "id": str(record.pk),
+        "source": str(record.source_id),
+        "target": str(record.target_id) if record.target_id else None,
+        "phase": record.phase,
+        "reason": record.reason,
+        "metrics": {
+            key: int(record.metrics.get(key, 0))
+            for key in ("tokens", "turns", "compactions", "capacity")
+        },
+        "source_revision": record.source_revision,
+        "brief": record.brief,
+        "error": record.error,
+        "inheritance": list(record.inheritance or []),
+        "created": record.created.isoformat(),
+        "updated": record.updated.isoformat(),
+    }
+
+
+@dataclass(frozen=True)
+class StatusReport:
+    """A session's handoff status (see the module docstring for ``as_dict()``'s shape)."""
+
+    session: str
+    enabled: bool
+    requested: bool
+    deferred: list[str]
+    tokens: TokenReading
+    turns: int
+    compactions: int
+    redirect: str | None
+    last: dict[str, Any] | None
+    inheritance: list[dict[str, Any]]
+    plan_mode_available: bool
+    compaction_available: bool
+    auto_handoff: bool
+    notices: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        """Return the report as plain JSON-ready data."""
+        return {
+            "session": self.session,
+            "enabled": self.enabled,
+            "requested": self.requested,
+            "deferred": list(self.deferred),
+            "tokens": self.tokens.as_dict(),
+            "turns": self.turns,
+            "compactions": self.compactions,
+            "redirect": self.redirect,
+            "last": self.last,
+            "inheritance": list(self.inheritance),
+            "plan_mode_available": self.plan_mode_available,
+            "compaction_available": self.compaction_available,
+            "auto_handoff": self.auto_handoff,
+            "notices": list(self.notices),
+        }
+
+
+def _service_notices() -> list[str]:
+    notices = []
+    if services.get(services.LLM) is None:
+        notices.append(NO_LLM)
+    if services.get(services.SETTINGS_STORE) is None:
+        notices.append(NO_SETTINGS_STORE)
+    channel = services.get(services.STATUS_CHANNEL)
+    if channel is None or not channel.available():
+        notices.append(NO_STATUS_CHANNEL)
+    return notices
+
+
+def build(session_id: Any) -> StatusReport:
+    """Build the report for ``session_id`` from storage and the services, read now.
+
+    Without a session controller the session's own figures are unknown: they read 0 with
+    label ``unavailable`` and the report says why.
+    """
+    key = str(session_id)
+    values = services.load_settings()
+    state = store.find_main_state(key)
+    redirect = store.redirect_of(key)
+    record = store.last_record(key)
+    controller = services.get(services.SESSION_CONTROLLER)
+    session = controller.get(key) if controller is not None else None
+    notices = [] if controller is not None else [NO_CONTROLLER]
+    if session is not None:
+        reading = metrics.token_reading(session, values)
+        plan_mode = services.for_agent(session, services.PLAN_MODE) is not None
+        compaction = services.for_agent(session, services.COMPACTION) is not None
+        turns, compactions = int(session.turns), int(session.compactions)
+    else:
+        reading = TokenReading(0, TokenBasis(values.token_basis), TokenLabel.UNAVAILABLE)
+        plan_mode = compaction = False
+        turns = compactions = 0
+    enabled = bool(state and state.enabled)
+    if reading.label is TokenLabel.UNAVAILABLE and controller is not None:
+        notices.append(TOKENS_UNAVAILABLE)
+    if enabled and not values.auto_handoff:
+        notices.append(AUTO_OFF)
+    if session is not None and not compaction:
+        notices.append(NO_COMPACTION)
+    if session is not None and not plan_mode:
+        notices.append(NO_PLAN_MODE)
+    return StatusReport(
+        session=key,
+        enabled=enabled,
+        requested=bool(state and state.requested),
+        deferred=list(state.deferred) if state else [],
+        tokens=reading,
+        turns=turns,
+        compactions=compactions,
+        redirect=str(redirect.destination_id) if redirect else None,
+        last=record_dict(record) if record else None,
+        inheritance=list(record.inheritance or []) if record else [],
+        plan_mode_available=plan_mode,
+        compaction_available=compaction,
+        auto_handoff=values.auto_handoff,
+        notices=notices + _service_notices(),
+    )

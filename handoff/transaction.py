@@ -1,0 +1,537 @@
+"""The eight-step transaction (seed 000, The transaction; Failure outcomes).
+
+``run(session_id, manual=...)`` runs guard → metrics → reason → blockers → mark_attempt →
+summarize → prepare → commit, one function each, each recording its outcome on the attempt.
+Steps 1–4 read the stability conditions fresh and end the attempt without a record; from step
+5 on every step re-checks ``stable()`` (``handoff.core.stability``), re-reading the session, its
+blockers, the settings store and the main state from storage, so a toggle, a new message or a
+new blocker during summarizing ends the attempt ``failed`` cleanly.
+
+Failure outcomes (seed 000):
+
+| failure point                        | phase                   | consequence                |
+|--------------------------------------|-------------------------|----------------------------|
+| guard, blockers, no trigger          | (no record)             | blockers into ``deferred`` |
+| summarize throws / brief invalid     | failed                  | source untouched           |
+| source changed before seed           | failed                  | draft archived             |
+| seed flush fails                     | failed                  | draft discarded, no route  |
+| source changed before commit         | failed                  | draft discarded            |
+| redirect throws                      | failed                  | draft discarded            |
+| start throws                         | committed-start-pending | successor id kept          |
+
+A draft is discarded (archived, nothing else) only while it is an unwoken draft this attempt
+created. The summary runs outside any database transaction. Two attempts on one source end in
+at most one successor: step 5 claims the source under a row lock on its main state.
+
+``checkpoint`` is the fault-injection seam: it is sent at each named point with the attempt, and
+an exception a receiver raises counts as that point failing (points: ``summarize``,
+``before_seed``, ``flush``, ``before_commit``, ``redirect``, ``start``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from django.db import transaction
+from django.dispatch import Signal
+from django.utils import timezone
+
+from handoff import inheritance, metrics, recovery, services, store, summarizer
+from handoff.core.blockers import BlockerFacts, find_blockers
+from handoff.core.brief import render_brief
+from handoff.core.guard import MESSAGES, GuardFacts, guard_refusal
+from handoff.core.naming import handed_off_title
+from handoff.core.phases import Phase, Reason
+from handoff.core.stability import StabilityFacts, instability
+from handoff.core.steps import CommitStep, Step, decide_reason
+from handoff.core.tokens import TokenLabel, TokenReading
+from handoff.core.trigger import Metrics, threshold
+from handoff.exceptions import PhaseError
+from handoff.models import HandoffRecord, MainState
+from handoff.status import record_dict
+from handoff_settings.store import SettingsValues
+
+logger = logging.getLogger(__name__)
+
+checkpoint = Signal()  # sent as checkpoint.send(sender=Attempt, point=str, attempt=Attempt)
+
+# Host session status values the engine reads (host-agnostic strings).
+IDLE = "idle"
+DISPOSED = "disposed"
+
+
+class Outcome(StrEnum):
+    """How an attempt ended."""
+
+    STARTED = "started"
+    COMMITTED_START_PENDING = "committed-start-pending"
+    FAILED = "failed"
+    DEFERRED = "deferred"
+    REFUSED = "refused"
+    NO_TRIGGER = "no-trigger"
+
+
+@dataclass(frozen=True)
+class StepResult:
+    """One step's recorded outcome: its name, whether it passed, and what happened."""
+
+    step: str
+    ok: bool
+    detail: str = ""
+
+
+@dataclass
+class Attempt:
+    """What one attempt has learnt so far (filled in step by step)."""
+
+    session_id: str
+    manual: bool
+    controller: Any = None
+    source: Any = None
+    revision: int = 0
+    values: SettingsValues | None = None
+    metrics: Metrics | None = None
+    reading: TokenReading | None = None
+    reason: Reason | None = None
+    record: HandoffRecord | None = None
+    brief: dict[str, Any] | None = None
+    successor: Any = None
+    steps: list[StepResult] = field(default_factory=list)
+
+    def note(self, step: str, detail: str = "", ok: bool = True) -> None:
+        """Record a step's outcome."""
+        self.steps.append(StepResult(step, ok, detail))
+
+
+@dataclass(frozen=True)
+class AttemptOutcome:
+    """How an attempt ended, with its record (when one was made) and the steps it went through.
+
+    ``blockers`` is set when the attempt was deferred.
+    """
+
+    outcome: Outcome
+    session: str
+    detail: str
+    record: HandoffRecord | None = None
+    blockers: list[str] = field(default_factory=list)
+    steps: list[StepResult] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        """True when a successor exists (started or start pending)."""
+        return self.outcome in (Outcome.STARTED, Outcome.COMMITTED_START_PENDING)
+
+    def as_dict(self) -> dict[str, Any]:
+        """Return ``{"outcome", "session", "detail", "blockers", "record", "steps"}``."""
+        return {
+            "outcome": str(self.outcome),
+            "session": self.session,
+            "detail": self.detail,
+            "blockers": list(self.blockers),
+            "record": record_dict(self.record) if self.record is not None else None,
+            "steps": [{"step": s.step, "ok": s.ok, "detail": s.detail} for s in self.steps],
+        }
+
+
+class Stop(Exception):
+    """Ends an attempt before a record exists (refused, no trigger, deferred)."""
+
+    def __init__(self, outcome: Outcome, detail: str, blockers: list[str] | None = None) -> None:
+        super().__init__(detail)
+        self.outcome = outcome
+        self.detail = detail
+        self.blockers = blockers or []
+
+
+class Fail(Exception):
+    """Ends an attempt that has a record: the record becomes ``failed``."""
+
+    def __init__(self, step: str, detail: str) -> None:
+        super().__init__(f"{step}: {detail}")
+        self.step = step
+        self.detail = detail
+
+
+def _point(attempt: Attempt, point: str) -> None:
+    checkpoint.send(sender=Attempt, point=point, attempt=attempt)
+
+
+# --- reading the facts ---------------------------------------------------------------------
+
+
+def blocker_facts(controller: Any, session: Any) -> BlockerFacts:
+    """Return the host's blocker facts about ``session`` read now."""
+    return BlockerFacts(
+        activities=controller.in_flight(session),
+        live_owned_agents=controller.live_subagents(session),
+        team_members=controller.team_size(session),
+        pending_inbox=controller.pending_inbox(session),
+        permission_preset=session.permission_preset,
+    )
+
+
+def unstable(attempt: Attempt) -> str | None:
+    """Re-check ``stable()`` from storage: the session, its blockers, settings, main state."""
+    assert attempt.reason is not None
+    source = attempt.controller.get(attempt.session_id)
+    if source is None:
+        return "the session no longer exists"
+    state = store.find_main_state(attempt.session_id)
+    values = services.load_settings()
+    facts = StabilityFacts(
+        disposed=source.status == DISPOSED,
+        idle=source.status == IDLE,
+        revision=int(source.revision),
+        archived=bool(source.archived),
+        blockers=find_blockers(blocker_facts(attempt.controller, source), manual=attempt.manual),
+        auto_handoff=values.auto_handoff,
+        enabled=bool(state and state.enabled),
+        requested=bool(state and state.requested),
+    )
+    return instability(facts, revision=attempt.revision, reason=attempt.reason)
+
+
+def _check(attempt: Attempt, step: str) -> None:
+    reason = unstable(attempt)
+    if reason is not None:
+        raise Fail(step, f"not stable: {reason}")
+
+
+# --- the eight steps ---------------------------------------------------------------------
+
+
+def guard(attempt: Attempt) -> None:
+    """Step 1: a registered main, idle, not archived, not a subagent, no redirect yet."""
+    controller = services.get(services.SESSION_CONTROLLER)
+    if controller is None:
+        raise Stop(
+            Outcome.REFUSED,
+            "the host provides no session controller: handoff is unavailable "
+            "and automatic handoff is off",
+        )
+    attempt.controller = controller
+    source = controller.get(attempt.session_id)
+    if source is None:
+        raise Stop(Outcome.REFUSED, f"no session {attempt.session_id}")
+    refusal = guard_refusal(
+        GuardFacts(
+            registered_main=store.find_main_state(attempt.session_id) is not None,
+            idle=source.status == IDLE,
+            archived=bool(source.archived),
+            subagent=source.parent_id is not None,
+            has_redirect=store.redirect_of(attempt.session_id) is not None,
+        )
+    )
+    if refusal is not None:
+        raise Stop(Outcome.REFUSED, MESSAGES[refusal])
+    attempt.source = source
+    attempt.revision = int(source.revision)
+    attempt.note(Step.GUARD, f"revision {attempt.revision}")
+
+
+def measure(attempt: Attempt) -> None:
+    """Step 2: tokens (with label), turns, compactions, capacity."""
+    attempt.values = services.load_settings()
+    attempt.metrics, attempt.reading = metrics.measure(attempt.source, attempt.values)
+    attempt.note(Step.METRICS, f"{metrics.metrics_dict(attempt.metrics)} {attempt.reading.label}")
+
+
+def reason(attempt: Attempt) -> None:
+    """Step 3: ``manual`` when requested, else the trigger (automatic needs both switches)."""
+    assert attempt.values is not None and attempt.metrics is not None
+    assert attempt.reading is not None
+    if not attempt.manual:
+        state = store.find_main_state(attempt.session_id)
+        if not attempt.values.auto_handoff or state is None or not state.enabled:
+            raise Stop(Outcome.NO_TRIGGER, "automatic handoff needs autoHandoff and enable")
+        if state.last_attempt_seq == attempt.revision:
+            raise Stop(
+                Outcome.NO_TRIGGER,
+                f"an automatic attempt already ran at revision {attempt.revision}",
+            )
+    config = attempt.values.trigger_config()
+    attempt.reason = decide_reason(
+        requested=attempt.manual,
+        metrics=attempt.metrics,
+        config=config,
+        label=attempt.reading.label,
+    )
+    if attempt.reason is None:
+        if attempt.reading.label is TokenLabel.UNAVAILABLE:
+            raise Stop(Outcome.NO_TRIGGER, "token figures are unavailable: automatic handoff off")
+        m = attempt.metrics
+        raise Stop(
+            Outcome.NO_TRIGGER,
+            f"no trigger: {m.tokens} tokens (threshold {threshold(m, config):g}), "
+            f"{m.turns} turns (minimum {config.handoff_min_turns}), {m.compactions} compactions",
+        )
+    attempt.note(Step.REASON, attempt.reason)
+
+
+def blockers(attempt: Attempt) -> None:
+    """Step 4: any blocker defers the attempt and is written into ``deferred``."""
+    found = find_blockers(blocker_facts(attempt.controller, attempt.source), manual=attempt.manual)
+    store.update_main_state(attempt.session_id, deferred=found)
+    if found:
+        raise Stop(Outcome.DEFERRED, f"deferred by {', '.join(found)}", found)
+    attempt.note(Step.BLOCKERS)
+
+
+def mark_attempt(attempt: Attempt) -> None:
+    """Step 5: claim the source under a lock and record ``summarizing`` with the revision.
+
+    A second attempt on the same source finds the first one's record and is refused; one that
+    looks stuck is recovered first. One transaction: a crash leaves no record or the record.
+    """
+    assert attempt.reason is not None and attempt.metrics is not None
+    stale = store.in_progress(attempt.session_id)
+    if stale is not None and recovery.is_stuck(stale, timezone.now()):
+        with contextlib.suppress(PhaseError):
+            recovery.recover_record(stale)
+    with transaction.atomic():
+        state = store.lock_main_state(attempt.session_id)
+        current = store.in_progress(attempt.session_id)
+        if current is not None:
+            raise Stop(Outcome.REFUSED, f"attempt {current.pk} is already in progress")
+        if store.redirect_of(attempt.session_id) is not None:
+            raise Stop(Outcome.REFUSED, MESSAGES["already-redirected"])
+        why = unstable(attempt)
+        if why is not None:
+            raise Stop(Outcome.REFUSED, f"not stable: {why}")
+        attempt.record = store.create_record(
+            source_id=attempt.session_id,
+            reason=attempt.reason,
+            metrics=metrics.metrics_dict(attempt.metrics),
+            source_revision=attempt.revision,
+        )
+        state.last_attempt_seq = attempt.revision
+        state.save(update_fields=["last_attempt_seq", "updated"])
+    attempt.note(Step.MARK_ATTEMPT, str(attempt.record.pk))
+
+
+def summarize(attempt: Attempt) -> None:
+    """Step 6: one model call (outside any transaction) whose JSON must be a valid brief."""
+    _check(attempt, Step.SUMMARIZE)
+    try:
+        context = attempt.controller.effective_context(attempt.source)
+        _point(attempt, "summarize")
+        attempt.brief = summarizer.summarize(attempt.source, context)
+    except Exception as exc:
+        raise Fail(Step.SUMMARIZE, f"{type(exc).__name__}: {exc}") from exc
+    _check(attempt, Step.SUMMARIZE)
+    attempt.note(Step.SUMMARIZE, attempt.brief["goal"][:120])
+
+
+def prepare(attempt: Attempt) -> None:
+    """Step 7: the brief is stored (``prepared``), then the successor draft is created.
+
+    The draft and the record's target are written in one transaction (a crash leaves both or
+    neither); the inheritance rows are applied to the draft and stored on the record.
+    """
+    assert attempt.record is not None
+    _check(attempt, Step.PREPARE)
+    attempt.record = store.move(attempt.record, Phase.PREPARED, brief=attempt.brief)
+    try:
+        with transaction.atomic():
+            successor, rows = inheritance.create_successor(attempt.controller, attempt.source)
+            attempt.record = store.save_fields(
+                attempt.record, target_id=successor.pk, inheritance=rows
+            )
+    except Exception as exc:
+        raise Fail(Step.PREPARE, f"the successor could not be created: {exc}") from exc
+    attempt.successor = successor
+    rows = rows + inheritance.apply(attempt.controller, attempt.source, successor)
+    attempt.record = store.save_fields(attempt.record, inheritance=rows)
+    attempt.note(Step.PREPARE, str(successor.pk))
+
+
+def commit(attempt: Attempt) -> None:
+    """Step 8: seed → flush → redirect → record committed → start.
+
+    Redirect, ``committed``, the main-state hand-over, the source's title and its notice are
+    one transaction taken under the main state's lock, after a last stability check: a crash
+    or failure inside leaves no route. A failing start leaves ``committed-start-pending``.
+    """
+    assert attempt.record is not None and attempt.brief is not None
+    _point(attempt, "before_seed")
+    _check(attempt, CommitStep.SEED)
+    text = render_brief(attempt.brief, source_title=attempt.source.title)
+    try:
+        seq = attempt.controller.seed(attempt.successor, text)
+        attempt.note(CommitStep.SEED, f"#{seq}")
+        _point(attempt, "flush")
+        attempt.controller.flush(attempt.successor, seq)
+    except Exception as exc:
+        raise Fail(CommitStep.FLUSH, f"the seed was not stored: {exc}") from exc
+    attempt.note(CommitStep.FLUSH)
+    _point(attempt, "before_commit")
+    _check(attempt, CommitStep.REDIRECT)
+    try:
+        with transaction.atomic():
+            _route(attempt)
+    except Fail:
+        raise
+    except Exception as exc:
+        raise Fail(CommitStep.REDIRECT, f"{type(exc).__name__}: {exc}") from exc
+    attempt.note(CommitStep.REDIRECT)
+    attempt.note(CommitStep.RECORD, Phase.COMMITTED)
+    _start(attempt)
+
+
+def _route(attempt: Attempt) -> None:
+    """Inside one transaction: last check, redirect, ``committed``, main states, title, notice."""
+    assert attempt.record is not None
+    source_id = attempt.session_id
+    successor_id = str(attempt.successor.pk)
+    state = store.lock_main_state(source_id)
+    why = unstable(attempt)
+    if why is not None:
+        raise Fail(CommitStep.REDIRECT, f"not stable: {why}")
+    _point(attempt, "redirect")
+    store.add_redirect(source_id, successor_id, attempt.record)
+    attempt.record = store.move(attempt.record, Phase.COMMITTED)
+    continue_enabled = state.enabled
+    state.enabled = state.requested = False
+    state.deferred = []
+    state.save()
+    MainState.objects.update_or_create(
+        session_id=successor_id,
+        defaults={"enabled": continue_enabled, "inherited_from_id": source_id},
+    )
+    source = attempt.controller.get(source_id)
+    title = attempt.successor.title or successor_id
+    attempt.controller.rename(source, handed_off_title(source.title, successor_id))
+    attempt.controller.append_notice(
+        source,
+        f"Handed off to “{title}” ({successor_id}). This conversation is now a relay: "
+        "new input is forwarded there.",
+    )
+
+
+def _start(attempt: Attempt) -> None:
+    assert attempt.record is not None
+    try:
+        _point(attempt, "start")
+        attempt.controller.start(attempt.successor)
+    except Exception as exc:
+        logger.exception("starting successor %s failed", attempt.successor.pk)
+        attempt.record = store.move(
+            attempt.record,
+            Phase.COMMITTED_START_PENDING,
+            error=f"start: {type(exc).__name__}: {exc}",
+        )
+        attempt.note(CommitStep.START, str(exc), ok=False)
+        return
+    attempt.record = store.move(attempt.record, Phase.STARTED)
+    attempt.note(CommitStep.START)
+
+
+# --- running an attempt ------------------------------------------------------------------
+
+STEPS = (
+    (Step.GUARD, guard),
+    (Step.METRICS, measure),
+    (Step.REASON, reason),
+    (Step.BLOCKERS, blockers),
+    (Step.MARK_ATTEMPT, mark_attempt),
+    (Step.SUMMARIZE, summarize),
+    (Step.PREPARE, prepare),
+    (Step.COMMIT, commit),
+)
+
+
+def discard_draft(attempt: Attempt) -> tuple[bool, str]:
+    """Archive this attempt's draft if it is still unwoken; return (archived, what happened).
+
+    Only a draft this attempt created is touched, and only archived (seed 000: ``discard``).
+    """
+    successor = attempt.successor
+    if successor is None:
+        return False, ""
+    if not attempt.controller.is_unwoken_draft(successor):
+        return False, f"draft {successor.pk} kept (it was woken)"
+    attempt.controller.archive(successor)
+    return True, f"draft {successor.pk} archived"
+
+
+def _fail(attempt: Attempt, failure: Fail) -> AttemptOutcome:
+    """Discard this attempt's draft if allowed and move the record to ``failed``."""
+    assert attempt.record is not None
+    attempt.note(failure.step, failure.detail, ok=False)
+    archived, discarded = discard_draft(attempt)
+    keep = attempt.successor.pk if attempt.successor is not None and not archived else None
+    try:
+        attempt.record = store.move(
+            attempt.record,
+            Phase.FAILED,
+            error="; ".join(filter(None, [str(failure), discarded])),
+            target_id=keep,
+        )
+    except PhaseError:
+        logger.warning("record %s was moved meanwhile; not failed again", attempt.record.pk)
+        attempt.record.refresh_from_db()
+    return AttemptOutcome(
+        Outcome.FAILED, attempt.session_id, str(failure), attempt.record, [], attempt.steps
+    )
+
+
+def _steps(attempt: Attempt) -> None:
+    for name, step in STEPS:
+        try:
+            step(attempt)
+        except Stop as stop:
+            attempt.note(name, stop.detail, ok=False)
+            raise
+        except (Fail, PhaseError):
+            raise
+        except Exception as exc:
+            if attempt.record is None:
+                raise
+            logger.exception("handoff step %s failed", name)
+            raise Fail(name, f"{type(exc).__name__}: {exc}") from exc
+
+
+def run(session_id: Any, *, manual: bool) -> AttemptOutcome:
+    """Run one attempt on ``session_id`` synchronously and return how it ended.
+
+    ``manual`` attempts need the main's ``requested`` (``handoff.operations.request_now``);
+    automatic ones need ``autoHandoff`` and ``enabled``. ``requested`` is cleared when the
+    attempt ends, whatever the outcome, except a deferral (the attempt waits for its blockers
+    and is retried on the next idle or blocker-cleared signal). Once a record exists, every
+    failure ends in the record (``failed``), logged; before, only expected stops are returned.
+    """
+    attempt = Attempt(str(session_id), manual)
+    deferred = False
+    try:
+        _steps(attempt)
+    except Stop as stop:
+        deferred = stop.outcome is Outcome.DEFERRED
+        return AttemptOutcome(
+            stop.outcome,
+            attempt.session_id,
+            stop.detail,
+            attempt.record,
+            stop.blockers,
+            attempt.steps,
+        )
+    except Fail as failure:
+        return _fail(attempt, failure)
+    except PhaseError as exc:
+        return _fail(attempt, Fail("record", str(exc)))
+    finally:
+        if manual and not deferred:
+            store.clear_requested(attempt.session_id)
+    assert attempt.record is not None
+    return AttemptOutcome(
+        Outcome(attempt.record.phase),
+        attempt.session_id,
+        attempt.record.error,
+        attempt.record,
+        [],
+        attempt.steps,
+    )

@@ -1,0 +1,160 @@
+"""The settings store service (seed 003 §6.3 ``settings``): the global switch and thresholds.
+
+``DatabaseSettingsStore`` keeps them in the ``HandoffSettings`` singleton row and re-reads it at
+every ``load()`` (a toggle in another process is seen by the next step of an attempt).
+``ProcessSettingsStore`` is the fallback when the service is left out: settings live in this
+process only (seed 003 §6.3) and are lost on restart. Both validate with the seed's ranges
+(seed 000, Trigger config table) and refuse bad input without changing anything.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import asdict, dataclass, field, fields, replace
+from typing import Any, Protocol
+
+from django.core.exceptions import ValidationError
+from django.db import transaction
+
+from handoff.core.tokens import TokenBasis
+from handoff.core.trigger import TriggerConfig
+from handoff_settings.models import HandoffSettings
+
+
+@dataclass(frozen=True)
+class SettingsValues:
+    """One read of the settings: switch, thresholds (ratio; tokens; counts), token basis,
+    per-model context windows (model -> tokens, overriding ``settings.HOST_CONTEXT_WINDOWS``),
+    and ``version`` (bumped on every save)."""
+
+    auto_handoff: bool = False
+    handoff_ratio: float = 0.75
+    handoff_tokens: int = 120_000
+    handoff_min_turns: int = 4
+    handoff_compactions: int = 3
+    token_basis: str = TokenBasis.CONTEXT.value
+    context_windows: dict[str, int] = field(default_factory=dict)
+    version: int = 0
+
+    def trigger_config(self) -> TriggerConfig:
+        """Return the four thresholds as the trigger takes them."""
+        return TriggerConfig(
+            handoff_ratio=self.handoff_ratio,
+            handoff_tokens=self.handoff_tokens,
+            handoff_min_turns=self.handoff_min_turns,
+            handoff_compactions=self.handoff_compactions,
+        )
+
+    def as_dict(self) -> dict[str, Any]:
+        """Return the values as a JSON-ready dict."""
+        return asdict(self)
+
+
+EDITABLE = tuple(f.name for f in fields(SettingsValues) if f.name != "version")
+
+
+class SettingsStore(Protocol):
+    """What the handoff app needs from a settings store."""
+
+    def load(self) -> SettingsValues:
+        """Return the current settings, read afresh."""
+
+    def save(self, **changes: Any) -> SettingsValues:
+        """Validate and store ``changes``; return the new settings. Raises ``ValidationError``."""
+
+
+def validate(current: SettingsValues, changes: dict[str, Any]) -> SettingsValues:
+    """Return ``current`` with ``changes`` applied, or raise ``ValidationError`` naming fields.
+
+    Unknown field names, values outside the seed's ranges, an unknown token basis and context
+    windows that are not ``{model: whole number of tokens ≥ 0}`` are refused.
+    """
+    unknown = sorted(set(changes) - set(EDITABLE))
+    if unknown:
+        raise ValidationError({name: "unknown setting" for name in unknown})
+    errors: dict[str, str] = {}
+    if "auto_handoff" in changes and not isinstance(changes["auto_handoff"], bool):
+        errors["auto_handoff"] = "must be true or false"
+    if "token_basis" in changes and changes["token_basis"] not in set(TokenBasis):
+        errors["token_basis"] = f"must be one of {', '.join(TokenBasis)}"
+    if "context_windows" in changes and not _valid_windows(changes["context_windows"]):
+        errors["context_windows"] = "must map model names to whole numbers of tokens (0 or more)"
+    merged = replace(current, **changes)
+    for name, message in merged.trigger_config().errors().items():
+        if name in changes:
+            errors[name] = message
+    if errors:
+        raise ValidationError(errors)
+    return replace(
+        merged,
+        handoff_tokens=int(merged.handoff_tokens),
+        handoff_min_turns=int(merged.handoff_min_turns),
+        handoff_compactions=int(merged.handoff_compactions),
+        handoff_ratio=float(merged.handoff_ratio),
+        token_basis=str(merged.token_basis),
+        context_windows=dict(merged.context_windows),
+    )
+
+
+def _valid_windows(value: object) -> bool:
+    if not isinstance(value, dict):
+        return False
+    return all(
+        isinstance(k, str) and k and isinstance(v, int) and not isinstance(v, bool) and v >= 0
+        for k, v in value.items()
+    )
+
+
+def _values_of(row: HandoffSettings) -> SettingsValues:
+    return SettingsValues(**{f.name: getattr(row, f.name) for f in fields(SettingsValues)})
+
+
+class DatabaseSettingsStore:
+    """Settings in the ``HandoffSettings`` row (pk 1), created with the defaults on first use."""
+
+    def load(self) -> SettingsValues:
+        """Return the stored settings, read from the database now."""
+        row, _ = HandoffSettings.objects.get_or_create(pk=1)
+        return _values_of(row)
+
+    def save(self, **changes: Any) -> SettingsValues:
+        """Validate and store ``changes``, bumping ``version``; return the new settings.
+
+        Raises ``ValidationError`` and changes nothing on bad input. Runs in one transaction
+        with the row locked: a crash half-way leaves the previous settings.
+        """
+        HandoffSettings.objects.get_or_create(pk=1)
+        with transaction.atomic():
+            row = HandoffSettings.objects.select_for_update().get(pk=1)
+            values = validate(_values_of(row), changes)
+            for name in EDITABLE:
+                setattr(row, name, getattr(values, name))
+            row.version += 1
+            row.save()
+            return _values_of(row)
+
+
+class ProcessSettingsStore:
+    """Settings held in this process only (the service left out; seed 003 §6.3)."""
+
+    _lock = threading.Lock()
+    _values = SettingsValues()
+
+    def load(self) -> SettingsValues:
+        """Return this process's settings (the defaults until something is saved)."""
+        with self._lock:
+            return ProcessSettingsStore._values
+
+    def save(self, **changes: Any) -> SettingsValues:
+        """Validate and keep ``changes`` in this process; raises ``ValidationError``."""
+        with self._lock:
+            current = ProcessSettingsStore._values
+            values = replace(validate(current, changes), version=current.version + 1)
+            ProcessSettingsStore._values = values
+            return values
+
+    @classmethod
+    def reset(cls) -> None:
+        """Forget the process's settings (back to the defaults)."""
+        with cls._lock:
+            cls._values = SettingsValues()
