@@ -172,6 +172,16 @@ HANDOFF_SERVICES: dict[str, str | None] = {
     "llm": "host.services.LLM",
 }
 
+# The host's signals the handoff app connects to in ready() (dotted paths; it imports no host).
+HANDOFF_HOST_SIGNALS = {
+    "session_idle": "host.signals.session_idle",
+    "blocker_cleared": "host.signals.blocker_cleared",
+    "before_step": "host.signals.before_step",
+}
+
+# A prepared or committed record unchanged this long (seconds) is stuck: recovery moves it on.
+HANDOFF_RECOVERY_GRACE = int(os.environ.get("HANDOFF_RECOVERY_GRACE", "60"))
+
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
