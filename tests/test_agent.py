@@ -1,0 +1,175 @@
+"""host.agent: the offline agent, the endpoint path (a local fake server), the summary call."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import openai
+import pytest
+from django.contrib.auth.models import AbstractBaseUser
+
+from host import agent, log
+from host.models import Session
+from host.sessions import create_session
+from host.usage import context_tokens, session_usage
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def session(django_user_model: Any) -> Session:
+    owner: AbstractBaseUser = django_user_model.objects.create_user("ada")
+    return create_session(owner, cwd="/srv/app", model="gpt-4o")
+
+
+def say(session: Session, content: str, *, source_kind: str = "user") -> None:
+    log.append_message(session, role="user", source_kind=source_kind, content=content)
+
+
+def test_the_offline_agent_acknowledges_a_message_and_says_it_is_offline(session: Session):
+    say(session, "Please refactor the parser in /srv/app/parser.py")
+    answer = agent.reply(session)
+    assert answer.role == "assistant" and answer.model == agent.OFFLINE_MODEL
+    assert answer.content.startswith("Offline agent: received your message")
+    assert "Please refactor the parser in /srv/app/parser.py" in answer.content
+    assert "offline acknowledgement" in answer.content
+
+
+def test_the_offline_agent_cuts_a_long_message_to_an_excerpt(session: Session):
+    say(session, "word " * 500)
+    answer = agent.reply(session)
+    assert "…" in answer.content
+    assert len(answer.content) < 400
+
+
+def test_the_offline_agent_acknowledges_a_brief_with_goal_and_first_next_step(session: Session):
+    say(
+        session,
+        "# Handoff brief from “Work”\n\n**Goal:** Finish the importer.\n\n## Pending\n- docs\n\n"
+        "## Next steps\n- Fix the Codex reader\n- Write the README\n",
+        source_kind="plugin",
+    )
+    answer = agent.reply(session)
+    assert answer.content == (
+        "Offline agent: received the handoff brief. Goal: Finish the importer. "
+        "I will continue with: Fix the Codex reader. "
+        "(No model is configured, so this is an offline acknowledgement.)"
+    )
+
+
+def test_the_offline_usage_is_the_measured_prompt_so_the_context_figure_grows(session: Session):
+    say(session, "x" * 4000)
+    agent.reply(session)
+    first = context_tokens(session)
+    say(session, "y" * 4000)
+    agent.reply(session)
+    assert first >= 1000
+    assert context_tokens(session) > first + 900
+    assert session_usage(session).total > 0
+
+
+def test_the_prompt_is_the_effective_context_with_the_last_summary(session: Session):
+    say(session, "old question")
+    log.record_compaction(session, "the earlier work in short", trigger="manual")
+    say(session, "new question")
+    chat = agent.prompt_messages(session, agent.effective_context(session))
+    assert chat[0]["role"] == "system"
+    assert "the earlier work in short" in chat[0]["content"]
+    assert "Working directory: /srv/app" in chat[0]["content"]
+    assert chat[1:] == [{"role": "user", "content": "new question"}]
+
+
+def test_fit_prompt_drops_the_oldest_messages_first():
+    chat = [{"role": "system", "content": "s" * 40}] + [
+        {"role": "user", "content": f"{i}" * 400} for i in range(5)
+    ]
+    fitted = agent.fit_prompt(chat, 250)
+    assert fitted[0] == chat[0]
+    assert fitted[1:] == chat[-2:]
+    assert agent.fit_prompt(chat, 0) == chat
+
+
+def test_fit_prompt_cuts_a_single_oversized_message_to_its_end():
+    chat = [
+        {"role": "system", "content": "s" * 40},
+        {"role": "user", "content": "a" * 4000 + "END"},
+    ]
+    fitted = agent.fit_prompt(chat, 100)
+    assert fitted[1]["content"].endswith("END")
+    assert agent.estimate_tokens(fitted) <= 100
+
+
+def test_the_endpoint_answers_and_its_usage_buckets_are_recorded(session: Session, fake_llm: Any):
+    fake_llm.answer = "Refactored."
+    say(session, "refactor it")
+
+    answer = agent.reply(session)
+
+    assert answer.content == "Refactored." and answer.model == "fake-model"
+    assert (answer.uncached_input_tokens, answer.cache_read_tokens, answer.output_tokens) == (
+        1000,
+        200,
+        80,
+    )
+    assert answer.cache_write_tokens == 0
+    assert context_tokens(session) == 1200
+    request = fake_llm.requests[-1]
+    assert request["path"] == "/v1/chat/completions"
+    assert request["headers"]["authorization"] == "Bearer test-key"
+    body = request["body"]
+    assert body["model"] == "fake-model"
+    assert body["messages"][-1] == {"role": "user", "content": "refactor it"}
+    assert "tools" not in body and "response_format" not in body
+
+
+def test_an_endpoint_without_usage_leaves_the_buckets_empty(session: Session, fake_llm: Any):
+    fake_llm.usage = None
+    say(session, "hi")
+    answer = agent.reply(session)
+    assert answer.uncached_input_tokens is None
+    assert session_usage(session).total == 0
+
+
+def test_an_endpoint_failure_raises_and_appends_nothing(session: Session, fake_llm: Any):
+    fake_llm.status = 500
+    say(session, "hi")
+    with pytest.raises(openai.APIError):
+        agent.reply(session)
+    assert len(fake_llm.requests) == 1
+    assert not session.messages.filter(role="assistant").exists()
+
+
+def test_an_empty_answer_is_an_error(session: Session, fake_llm: Any):
+    fake_llm.answer = "  "
+    say(session, "hi")
+    with pytest.raises(agent.LLMError, match="empty answer"):
+        agent.reply(session)
+
+
+def test_summarize_completion_is_one_json_call_without_tools(fake_llm: Any):
+    fake_llm.answer = '{"goal": "g"}'
+    text = agent.summarize_completion(
+        [{"role": "system", "content": "JSON only"}, {"role": "user", "content": "log"}],
+        max_tokens=6000,
+        timeout=180,
+    )
+    assert text == '{"goal": "g"}'
+    assert len(fake_llm.requests) == 1
+    request = fake_llm.requests[0]
+    assert request["body"]["response_format"] == {"type": "json_object"}
+    assert request["body"]["max_tokens"] == 6000
+    assert "tools" not in request["body"]
+    assert request["headers"]["x-handoff-purpose"] == "compaction"
+
+
+def test_summarize_completion_without_an_endpoint_raises(settings: Any):
+    settings.HANDOFF_LLM_BASE_URL = ""
+    with pytest.raises(agent.LLMUnavailable, match="HANDOFF_LLM_BASE_URL"):
+        agent.summarize_completion([{"role": "user", "content": "x"}], max_tokens=10, timeout=1)
+
+
+def test_summarize_completion_raises_on_a_server_error(fake_llm: Any):
+    fake_llm.status = 503
+    with pytest.raises(openai.APIError):
+        agent.summarize_completion([{"role": "user", "content": "x"}], max_tokens=10, timeout=5)
+    assert len(fake_llm.requests) == 1
