@@ -176,7 +176,7 @@ class ClaudeImporter:
             return None
         root = self._sidechain_root.get(parent, uuid) if isinstance(parent, str) else uuid
         self._sidechain_root[uuid] = root
-        if line["type"] not in ("user", "assistant", "system"):
+        if line["type"] not in ("user", "assistant") and line.get("subtype") != "compact_boundary":
             return None
         stream = self._sidechains.get(root)
         if stream is None:
