@@ -102,11 +102,20 @@ def record_saved(instance: Any, created: bool, raw: bool = False, **kwargs: Any)
 
 
 def redirect_saved(instance: Any, created: bool, raw: bool = False, **kwargs: Any) -> None:
-    """Publish ``redirect.committed`` when a redirect is added or re-pointed."""
+    """Publish ``redirect.committed`` when a redirect is added or re-pointed.
+
+    Redirects that led to this source now lead further (the map keeps every entry at the end
+    of its chain, DESIGN.md invariant 5): each gets its own ``redirect.committed`` too, however
+    the handoff app re-points their rows.
+    """
     if raw or not (created or _changed(instance, ("destination_id",))):
         return
-    payload = {"source": str(instance.source_id), "destination": str(instance.destination_id)}
-    publish(_owner(instance.source_id), EventKind.REDIRECT_COMMITTED, payload)
+    owner = _owner(instance.source_id)
+    leading_here = type(instance)._default_manager.filter(destination_id=instance.source_id)
+    sources = [instance.source_id, *leading_here.values_list("source_id", flat=True)]
+    for source_id in sources:
+        payload = {"source": str(source_id), "destination": str(instance.destination_id)}
+        publish(owner, EventKind.REDIRECT_COMMITTED, payload)
 
 
 def redirect_deleted(instance: Any, origin: Any = None, **kwargs: Any) -> None:

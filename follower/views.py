@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+from django.contrib.auth.decorators import login_not_required
 from django.http import HttpRequest, JsonResponse
 from django.views.decorators.http import require_GET
 
 from follower.snapshot import snapshot
 
 
+@login_not_required
 @require_GET
 def snapshot_view(request: HttpRequest) -> JsonResponse:
     """Return ``{"last_event_id", "sessions": [row, ...]}`` of the signed-in user's sessions.
 
-    Anonymous requests get 401 ``{"detail": ...}`` (a script, not a person, reads this URL).
+    Anonymous requests get 401 ``{"detail": ...}`` rather than the login page's redirect (a
+    script, not a person, reads this URL).
     """
     if not request.user.is_authenticated:
         return JsonResponse({"detail": "sign in to follow your sessions"}, status=401)

@@ -305,6 +305,25 @@ def test_redirect_saved_is_redirect_committed(ada):
     ]
 
 
+def test_redirect_from_a_successor_re_points_the_redirects_leading_to_it(ada):
+    first = Session.objects.create(owner=ada)
+    second = Session.objects.create(owner=ada)
+    third = Session.objects.create(owner=ada)
+    Redirect.objects.create(source=first, destination=second)
+    before = snapshot(ada.pk)
+    Redirect.objects.create(source=second, destination=third)
+    Redirect.objects.filter(source=first).update(destination=third)
+    frames = replayed(ada, before["last_event_id"])
+    assert {(f["payload"]["source"], f["payload"]["destination"]) for f in frames} == {
+        (str(second.pk), str(third.pk)),
+        (str(first.pk), str(third.pk)),
+    }
+    state = before
+    for frame in frames:
+        state = apply(state, frame)
+    assert by_id(state) == by_id(snapshot(ada.pk))
+
+
 def test_redirect_removed_is_session_updated_without_redirect(ada):
     source = Session.objects.create(owner=ada)
     target = Session.objects.create(owner=ada)
