@@ -30,8 +30,9 @@ def demo_user() -> AbstractBaseUser:
     user, created = user_model.objects.get_or_create(
         username=DEMO_USERNAME, defaults={"is_staff": True, "is_superuser": True}
     )
-    if created:
+    if created or not user.has_usable_password():
         user.set_password(DEMO_PASSWORD)
+        user.is_staff = user.is_superuser = True
         user.save()
     return user
 

@@ -230,11 +230,11 @@ def test_missing_file_is_reported(tmp_path: Path) -> None:
         import_json(tmp_path / "absent.jsonl")
 
 
-def test_owner_defaults_to_a_demo_user_without_password() -> None:
+def test_owner_defaults_to_the_demo_user_who_can_sign_in() -> None:
     import_json(transcript("claude-code-1.0-short"))
 
     demo = get_user_model().objects.get(username="demo")
-    assert not demo.has_usable_password()
+    assert demo.check_password("demo")
     assert Session.objects.filter(owner=demo).exists()
 
 

@@ -17,9 +17,8 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import User
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from host.demo import DEMO_USERNAME, demo_user
 from host.importers import AlreadyImported, TranscriptError, import_report, import_transcript
-
-DEFAULT_OWNER = "demo"
 
 
 class Command(BaseCommand):
@@ -30,7 +29,7 @@ class Command(BaseCommand):
         parser.add_argument(
             "--owner",
             default=None,
-            help=f'username owning the sessions (default "{DEFAULT_OWNER}", created if missing)',
+            help=f"username owning the sessions (default {DEMO_USERNAME!r}, created if missing)",
         )
         parser.add_argument(
             "--json", action="store_true", help="print one JSON object per imported main session"
@@ -73,14 +72,10 @@ class Command(BaseCommand):
 
 
 def resolve_owner(username: str | None) -> User:
-    """Return the named user (``CommandError`` when unknown), or "demo", created if missing."""
-    user_model = get_user_model()
+    """Return the named user (``CommandError`` when unknown), or the demo user (created)."""
+    if username is None:
+        return demo_user()
     try:
-        return user_model._default_manager.get_by_natural_key(username or DEFAULT_OWNER)
-    except user_model.DoesNotExist as exc:
-        if username is not None:
-            raise CommandError(f"No user named {username!r}.") from exc
-    user = user_model(**{user_model.USERNAME_FIELD: DEFAULT_OWNER})
-    user.set_unusable_password()
-    user.save()
-    return user
+        return get_user_model()._default_manager.get_by_natural_key(username)
+    except get_user_model().DoesNotExist as exc:
+        raise CommandError(f"No user named {username!r}.") from exc
