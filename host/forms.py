@@ -1,0 +1,86 @@
+"""Forms of the chat pages: the composer and the new-conversation form (issue 3, §2)."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from django import forms
+from django.conf import settings
+
+from host.models import Session, Workspace
+from host.sessions import create_session
+
+MAX_MESSAGE_CHARS = 100_000
+
+
+class ComposerForm(forms.Form):
+    """One message or slash command. ``client_id`` makes a double submit post once."""
+
+    text = forms.CharField(
+        label="Message",
+        max_length=MAX_MESSAGE_CHARS,
+        strip=True,
+        widget=forms.Textarea(
+            attrs={"rows": 3, "placeholder": "Message, or /handoff, /handoff status, /compact…"}
+        ),
+    )
+    client_id = forms.CharField(max_length=64, widget=forms.HiddenInput)
+
+    @classmethod
+    def fresh(cls) -> ComposerForm:
+        """Return an empty composer carrying a new ``client_id``."""
+        return cls(initial={"client_id": uuid.uuid4().hex})
+
+
+class NewSessionForm(forms.Form):
+    """Title, workspace (one of the user's, or none) and working directory of a new session.
+
+    With a workspace and no directory, the session works in the workspace's directory.
+    """
+
+    title = forms.CharField(
+        max_length=300,
+        required=False,
+        widget=forms.TextInput(attrs={"placeholder": "What is this conversation about?"}),
+    )
+    workspace = forms.ModelChoiceField(
+        queryset=Workspace.objects.none(), required=False, empty_label="No workspace"
+    )
+    cwd = forms.CharField(
+        label="Working directory",
+        max_length=1024,
+        required=False,
+        help_text="Absolute path; defaults to the workspace's directory.",
+    )
+
+    def __init__(self, *args: Any, owner: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.owner = owner
+        workspace = self.fields["workspace"]
+        assert isinstance(workspace, forms.ModelChoiceField)
+        workspace.queryset = Workspace.objects.filter(owner_id=owner.pk)
+
+    def clean_cwd(self) -> str:
+        cwd: str = self.cleaned_data["cwd"].strip()
+        if cwd and not cwd.startswith("/"):
+            raise forms.ValidationError("Give an absolute path (starting with /).")
+        return cwd
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        workspace = data.get("workspace")
+        if workspace is not None and not data.get("cwd"):
+            data["cwd"] = workspace.path
+        return data
+
+    def save(self) -> Session:
+        """Create the idle, blank session on the default model (``host.sessions``)."""
+        data = self.cleaned_data
+        return create_session(
+            self.owner,
+            cwd=data["cwd"],
+            title=data["title"],
+            workspace=data["workspace"],
+            model=settings.HOST_DEFAULT_MODEL,
+        )

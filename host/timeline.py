@@ -1,0 +1,137 @@
+"""What the conversation page shows: the session's log as display entries, in log order.
+
+Messages and events share the session's sequence (``host.models``), so merging them by ``seq``
+gives the log as it happened. Each entry says how to show itself: a chat bubble, a folded tool
+call or result, a relay marked with the session it came from, a plugin message (the handoff
+brief) laid out field by field, or a one-line notice.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+from uuid import UUID
+
+from host.models import EventKind, Message, Role, Session, SessionEvent, SourceKind
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One line of the conversation page.
+
+    ``kind`` is one of ``user``, ``assistant``, ``tool``, ``relay``, ``brief``, ``plugin``,
+    ``system`` or ``notice``. ``fields`` holds a brief's fields (name, list of strings) when the
+    plugin message is a JSON object; ``relayed_from`` the session a relay came from, and
+    ``forwarded_to`` the session an original posted here was relayed to (both when known).
+    """
+
+    seq: int
+    kind: str
+    text: str
+    message: Message | None = None
+    title: str = ""
+    fields: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    relayed_from: Session | None = None
+    forwarded_to: Session | None = None
+
+
+def brief_fields(content: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """Return a JSON object's fields as (label, items) pairs, or () when it is not one.
+
+    The label is the key made readable (``next_steps`` -> "Next steps"); a string value becomes
+    one item, a list its items (each as text), anything else its JSON.
+    """
+    try:
+        data = json.loads(content)
+    except ValueError:
+        return ()
+    if not isinstance(data, dict):
+        return ()
+    return tuple((_label(str(name)), _items(value)) for name, value in data.items())
+
+
+def _label(name: str) -> str:
+    return name.replace("_", " ").strip().capitalize()
+
+
+def _items(value: Any) -> tuple[str, ...]:
+    if isinstance(value, str):
+        return (value,)
+    if isinstance(value, list):
+        return tuple(item if isinstance(item, str) else json.dumps(item) for item in value)
+    return (json.dumps(value),)
+
+
+def _message_entry(message: Message, sessions: _Linked) -> Entry:
+    kind = message.source_kind
+    if message.role == Role.TOOL or kind == SourceKind.TOOL or message.tool_name:
+        label = "Tool result" if message.role == Role.TOOL else "Tool call"
+        title = f"{label} · {message.tool_name}" if message.tool_name else label
+        return Entry(message.seq, "tool", message.content, message, title=title)
+    if kind == SourceKind.RELAY:
+        source = sessions.relayed_from.get(message.relay_id or "")
+        return Entry(message.seq, "relay", message.content, message, relayed_from=source)
+    if kind == SourceKind.PLUGIN:
+        fields = brief_fields(message.content)
+        return Entry(
+            message.seq, "brief" if fields else "plugin", message.content, message, fields=fields
+        )
+    if kind == SourceKind.SYSTEM or message.role == Role.SYSTEM:
+        return Entry(message.seq, "system", message.content, message)
+    role = "user" if message.role == Role.USER else "assistant"
+    successor = sessions.forwarded_to.get(message.forwarded_to) if message.forwarded_to else None
+    return Entry(message.seq, role, message.content, message, forwarded_to=successor)
+
+
+def _event_text(event: SessionEvent) -> str | None:
+    data = event.data or {}
+    if event.kind == EventKind.MODEL_SELECTION:
+        return f"Model set to {data.get('model', '?')}"
+    if event.kind == EventKind.COMPACTION:
+        return f"Conversation compacted ({data.get('trigger', 'manual')})"
+    if event.kind == EventKind.NOTICE:
+        text = data.get("text") or data.get("message")
+        return str(text) if text else json.dumps(data, ensure_ascii=False)
+    return None
+
+
+@dataclass(frozen=True)
+class _Linked:
+    """Sessions a log's relays point at: relay id -> source, forwarded-to id -> destination."""
+
+    relayed_from: dict[str, Session]
+    forwarded_to: dict[UUID, Session]
+
+
+def _linked(session: Session, messages: list[Message]) -> _Linked:
+    """Find, among the owner's sessions, where relays came from and where originals went.
+
+    A relay's source holds the originals, whose ``forward_relay_id`` is the relay's id.
+    """
+    relay_ids = [m.relay_id for m in messages if m.source_kind == SourceKind.RELAY and m.relay_id]
+    originals = (
+        Message.objects.filter(forward_relay_id__in=relay_ids, session__owner_id=session.owner_id)
+        .exclude(session=session)
+        .select_related("session")
+        if relay_ids
+        else []
+    )
+    targets = {m.forwarded_to for m in messages if m.forwarded_to}
+    destinations = Session.objects.filter(pk__in=targets, owner_id=session.owner_id)
+    return _Linked(
+        relayed_from={m.forward_relay_id: m.session for m in originals},
+        forwarded_to={s.pk: s for s in destinations} if targets else {},
+    )
+
+
+def timeline(session: Session) -> list[Entry]:
+    """Return the session's log as entries ordered by ``seq`` (turn starts are not shown)."""
+    messages = list(session.messages.order_by("seq"))
+    linked = _linked(session, messages)
+    entries = [_message_entry(m, linked) for m in messages]
+    for event in session.events.order_by("seq"):
+        text = _event_text(event)
+        if text is not None:
+            entries.append(Entry(event.seq, "notice", text))
+    return sorted(entries, key=lambda e: e.seq)

@@ -1,0 +1,412 @@
+"""The chat pages (host.views): login, sidebar, conversation page, composer, new conversation."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import pytest
+from django.test import Client
+from django.urls import reverse
+
+from handoff.models import HandoffRecord, MainState, Redirect
+from host import log
+from host.models import Message, Role, Session, SourceKind, Workspace
+from host.sessions import create_session
+from host.usage import Usage
+
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("immediate_tasks")]
+
+HTMX = {"HX-Request": "true"}
+
+
+@pytest.fixture
+def alice(django_user_model: Any) -> Any:
+    return django_user_model.objects.create_user("alice", password="pw")
+
+
+@pytest.fixture
+def bob(django_user_model: Any) -> Any:
+    return django_user_model.objects.create_user("bob", password="pw")
+
+
+@pytest.fixture
+def as_alice(client: Client, alice: Any) -> Client:
+    client.force_login(alice)
+    return client
+
+
+def talked(owner: Any, title: str, **kwargs: Any) -> Session:
+    """A session with one exchange (so it is not blank)."""
+    session = create_session(owner, title=title, **kwargs)
+    log.append_message(
+        session, role=Role.USER, source_kind=SourceKind.USER, content="hi", starts_turn=True
+    )
+    log.append_message(
+        session, role=Role.ASSISTANT, source_kind=SourceKind.ASSISTANT, content="hello"
+    )
+    session.refresh_from_db()
+    return session
+
+
+def page(client: Client, session: Session) -> str:
+    response = client.get(reverse("chat:session", args=[session.pk]))
+    assert response.status_code == 200
+    return response.content.decode()
+
+
+def rows(html: str) -> list[str]:
+    """The session ids of the sidebar rows, in order."""
+    return re.findall(r'class="session-row[^"]*" data-session-id="([0-9a-f-]+)"', html)
+
+
+def compose(client: Client, session: Session, text: str, client_id: str = "c1") -> Any:
+    return client.post(
+        reverse("chat:compose", args=[session.pk]),
+        {"text": text, "client_id": client_id},
+        headers=HTMX,
+    )
+
+
+# --- accounts -----------------------------------------------------------------------------
+
+
+def test_anonymous_visitor_is_sent_to_the_login_page(client: Client, alice: Any):
+    session = talked(alice, "Private")
+    for url in (reverse("chat:index"), reverse("chat:session", args=[session.pk]), "/settings/"):
+        response = client.get(url)
+        assert response.status_code == 302
+        assert response["Location"].startswith(reverse("login"))
+
+
+def test_login_page_is_open_and_signs_in(client: Client, alice: Any):
+    assert client.get(reverse("login")).status_code == 200
+    response = client.post(reverse("login"), {"username": "alice", "password": "pw"})
+    assert response.status_code == 302
+    assert client.get(reverse("chat:index")).status_code in (200, 302)
+
+
+def test_api_answers_401_not_a_login_redirect(client: Client):
+    assert client.get("/api/sessions").status_code == 401
+
+
+def test_another_users_session_is_404_everywhere(client: Client, alice: Any, bob: Any):
+    session = talked(alice, "Alice's")
+    client.force_login(bob)
+    assert client.get(reverse("chat:session", args=[session.pk])).status_code == 404
+    assert client.get(reverse("chat:messages", args=[session.pk])).status_code == 404
+    assert compose(client, session, "let me in").status_code == 404
+    assert Message.objects.filter(session=session).count() == 2
+
+
+def test_another_users_sessions_are_not_in_the_sidebar(as_alice: Client, alice: Any, bob: Any):
+    mine = talked(alice, "Mine")
+    theirs = talked(bob, "Theirs")
+    html = as_alice.get(reverse("chat:sidebar")).content.decode()
+    assert str(mine.pk) in rows(html)
+    assert str(theirs.pk) not in html
+
+
+# --- index ----------------------------------------------------------------------------------
+
+
+def test_index_without_sessions_shows_the_empty_state(as_alice: Client):
+    response = as_alice.get(reverse("chat:index"))
+    assert response.status_code == 200
+    assert "New conversation" in response.content.decode()
+
+
+def test_index_opens_the_most_recent_session(as_alice: Client, alice: Any):
+    talked(alice, "Older")
+    newer = talked(alice, "Newer")
+    response = as_alice.get(reverse("chat:index"))
+    assert response["Location"] == reverse("chat:session", args=[newer.pk])
+
+
+# --- sidebar --------------------------------------------------------------------------------
+
+
+def test_sidebar_groups_by_workspace_with_no_workspace_last(as_alice: Client, alice: Any):
+    beta = Workspace.objects.create(owner=alice, path="/src/beta", name="Beta")
+    alpha = Workspace.objects.create(owner=alice, path="/src/alpha", name="Alpha")
+    in_beta = talked(alice, "In beta", workspace=beta)
+    loose = talked(alice, "Loose")
+    in_alpha = talked(alice, "In alpha", workspace=alpha)
+
+    html = as_alice.get(reverse("chat:sidebar")).content.decode()
+
+    headings = re.findall(r'<h2 class="group-label"[^>]*>([^<]+)</h2>', html)
+    assert headings == ["Alpha", "Beta", "No workspace"]
+    assert rows(html) == [str(in_alpha.pk), str(in_beta.pk), str(loose.pk)]
+
+
+def test_sidebar_hides_blank_rows_except_the_current_one(as_alice: Client, alice: Any):
+    shown = talked(alice, "Talked")
+    blank = create_session(alice, title="Fresh successor")
+
+    without = rows(as_alice.get(reverse("chat:sidebar")).content.decode())
+    current = as_alice.get(reverse("chat:sidebar"), {"current": str(blank.pk)}).content.decode()
+
+    assert without == [str(shown.pk)]
+    assert str(blank.pk) in rows(current)
+    assert f'data-session-id="{blank.pk}"\n         data-blank="true"' in current
+    assert 'aria-current="page"' in current
+
+
+def test_blank_current_session_has_its_row_on_its_own_page(as_alice: Client, alice: Any):
+    blank = create_session(alice, title="Draft")
+    html = page(as_alice, blank)
+    assert str(blank.pk) in rows(html)
+    assert f'data-session-id="{blank.pk}"' in html
+
+
+def test_sidebar_hides_archived_sessions_and_subagents(as_alice: Client, alice: Any):
+    main = talked(alice, "Main")
+    archived = talked(alice, "Old")
+    Session.objects.filter(pk=archived.pk).update(archived=True)
+    sub = talked(alice, "Helper", parent=main)
+
+    html = as_alice.get(reverse("chat:sidebar")).content.decode()
+
+    assert rows(html) == [str(main.pk)]
+    assert str(sub.pk) not in html
+
+
+def test_page_carries_the_follower_contract(as_alice: Client, alice: Any):
+    session = talked(alice, "Contract")
+    html = page(as_alice, session)
+    assert f'data-user-id="{alice.pk}"' in html
+    assert f'data-session-id="{session.pk}"' in html
+    assert (
+        f'id="session-list" aria-label="Sessions"\n         hx-get="/sidebar/?current={session.pk}"'
+        in html
+    )
+    assert "/static/follower.js" in html and "/static/vendor/htmx.min.js" in html
+
+
+# --- conversation page ------------------------------------------------------------------------
+
+
+def test_tool_calls_and_results_are_folded(as_alice: Client, alice: Any):
+    session = talked(alice, "Tools")
+    log.append_message(
+        session,
+        role=Role.ASSISTANT,
+        source_kind=SourceKind.ASSISTANT,
+        content="ls -la",
+        tool_name="shell",
+    )
+    log.append_message(session, role=Role.TOOL, source_kind=SourceKind.TOOL, content="total 0")
+    html = page(as_alice, session)
+    assert "<summary>Tool call · shell</summary>" in html
+    assert "<summary>Tool result</summary>" in html
+    assert html.count('<details class="msg msg-tool') == 2
+
+
+def test_brief_is_rendered_field_by_field(as_alice: Client, alice: Any):
+    session = create_session(alice, title="Successor")
+    brief = {"goal": "Ship the CLI", "next_steps": ["write tests", "release"]}
+    log.append_message(
+        session, role=Role.USER, source_kind=SourceKind.PLUGIN, content=json.dumps(brief)
+    )
+    html = page(as_alice, session)
+    assert "Handoff brief" in html
+    assert "<dt>Next steps</dt>" in html
+    assert "<li>write tests</li>" in html
+
+
+def test_relay_is_marked_with_its_source(as_alice: Client, alice: Any):
+    source = talked(alice, "Source")
+    successor = talked(alice, "Successor")
+    original = log.append_message(
+        source, role=Role.USER, source_kind=SourceKind.USER, content="late thought"
+    )
+    Message.objects.filter(pk=original.pk).update(
+        forwarded_to=successor.pk, forward_relay_id="r" * 64
+    )
+    log.append_message(
+        successor,
+        role=Role.USER,
+        source_kind=SourceKind.RELAY,
+        content="late thought",
+        relay_id="r" * 64,
+    )
+    successor_html = page(as_alice, successor)
+    source_html = page(as_alice, source)
+    assert "relayed from" in successor_html
+    assert reverse("chat:session", args=[source.pk]) in successor_html
+    assert "forwarded to" in source_html
+
+
+def test_token_figure_says_estimated_without_usage(as_alice: Client, alice: Any):
+    session = talked(alice, "No usage")
+    html = page(as_alice, session)
+    assert 'class="badge badge-estimated">estimated<' in html
+
+
+def test_token_figure_says_exact_with_usage(as_alice: Client, alice: Any):
+    session = talked(alice, "Usage")
+    log.append_message(
+        session,
+        role=Role.ASSISTANT,
+        source_kind=SourceKind.ASSISTANT,
+        content="ok",
+        usage=Usage(uncached_input=1000, output=20, cache_read=500, cache_write=0),
+    )
+    html = page(as_alice, session)
+    assert "<strong>1,500</strong> tokens" in html
+    assert 'class="badge badge-exact">exact<' in html
+
+
+def test_token_figure_says_unavailable_when_nothing_measures(as_alice: Client, alice: Any):
+    session = create_session(alice, title="Empty")
+    html = page(as_alice, session)
+    assert "Token usage unavailable" in html
+
+
+def test_handed_off_session_shows_the_banner(as_alice: Client, alice: Any):
+    source = talked(alice, "Source")
+    successor = talked(alice, "Weather CLI, continued")
+    record = HandoffRecord.objects.create(
+        source=source,
+        target=successor,
+        phase="started",
+        reason="manual",
+        source_revision=1,
+        brief={"goal": "g"},
+    )
+    Redirect.objects.create(source=source, destination=successor, record=record)
+
+    html = page(as_alice, source)
+
+    assert "This conversation continues in" in html
+    assert f'<a href="/s/{successor.pk}/">Weather CLI, continued</a>' in html
+    assert "Hand off now" not in html
+
+
+def test_session_without_redirect_has_no_banner(as_alice: Client, alice: Any):
+    html = page(as_alice, talked(alice, "Plain"))
+    assert "continues in" not in html
+    assert "Hand off now" in html
+
+
+# --- composer -------------------------------------------------------------------------------
+
+
+def test_composer_posts_a_message_and_shows_the_log(as_alice: Client, alice: Any):
+    session = talked(alice, "Chat")
+    response = compose(as_alice, session, "Please add tests")
+    html = response.content.decode()
+    assert response.status_code == 200
+    assert Message.objects.filter(session=session, content="Please add tests").count() == 1
+    assert 'id="timeline"' in html and "Please add tests" in html
+    assert 'id="composer"' in html  # a fresh composer, out of band
+    assert "handoff:refresh" in response["HX-Trigger"]
+
+
+def test_composer_double_submit_posts_once(as_alice: Client, alice: Any):
+    session = talked(alice, "Chat")
+    compose(as_alice, session, "once", client_id="same")
+    compose(as_alice, session, "once", client_id="same")
+    assert Message.objects.filter(session=session, content="once").count() == 1
+
+
+def test_composer_refuses_an_empty_message(as_alice: Client, alice: Any):
+    session = talked(alice, "Chat")
+    before = Message.objects.filter(session=session).count()
+    response = compose(as_alice, session, "   ")
+    assert response.status_code == 422
+    assert Message.objects.filter(session=session).count() == before
+
+
+def test_composer_on_a_handed_off_session_says_forwarded(as_alice: Client, alice: Any):
+    source = talked(alice, "Source")
+    successor = talked(alice, "The successor")
+    Redirect.objects.create(source=source, destination=successor)
+
+    html = compose(as_alice, source, "one more thing").content.decode()
+
+    assert "Forwarded to" in html
+    assert f'<a href="/s/{successor.pk}/">The successor</a>' in html
+    assert Message.objects.filter(session=successor, source_kind=SourceKind.RELAY).count() == 1
+
+
+@pytest.mark.parametrize("command", ["/handoff", "/handoff now"])
+def test_composer_handoff_now_requests_a_handoff(
+    as_alice: Client, alice: Any, command: str, settings: Any
+):
+    settings.TASKS = {"default": {"BACKEND": "django_tasks.backends.dummy.DummyBackend"}}
+    session = talked(alice, "Chat")
+    html = compose(as_alice, session, command).content.decode()
+    assert "Handoff requested" in html
+    assert MainState.objects.get(session=session).requested
+
+
+def test_composer_handoff_enable_and_disable(as_alice: Client, alice: Any):
+    session = talked(alice, "Chat")
+    assert "enabled" in compose(as_alice, session, "/handoff enable", "a").content.decode()
+    assert MainState.objects.get(session=session).enabled
+    assert "disabled" in compose(as_alice, session, "/handoff disable", "b").content.decode()
+    assert not MainState.objects.get(session=session).enabled
+
+
+def test_composer_handoff_status_shows_the_report(as_alice: Client, alice: Any):
+    session = talked(alice, "Chat")
+    html = compose(as_alice, session, "/handoff status").content.decode()
+    assert "Handoff status" in html
+    assert "Automatic handoff (this session)" in html
+    assert "estimated" in html
+    assert not Message.objects.filter(session=session, content__startswith="/handoff").exists()
+
+
+def test_composer_unknown_handoff_action_is_an_error(as_alice: Client, alice: Any):
+    session = talked(alice, "Chat")
+    html = compose(as_alice, session, "/handoff sideways").content.decode()
+    assert "feedback-error" in html and "Unknown /handoff action" in html
+    assert not MainState.objects.filter(session=session, requested=True).exists()
+
+
+def test_composer_unknown_command_is_an_error(as_alice: Client, alice: Any):
+    session = talked(alice, "Chat")
+    html = compose(as_alice, session, "/frobnicate").content.decode()
+    assert "Unknown command /frobnicate" in html
+
+
+def test_composer_compact(as_alice: Client, alice: Any):
+    session = talked(alice, "Chat")
+    html = compose(as_alice, session, "/compact").content.decode()
+    session.refresh_from_db()
+    assert "Compacted" in html
+    assert session.compactions == 1
+
+
+def test_composer_double_slash_posts_a_message(as_alice: Client, alice: Any):
+    session = talked(alice, "Chat")
+    compose(as_alice, session, "//handoff is a word")
+    assert Message.objects.filter(session=session, content="/handoff is a word").exists()
+
+
+# --- new conversation -----------------------------------------------------------------------
+
+
+def test_new_conversation_in_a_workspace_uses_its_directory(as_alice: Client, alice: Any):
+    workspace = Workspace.objects.create(owner=alice, path="/src/app", name="App")
+    response = as_alice.post(reverse("chat:new"), {"title": "Plan", "workspace": workspace.pk})
+    session = Session.objects.get(owner=alice, title="Plan")
+    assert response["Location"] == reverse("chat:session", args=[session.pk])
+    assert session.workspace == workspace and session.cwd == "/src/app" and session.blank
+
+
+def test_new_conversation_rejects_a_relative_directory(as_alice: Client):
+    response = as_alice.post(reverse("chat:new"), {"title": "X", "cwd": "relative/dir"})
+    assert response.status_code == 422
+    assert "absolute path" in response.content.decode()
+    assert not Session.objects.exists()
+
+
+def test_new_conversation_cannot_use_another_users_workspace(as_alice: Client, bob: Any):
+    theirs = Workspace.objects.create(owner=bob, path="/src/bob", name="Bob's")
+    response = as_alice.post(reverse("chat:new"), {"title": "X", "workspace": theirs.pk})
+    assert response.status_code == 422
+    assert not Session.objects.exists()
