@@ -1,0 +1,100 @@
+"""The Conversation Collaboration card's form: the global switch, four thresholds, token basis.
+
+Ranges are the seed's (seed 000, Trigger config table, via ``handoff.core.trigger.RANGES``).
+The card saves one field at a time, the moment it changes (issue 3, §3), so a form is usually
+bound to a single field (``only=``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.db import transaction
+
+from handoff import services
+from handoff.core.tokens import TokenBasis
+from handoff.core.trigger import RANGES
+from handoff_settings.models import HandoffSettings
+from handoff_settings.store import EDITABLE, SettingsValues
+
+
+def _bounds(name: str) -> dict[str, Any]:
+    low, high = RANGES[name]
+    return {"min_value": low, "max_value": high}
+
+
+def _range_text(name: str) -> str:
+    low, high = RANGES[name]
+    return f"{low:g}–{high:g}"
+
+
+class HandoffSettingsForm(forms.Form):
+    """The card's fields; ``only`` binds the form to that one field (the others are dropped)."""
+
+    auto_handoff = forms.BooleanField(
+        label="Automatic handoff",
+        required=False,
+        help_text="Global switch. A conversation also needs its own switch on.",
+    )
+    handoff_ratio = forms.FloatField(
+        label="Window ratio",
+        **_bounds("handoff_ratio"),
+        widget=forms.NumberInput(attrs={"step": "0.01"}),
+        help_text=f"Fraction of the model's context window ({_range_text('handoff_ratio')}).",
+    )
+    handoff_tokens = forms.IntegerField(
+        label="Token ceiling",
+        **_bounds("handoff_tokens"),
+        widget=forms.NumberInput(attrs={"step": "1000"}),
+        help_text=f"Absolute ceiling in tokens ({_range_text('handoff_tokens')}).",
+    )
+    handoff_min_turns = forms.IntegerField(
+        label="Minimum turns",
+        **_bounds("handoff_min_turns"),
+        help_text=f"Stops successor chains ({_range_text('handoff_min_turns')}).",
+    )
+    handoff_compactions = forms.IntegerField(
+        label="Compactions",
+        **_bounds("handoff_compactions"),
+        help_text=(
+            f"Hand off after this many compactions; 0 turns it off "
+            f"({_range_text('handoff_compactions')})."
+        ),
+    )
+    token_basis = forms.ChoiceField(
+        label="Token basis",
+        choices=[
+            (TokenBasis.CONTEXT.value, "Current context (prompt of the latest call)"),
+            (TokenBasis.CUMULATIVE.value, "Cumulative (four usage buckets summed)"),
+        ],
+        help_text="What the token figure and the ratio compare against.",
+    )
+
+    def __init__(self, *args: Any, only: str | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if only is not None:
+            if only not in self.fields:
+                raise KeyError(f"unknown setting {only!r}")
+            self.fields = {only: self.fields[only]}
+
+    def save(self) -> tuple[SettingsValues, bool]:
+        """Store the bound fields; return (the settings as stored now, whether anything changed).
+
+        Idempotent: values equal to the stored ones are not written again, so a double submit
+        makes one change (one ``version`` bump). The comparison and the write happen in one
+        transaction holding the settings row's lock; a crash half-way leaves the previous
+        settings. Raises ``django.core.exceptions.ValidationError`` when the store refuses.
+        """
+        store = services.settings_store()
+        with transaction.atomic():
+            HandoffSettings.objects.select_for_update().get_or_create(pk=1)
+            current = store.load()
+            changes = {
+                name: value
+                for name, value in self.cleaned_data.items()
+                if name in EDITABLE and getattr(current, name) != value
+            }
+            if not changes:
+                return current, False
+            return store.save(**changes), True

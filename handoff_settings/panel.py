@@ -1,0 +1,112 @@
+"""What the conversation page's handoff panel shows, built from the one status report.
+
+The panel (issue 3, §2): the banner "continues in …" on a handed-off session, the token figure
+with its basis and label, the session's automatic-handoff switch, "Hand off now", the phases of
+the latest attempt and, when deferred, the blockers in words. Everything comes from
+``handoff.operations.status`` (issue 4, §6), so the panel says what the command and API say.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from handoff import operations
+from handoff.core.phases import Phase
+from handoff.exceptions import HandoffError, NotAMain
+from host.models import Session
+
+# The phases an attempt goes through on success, in order (seed 000, The transaction).
+PHASE_STEPS: tuple[tuple[Phase, str], ...] = (
+    (Phase.SUMMARIZING, "Summarizing"),
+    (Phase.PREPARED, "Successor prepared"),
+    (Phase.COMMITTED, "Committed"),
+    (Phase.STARTED, "Successor started"),
+)
+# An attempt in one of these phases is still moving: the panel keeps polling.
+UNFINISHED_PHASES = frozenset({Phase.SUMMARIZING, Phase.PREPARED, Phase.COMMITTED})
+
+_BLOCKER_TEXT = {
+    "active-team-roster": "it leads a team with more than one member",
+    "pending-inbox": "messages are queued for its next turn",
+    "custom-permissions-require-manual-transfer": (
+        "its permissions are custom: hand it off yourself with “Hand off now”"
+    ),
+}
+
+
+def describe_blocker(blocker: str) -> str:
+    """Return a blocker name (DESIGN.md, blocker) as a phrase a user understands."""
+    kind, _, detail = blocker.partition(":")
+    if kind == "activity":
+        return f"something is in flight ({detail})"
+    if kind == "owned-agent":
+        return f"its subagent {detail[:8]} is still live"
+    return _BLOCKER_TEXT.get(blocker, blocker)
+
+
+@dataclass(frozen=True)
+class PhaseStep:
+    """One step of the progress list; ``state`` is done, current, failed or todo."""
+
+    phase: str
+    label: str
+    state: str
+
+
+def progress(last: dict[str, Any] | None) -> list[PhaseStep]:
+    """Return the progress list of the latest record (empty when there is none).
+
+    A ``failed`` record marks its first step failed (the error says where it stopped); a
+    ``committed-start-pending`` record is committed with the start still to come.
+    """
+    if last is None:
+        return []
+    phase = last["phase"]
+    if phase == Phase.FAILED:
+        return [PhaseStep(Phase.FAILED.value, "Failed", "failed")]
+    if phase == Phase.COMMITTED_START_PENDING:
+        done = [PhaseStep(p.value, label, "done") for p, label in PHASE_STEPS[:-1]]
+        pending = PhaseStep(phase, "Start pending: open the successor", "failed")
+        return [*done, pending]
+    index = [p for p, _ in PHASE_STEPS].index(Phase(phase))
+    return [
+        PhaseStep(p.value, label, _state(position, index, finished=phase == Phase.STARTED))
+        for position, (p, label) in enumerate(PHASE_STEPS)
+    ]
+
+
+def _state(position: int, index: int, *, finished: bool) -> str:
+    if position < index or finished:
+        return "done"
+    return "current" if position == index else "todo"
+
+
+def session_panel(session: Session) -> dict[str, Any]:
+    """Return the template context of the handoff panel of ``session`` (its owner's view).
+
+    Keys: ``session``, ``report`` (the status report dict, or None with ``error`` when the
+    handoff refuses this session, e.g. a subagent), ``successor`` (the redirect's destination
+    session, or None), ``steps``, ``deferred`` (phrases), ``polling`` (an attempt is unfinished
+    or requested).
+    """
+    context: dict[str, Any] = {"session": session, "successor": None, "steps": [], "deferred": []}
+    try:
+        if session.parent_id is not None:
+            raise NotAMain(session.pk)
+        report = operations.status(session.pk).as_dict()
+    except HandoffError as exc:
+        return context | {"report": None, "error": str(exc), "polling": False}
+    last = report.get("last")
+    if report.get("redirect"):
+        context["successor"] = Session.objects.filter(
+            pk=report["redirect"], owner_id=session.owner_id
+        ).first()
+    unfinished = last is not None and last["phase"] in UNFINISHED_PHASES
+    return context | {
+        "report": report,
+        "error": "",
+        "steps": progress(last),
+        "deferred": [describe_blocker(b) for b in report.get("deferred", [])],
+        "polling": bool(report.get("requested")) or unfinished,
+    }

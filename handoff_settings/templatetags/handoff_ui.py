@@ -1,0 +1,21 @@
+"""``{% handoff_panel session %}``: the handoff panel on the conversation page.
+
+The host's page template loads this tag (the host's Python never imports the handoff app).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import template
+
+from handoff_settings.panel import session_panel
+from host.models import Session
+
+register = template.Library()
+
+
+@register.inclusion_tag("chat/handoff_panel.html")
+def handoff_panel(session: Session) -> dict[str, Any]:
+    """Render the panel of ``session`` (the page already checked that the user owns it)."""
+    return session_panel(session)

@@ -1,0 +1,149 @@
+"""Settings → Conversation Collaboration (issue 3, §3) and the conversation page's handoff panel.
+
+The card saves each field the moment it changes (one htmx POST per field). Only staff change the
+global settings: others see the card read-only and get 403 when they post. The panel's switch
+and "Hand off now" act on the signed-in user's own session (anyone else's is a 404).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from uuid import UUID
+
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, render
+from django.views.decorators.http import require_GET, require_POST
+
+from handoff import operations, services
+from handoff.exceptions import HandoffError
+from handoff.models import HandoffRecord, MainState
+from handoff_settings.forms import HandoffSettingsForm
+from handoff_settings.panel import describe_blocker, session_panel
+from host.models import Session
+
+SESSION_ACTIONS = {
+    "enable": operations.enable,
+    "disable": operations.disable,
+    "now": operations.request_now,
+}
+
+
+def _field_context(form: HandoffSettingsForm, name: str, **extra: Any) -> dict[str, Any]:
+    return {"field": form[name], "name": name, **extra}
+
+
+def _stored_form() -> tuple[HandoffSettingsForm, int]:
+    values = services.load_settings()
+    return HandoffSettingsForm(initial=values.as_dict()), values.version
+
+
+def _status_channel() -> str:
+    """``missing`` when the host provides no status channel, ``down`` when it is unreachable,
+    else ``unknown`` (the follower reports the websocket's state in the page)."""
+    channel = services.get(services.STATUS_CHANNEL)
+    if channel is None:
+        return "missing"
+    return "unknown" if channel.available() else "down"
+
+
+def activity_context(user: Any) -> dict[str, Any]:
+    """The card's activity: the status report of the user's latest record's source, and the
+    user's mains that are deferred, each with its blockers in words."""
+    last = HandoffRecord.objects.filter(source__owner_id=user.pk).order_by("-created").first()
+    report = None
+    if last is not None:
+        try:
+            report = operations.status(last.source_id).as_dict()
+        except HandoffError:
+            report = None
+    deferred = [
+        (state.session, [describe_blocker(b) for b in state.deferred])
+        for state in MainState.objects.filter(session__owner_id=user.pk)
+        .exclude(deferred=[])
+        .select_related("session")
+    ]
+    return {"last_record": last, "report": report, "deferred_mains": deferred}
+
+
+@require_GET
+def card(request: HttpRequest) -> HttpResponse:
+    """The Conversation Collaboration card."""
+    form, version = _stored_form()
+    context = {
+        "fields": [_field_context(form, name) for name in form.fields],
+        "can_edit": request.user.is_staff,
+        "version": version,
+        "status_channel": _status_channel(),
+    } | activity_context(request.user)
+    return render(request, "settings/card.html", context)
+
+
+@require_GET
+def activity(request: HttpRequest) -> HttpResponse:
+    """The card's activity fragment (polled, and refreshed on follower events)."""
+    return render(request, "settings/_activity.html", activity_context(request.user))
+
+
+@require_POST
+def save_field(request: HttpRequest, name: str) -> HttpResponse:
+    """Validate and store one setting; answer with the field as the server stored it.
+
+    Invalid input: 422, the field shows the error next to it and nothing is saved. An unchanged
+    value is not written again (a double submit makes one change). Non-staff: 403.
+    """
+    if not request.user.is_staff:
+        raise PermissionDenied("Only staff change the global settings.")
+    try:
+        form = HandoffSettingsForm(request.POST, only=name)
+    except KeyError as exc:
+        raise Http404(f"No setting {name!r}.") from exc
+    if form.is_valid():
+        try:
+            values, changed = form.save()
+        except ValidationError as exc:
+            form.add_error(None, exc)
+        else:
+            stored = HandoffSettingsForm(initial=values.as_dict(), only=name)
+            context = _field_context(
+                stored, name, can_edit=True, saved=True, changed=changed, version=values.version
+            )
+            return render(request, "settings/_field.html", context)
+    context = _field_context(
+        form,
+        name,
+        can_edit=True,
+        stored_value=getattr(services.load_settings(), name),
+        errors=[str(e) for errs in form.errors.values() for e in errs],
+    )
+    return render(request, "settings/_field.html", context, status=422)
+
+
+def _owned_session(request: HttpRequest, session_id: UUID) -> Session:
+    return get_object_or_404(Session, pk=session_id, owner_id=request.user.pk)
+
+
+@require_GET
+def panel(request: HttpRequest, session_id: UUID) -> HttpResponse:
+    """The handoff panel of one of the user's sessions (polled while an attempt runs)."""
+    session = _owned_session(request, session_id)
+    return render(request, "chat/handoff_panel.html", session_panel(session))
+
+
+@require_POST
+def session_action(request: HttpRequest, session_id: UUID, action: str) -> HttpResponse:
+    """Enable or disable the session's automatic handoff, or ask for one now; show the panel.
+
+    ``now`` only requests the attempt (it runs in the background). A refusal (a subagent, a
+    missing service) is shown in the panel with status 409; nothing changed then.
+    """
+    session = _owned_session(request, session_id)
+    operation = SESSION_ACTIONS.get(action)
+    if operation is None:
+        raise Http404(f"No action {action!r}.")
+    try:
+        operation(session.pk)
+    except HandoffError as exc:
+        context = session_panel(session) | {"action_error": str(exc)}
+        return render(request, "chat/handoff_panel.html", context, status=409)
+    return render(request, "chat/handoff_panel.html", session_panel(session))

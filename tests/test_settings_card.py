@@ -1,0 +1,296 @@
+"""Settings → Conversation Collaboration (handoff_settings.views, forms, panel, commands)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from django.test import Client
+from django.urls import reverse
+
+from handoff import services
+from handoff.models import HandoffRecord, MainState
+from handoff_settings.models import HandoffSettings
+from handoff_settings.panel import describe_blocker, progress
+from host import log
+from host.models import Role, Session, SourceKind
+from host.sessions import create_session
+
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("immediate_tasks")]
+
+HTMX = {"HX-Request": "true"}
+
+
+@pytest.fixture
+def staff(django_user_model: Any) -> Any:
+    return django_user_model.objects.create_user("root", password="pw", is_staff=True)
+
+
+@pytest.fixture
+def member(django_user_model: Any) -> Any:
+    return django_user_model.objects.create_user("mia", password="pw")
+
+
+@pytest.fixture
+def as_staff(client: Client, staff: Any) -> Client:
+    client.force_login(staff)
+    return client
+
+
+def save(client: Client, name: str, value: Any) -> Any:
+    data = {} if value is None else {name: value}
+    return client.post(reverse("handoff_settings:field", args=[name]), data, headers=HTMX)
+
+
+def stored() -> HandoffSettings:
+    return HandoffSettings.objects.get_or_create(pk=1)[0]
+
+
+def talked(owner: Any, title: str) -> Session:
+    session = create_session(owner, title=title)
+    log.append_message(
+        session, role=Role.USER, source_kind=SourceKind.USER, content="hi", starts_turn=True
+    )
+    return session
+
+
+# --- the card -------------------------------------------------------------------------------
+
+
+def test_card_shows_every_setting_with_the_stored_value(as_staff: Client):
+    HandoffSettings.objects.update_or_create(pk=1, defaults={"handoff_ratio": 0.6})
+    html = as_staff.get(reverse("handoff_settings:card")).content.decode()
+    for name in (
+        "auto_handoff",
+        "handoff_ratio",
+        "handoff_tokens",
+        "handoff_min_turns",
+        "handoff_compactions",
+        "token_basis",
+    ):
+        assert f'id="setting-{name}"' in html
+    assert 'name="handoff_ratio" id="id_handoff_ratio" value="0.6"' in html
+    assert 'hx-trigger="change"' in html
+
+
+def test_card_is_read_only_for_non_staff(client: Client, member: Any):
+    client.force_login(member)
+    html = client.get(reverse("handoff_settings:card")).content.decode()
+    assert "read-only" in html
+    assert "hx-post" not in html
+    assert "disabled" in html
+
+
+def test_non_staff_cannot_save(client: Client, member: Any):
+    client.force_login(member)
+    before = stored().version
+    assert save(client, "handoff_ratio", "0.5").status_code == 403
+    assert stored().version == before and stored().handoff_ratio == 0.75
+
+
+def test_status_channel_starts_connecting(as_staff: Client):
+    html = as_staff.get(reverse("handoff_settings:card")).content.decode()
+    assert 'id="status-channel"' in html
+    assert "connecting…" in html
+
+
+def test_status_channel_left_out_says_unavailable(as_staff: Client, settings: Any):
+    settings.HANDOFF_SERVICES = {**settings.HANDOFF_SERVICES, services.STATUS_CHANNEL: None}
+    html = as_staff.get(reverse("handoff_settings:card")).content.decode()
+    assert "status channel unavailable" in html
+    assert 'data-service="missing"' in html
+    assert save(as_staff, "handoff_ratio", "0.5").status_code == 200
+    assert stored().handoff_ratio == 0.5
+
+
+# --- saving ---------------------------------------------------------------------------------
+
+
+def test_save_ratio_stores_it_and_shows_the_stored_value(as_staff: Client):
+    response = save(as_staff, "handoff_ratio", "0.5")
+    html = response.content.decode()
+    assert response.status_code == 200
+    assert stored().handoff_ratio == 0.5
+    assert 'value="0.5"' in html and "Saved" in html
+    assert as_staff.get(reverse("handoff_settings:card")).content.decode().count('value="0.5"') == 1
+
+
+def test_out_of_range_shows_an_inline_error_and_saves_nothing(as_staff: Client):
+    before = stored().version
+    response = save(as_staff, "handoff_ratio", "0.99")
+    html = response.content.decode()
+    assert response.status_code == 422
+    assert 'class="field-error" id="error-handoff_ratio"' in html
+    assert "0.95" in html and "Nothing was saved; the stored value is 0.75" in html
+    assert stored().handoff_ratio == 0.75 and stored().version == before
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("handoff_ratio", "0.1"),
+        ("handoff_tokens", "7999"),
+        ("handoff_tokens", "1000001"),
+        ("handoff_min_turns", "1"),
+        ("handoff_min_turns", "101"),
+        ("handoff_compactions", "-1"),
+        ("handoff_compactions", "101"),
+        ("handoff_tokens", "lots"),
+        ("token_basis", "vibes"),
+    ],
+)
+def test_every_range_is_enforced(as_staff: Client, name: str, value: str):
+    before = stored().version
+    assert save(as_staff, name, value).status_code == 422
+    assert stored().version == before
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "expected"),
+    [
+        ("handoff_ratio", "0.2", 0.2),
+        ("handoff_ratio", "0.95", 0.95),
+        ("handoff_tokens", "8000", 8000),
+        ("handoff_tokens", "1000000", 1_000_000),
+        ("handoff_min_turns", "2", 2),
+        ("handoff_compactions", "0", 0),
+        ("token_basis", "cumulative", "cumulative"),
+    ],
+)
+def test_range_ends_are_accepted(as_staff: Client, name: str, value: str, expected: Any):
+    assert save(as_staff, name, value).status_code == 200
+    assert getattr(stored(), name) == expected
+
+
+def test_double_submit_makes_one_change(as_staff: Client):
+    before = stored().version
+    first = save(as_staff, "handoff_tokens", "90000")
+    second = save(as_staff, "handoff_tokens", "90000")
+    assert stored().handoff_tokens == 90000
+    assert stored().version == before + 1
+    assert "Saved" in first.content.decode()
+    assert "Already saved" in second.content.decode()
+
+
+def test_auto_handoff_switch_on_and_off(as_staff: Client):
+    save(as_staff, "auto_handoff", "on")
+    assert stored().auto_handoff is True
+    save(as_staff, "auto_handoff", None)  # an unchecked box sends nothing
+    assert stored().auto_handoff is False
+
+
+def test_unknown_setting_is_404(as_staff: Client):
+    assert save(as_staff, "version", "99").status_code == 404
+
+
+def test_saving_works_with_the_settings_store_left_out(as_staff: Client, settings: Any):
+    settings.HANDOFF_SERVICES = {**settings.HANDOFF_SERVICES, services.SETTINGS_STORE: None}
+    try:
+        assert save(as_staff, "handoff_min_turns", "7").status_code == 200
+        assert services.load_settings().handoff_min_turns == 7
+        assert stored().handoff_min_turns == 4
+    finally:
+        services.settings_store().__class__.reset()  # type: ignore[attr-defined]
+
+
+# --- activity ---------------------------------------------------------------------------------
+
+
+def test_card_shows_the_last_record_and_deferred_blockers(as_staff: Client, staff: Any):
+    source = talked(staff, "Long task")
+    HandoffRecord.objects.create(
+        source=source, phase="failed", reason="manual", source_revision=3, error="LLM timed out"
+    )
+    MainState.objects.create(session=source, enabled=True, deferred=["pending-inbox"])
+
+    html = as_staff.get(reverse("handoff_settings:card")).content.decode()
+
+    assert "Latest attempt on" in html and "Long task" in html
+    assert "LLM timed out" in html
+    assert "messages are queued for its next turn" in html
+
+
+def test_card_shows_only_the_users_own_records(client: Client, staff: Any, member: Any):
+    theirs = talked(staff, "Staff secret")
+    HandoffRecord.objects.create(source=theirs, phase="failed", reason="manual", source_revision=1)
+    client.force_login(member)
+    html = client.get(reverse("handoff_settings:card")).content.decode()
+    assert "Staff secret" not in html
+    assert "No handoff yet" in html
+
+
+# --- the conversation page's panel ----------------------------------------------------------
+
+
+def test_panel_switch_enables_and_disables(as_staff: Client, staff: Any):
+    session = talked(staff, "Work")
+    url = reverse("handoff_settings:session_action", args=[session.pk, "enable"])
+    html = as_staff.post(url, headers=HTMX).content.decode()
+    assert MainState.objects.get(session=session).enabled
+    assert "checked" in html
+    as_staff.post(reverse("handoff_settings:session_action", args=[session.pk, "disable"]))
+    assert not MainState.objects.get(session=session).enabled
+
+
+def test_panel_hand_off_now_requests_and_polls(as_staff: Client, staff: Any, settings: Any):
+    settings.TASKS = {"default": {"BACKEND": "django_tasks.backends.dummy.DummyBackend"}}
+    session = talked(staff, "Work")
+    url = reverse("handoff_settings:session_action", args=[session.pk, "now"])
+    html = as_staff.post(url, headers=HTMX).content.decode()
+    assert MainState.objects.get(session=session).requested
+    assert 'hx-trigger="every 1s"' in html
+    assert "Handoff requested" in html
+
+
+def test_panel_of_another_users_session_is_404(client: Client, staff: Any, member: Any):
+    session = talked(staff, "Work")
+    client.force_login(member)
+    assert client.get(reverse("handoff_settings:panel", args=[session.pk])).status_code == 404
+    url = reverse("handoff_settings:session_action", args=[session.pk, "enable"])
+    assert client.post(url).status_code == 404
+    assert not MainState.objects.filter(session=session).exists()
+
+
+def test_panel_on_a_subagent_says_handoff_is_not_available(as_staff: Client, staff: Any):
+    main = talked(staff, "Main")
+    sub = create_session(staff, title="Helper", parent=main)
+    html = as_staff.get(reverse("handoff_settings:panel", args=[sub.pk])).content.decode()
+    assert "Handoff is not available for this conversation" in html
+    url = reverse("handoff_settings:session_action", args=[sub.pk, "now"])
+    assert as_staff.post(url).status_code == 409
+
+
+def test_panel_shows_deferred_blockers_in_words(as_staff: Client, staff: Any):
+    session = talked(staff, "Work")
+    MainState.objects.create(session=session, enabled=True, deferred=["activity:turn"])
+    html = as_staff.get(reverse("handoff_settings:panel", args=[session.pk])).content.decode()
+    assert "Deferred" in html and "something is in flight (turn)" in html
+
+
+def test_progress_of_an_unfinished_attempt_marks_the_current_phase():
+    steps = progress({"phase": "prepared"})
+    assert [(s.phase, s.state) for s in steps] == [
+        ("summarizing", "done"),
+        ("prepared", "current"),
+        ("committed", "todo"),
+        ("started", "todo"),
+    ]
+
+
+def test_progress_of_a_started_attempt_is_all_done():
+    assert {s.state for s in progress({"phase": "started"})} == {"done"}
+
+
+def test_progress_of_committed_start_pending_says_open_the_successor():
+    steps = progress({"phase": "committed-start-pending"})
+    assert steps[-1].state == "failed" and "open the successor" in steps[-1].label
+
+
+def test_progress_of_a_failed_attempt():
+    assert [(s.phase, s.state) for s in progress({"phase": "failed"})] == [("failed", "failed")]
+
+
+def test_blocker_phrases():
+    assert describe_blocker("owned-agent:0123456789") == "its subagent 01234567 is still live"
+    assert "custom" in describe_blocker("custom-permissions-require-manual-transfer")
+    assert describe_blocker("something-new") == "something-new"
