@@ -1,0 +1,175 @@
+"""Admin pages for handoff records, per-main state and redirects (issue 3, §5).
+
+All three are read-only: they change only through the actions, which call the same validated
+operations as the API and the composer (``handoff.operations``) — the seed's "do not hand-edit
+the state file". The actions are the seed's recovery table (seed 000, Recovering a stuck
+handoff): open the successor, disable (stops forwarding), enable again.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django.contrib import admin, messages
+from django.db.models import Model, QuerySet
+from django.http import HttpRequest, HttpResponseRedirect
+from django.urls import reverse
+from django.utils.html import format_html
+
+from handoff import operations
+from handoff.exceptions import HandoffError
+from handoff.models import HandoffRecord, MainState, Redirect
+
+RECORD_FIELDS = (
+    "id",
+    "source",
+    "target",
+    "phase",
+    "reason",
+    "source_revision",
+    "error",
+    "metrics_json",
+    "brief_json",
+    "inheritance_json",
+    "created",
+    "updated",
+)
+
+
+def pretty_json(value: Any) -> str:
+    """Return ``value`` as indented JSON in a ``<pre>`` block (escaped)."""
+    return format_html("<pre>{}</pre>", json.dumps(value, indent=2, ensure_ascii=False))
+
+
+def _apply(
+    modeladmin: admin.ModelAdmin[Any],
+    request: HttpRequest,
+    session_ids: list[Any],
+    operation: Any,
+    done: str,
+) -> None:
+    """Run ``operation`` on each session id; report successes and each refusal as messages."""
+    succeeded = 0
+    for session_id in dict.fromkeys(session_ids):
+        try:
+            operation(session_id)
+        except HandoffError as exc:
+            modeladmin.message_user(request, f"{session_id}: {exc}", messages.ERROR)
+        else:
+            succeeded += 1
+    if succeeded:
+        modeladmin.message_user(request, f"{done} for {succeeded} session(s).", messages.SUCCESS)
+
+
+def _open(
+    modeladmin: admin.ModelAdmin[Any], request: HttpRequest, session_ids: list[Any]
+) -> HttpResponseRedirect | None:
+    """Redirect to the chat page of the one session named; a message otherwise."""
+    targets = [s for s in dict.fromkeys(session_ids) if s is not None]
+    if len(targets) != 1:
+        modeladmin.message_user(
+            request, "Select exactly one entry that has a successor.", messages.WARNING
+        )
+        return None
+    return HttpResponseRedirect(reverse("chat:session", kwargs={"session_id": targets[0]}))
+
+
+class ReadOnlyAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
+    """Viewable, never added, edited or deleted by hand."""
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
+        return False
+
+
+@admin.register(HandoffRecord)
+class HandoffRecordAdmin(ReadOnlyAdmin):
+    """Records: filter by phase and reason, search by source or target id and title."""
+
+    list_display = ["short_id", "source", "target", "phase", "reason", "tokens", "created"]
+    list_filter = ["phase", "reason"]
+    search_fields = ["source__id", "target__id", "source__title", "target__title"]
+    date_hierarchy = "created"
+    list_select_related = ["source", "target"]
+    fields = RECORD_FIELDS
+    readonly_fields = RECORD_FIELDS
+    actions = ["open_successor", "disable_source", "enable_source"]
+
+    @admin.display(description="record")
+    def short_id(self, obj: HandoffRecord) -> str:
+        return str(obj.id)[:8]
+
+    @admin.display(description="tokens")
+    def tokens(self, obj: HandoffRecord) -> Any:
+        return (obj.metrics or {}).get("tokens")
+
+    @admin.display(description="metrics")
+    def metrics_json(self, obj: HandoffRecord) -> str:
+        return pretty_json(obj.metrics)
+
+    @admin.display(description="brief")
+    def brief_json(self, obj: HandoffRecord) -> str:
+        return pretty_json(obj.brief)
+
+    @admin.display(description="inheritance")
+    def inheritance_json(self, obj: HandoffRecord) -> str:
+        return pretty_json(obj.inheritance)
+
+    @admin.action(description="Open the successor")
+    def open_successor(
+        self, request: HttpRequest, queryset: QuerySet[HandoffRecord]
+    ) -> HttpResponseRedirect | None:
+        return _open(self, request, [r.target_id for r in queryset])
+
+    @admin.action(description="Disable (stops forwarding)")
+    def disable_source(self, request: HttpRequest, queryset: QuerySet[HandoffRecord]) -> None:
+        _apply(self, request, [r.source_id for r in queryset], operations.disable, "Disabled")
+
+    @admin.action(description="Enable again")
+    def enable_source(self, request: HttpRequest, queryset: QuerySet[HandoffRecord]) -> None:
+        _apply(self, request, [r.source_id for r in queryset], operations.enable, "Enabled")
+
+
+@admin.register(MainState)
+class MainStateAdmin(ReadOnlyAdmin):
+    """Per-main switches and deferral (seed 000, State: ``mains``)."""
+
+    list_display = ["session", "enabled", "requested", "inherited_from", "deferred", "updated"]
+    list_filter = ["enabled", "requested"]
+    search_fields = ["session__id", "session__title"]
+    list_select_related = ["session", "inherited_from"]
+    actions = ["disable_main", "enable_main"]
+
+    @admin.action(description="Disable (stops forwarding)")
+    def disable_main(self, request: HttpRequest, queryset: QuerySet[MainState]) -> None:
+        _apply(self, request, [m.session_id for m in queryset], operations.disable, "Disabled")
+
+    @admin.action(description="Enable again")
+    def enable_main(self, request: HttpRequest, queryset: QuerySet[MainState]) -> None:
+        _apply(self, request, [m.session_id for m in queryset], operations.enable, "Enabled")
+
+
+@admin.register(Redirect)
+class RedirectAdmin(ReadOnlyAdmin):
+    """Redirects ``source -> destination`` (seed 000, Forwarding)."""
+
+    list_display = ["source", "destination", "record", "created"]
+    search_fields = ["source__id", "destination__id", "source__title", "destination__title"]
+    list_select_related = ["source", "destination", "record"]
+    actions = ["open_destination", "disable_source"]
+
+    @admin.action(description="Open the successor")
+    def open_destination(
+        self, request: HttpRequest, queryset: QuerySet[Redirect]
+    ) -> HttpResponseRedirect | None:
+        return _open(self, request, [r.destination_id for r in queryset])
+
+    @admin.action(description="Disable (stops forwarding)")
+    def disable_source(self, request: HttpRequest, queryset: QuerySet[Redirect]) -> None:
+        _apply(self, request, [r.source_id for r in queryset], operations.disable, "Disabled")

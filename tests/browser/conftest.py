@@ -1,0 +1,82 @@
+"""Shared browser fixtures: headless Debian Chromium driven by Playwright against ``live_server``.
+
+- ``browser`` (session scope): one Chromium for the whole run; every test using it is skipped,
+  with the reason, when ``/usr/bin/chromium`` is missing (``scripts/ensure-chromium``).
+- ``make_user(username, *, staff=False)``: a user with the password ``PASSWORD``.
+- ``login(page, live_server_url, user)``: sign ``page`` in through the login form.
+- ``user_page(user)``: a fresh browser context (own cookies) signed in as ``user``, at the
+  index; contexts are closed at teardown.
+
+Mark browser tests ``pytestmark = pytest.mark.browser`` (``-m "not browser"`` leaves them out).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+# Playwright's sync API runs an event loop in this thread; Django's ORM refuses to run in a
+# thread with a running loop unless told it is safe (the test owns the thread).
+os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+
+CHROMIUM = Path("/usr/bin/chromium")
+LAUNCH_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+PASSWORD = "correct horse battery staple"
+TIMEOUT_MS = 10_000
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Any]:
+    """One headless Chromium (Debian's) for the session."""
+    if not CHROMIUM.exists():
+        pytest.skip(f"{CHROMIUM} is missing: install Debian's chromium (scripts/ensure-chromium)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=LAUNCH_ARGS)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def make_user(transactional_db: None) -> Callable[..., Any]:
+    """Return ``make_user(username, *, staff=False)`` creating a user with ``PASSWORD``."""
+    from django.contrib.auth import get_user_model
+
+    def make(username: str, *, staff: bool = False) -> Any:
+        return get_user_model().objects.create_user(
+            username=username, password=PASSWORD, is_staff=staff
+        )
+
+    return make
+
+
+def login(page: Any, live_server_url: str, user: Any, password: str = PASSWORD) -> None:
+    """Sign ``page`` in as ``user`` through the login form; wait until it has left the form."""
+    page.goto(f"{live_server_url}/accounts/login/")
+    page.get_by_label("Username").fill(user.get_username())
+    page.get_by_label("Password").fill(password)
+    page.get_by_role("button", name="Sign in").click()
+    page.wait_for_url(lambda url: "/accounts/login/" not in url, timeout=TIMEOUT_MS)
+
+
+@pytest.fixture
+def user_page(browser: Any, live_server: Any) -> Iterator[Callable[[Any], Any]]:
+    """Return ``user_page(user)``: a page in its own context, signed in as ``user``."""
+    contexts: list[Any] = []
+
+    def open_page(user: Any) -> Any:
+        context = browser.new_context(viewport={"width": 1280, "height": 860})
+        context.set_default_timeout(TIMEOUT_MS)
+        contexts.append(context)
+        page = context.new_page()
+        login(page, live_server.url, user)
+        return page
+
+    yield open_page
+    for context in contexts:
+        context.close()
