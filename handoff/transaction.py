@@ -139,13 +139,25 @@ class AttemptOutcome:
 
 
 class Stop(Exception):
-    """Ends an attempt before a record exists (refused, no trigger, deferred)."""
+    """Ends an attempt before a record exists (refused, no trigger, deferred).
 
-    def __init__(self, outcome: Outcome, detail: str, blockers: list[str] | None = None) -> None:
+    ``keeps_request``: the main's ``requested`` stays set (a deferral waits for its blockers;
+    a refusal because another attempt is in progress leaves the request to that attempt).
+    """
+
+    def __init__(
+        self,
+        outcome: Outcome,
+        detail: str,
+        blockers: list[str] | None = None,
+        *,
+        keeps_request: bool = False,
+    ) -> None:
         super().__init__(detail)
         self.outcome = outcome
         self.detail = detail
         self.blockers = blockers or []
+        self.keeps_request = keeps_request
 
 
 class Fail(Exception):
@@ -278,7 +290,7 @@ def blockers(attempt: Attempt) -> None:
     found = find_blockers(blocker_facts(attempt.controller, attempt.source), manual=attempt.manual)
     store.update_main_state(attempt.session_id, deferred=found)
     if found:
-        raise Stop(Outcome.DEFERRED, f"deferred by {', '.join(found)}", found)
+        raise Stop(Outcome.DEFERRED, f"deferred by {', '.join(found)}", found, keeps_request=True)
     attempt.note(Step.BLOCKERS)
 
 
@@ -297,7 +309,11 @@ def mark_attempt(attempt: Attempt) -> None:
         state = store.lock_main_state(attempt.session_id)
         current = store.in_progress(attempt.session_id)
         if current is not None:
-            raise Stop(Outcome.REFUSED, f"attempt {current.pk} is already in progress")
+            raise Stop(
+                Outcome.REFUSED,
+                f"attempt {current.pk} is already in progress",
+                keeps_request=True,
+            )
         if store.redirect_of(attempt.session_id) is not None:
             raise Stop(Outcome.REFUSED, MESSAGES["already-redirected"])
         why = unstable(attempt)
@@ -502,15 +518,16 @@ def run(session_id: Any, *, manual: bool) -> AttemptOutcome:
     ``manual`` attempts need the main's ``requested`` (``handoff.operations.request_now``);
     automatic ones need ``autoHandoff`` and ``enabled``. ``requested`` is cleared when the
     attempt ends, whatever the outcome, except a deferral (the attempt waits for its blockers
-    and is retried on the next idle or blocker-cleared signal). Once a record exists, every
+    and is retried on the next idle or blocker-cleared signal) and a refusal because another
+    attempt is in progress (the request is that attempt's). Once a record exists, every
     failure ends in the record (``failed``), logged; before, only expected stops are returned.
     """
     attempt = Attempt(str(session_id), manual)
-    deferred = False
+    keep_request = False
     try:
         _steps(attempt)
     except Stop as stop:
-        deferred = stop.outcome is Outcome.DEFERRED
+        keep_request = stop.keeps_request
         return AttemptOutcome(
             stop.outcome,
             attempt.session_id,
@@ -524,7 +541,7 @@ def run(session_id: Any, *, manual: bool) -> AttemptOutcome:
     except PhaseError as exc:
         return _fail(attempt, Fail("record", str(exc)))
     finally:
-        if manual and not deferred:
+        if manual and not keep_request:
             store.clear_requested(attempt.session_id)
     assert attempt.record is not None
     return AttemptOutcome(

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from typing import Any
 
+import pytest
 from django.contrib.auth import get_user_model
 
 from handoff import services
+from handoff.transaction import Attempt, checkpoint
 from host import log
 from host.models import Session, Workspace
 from host.sessions import create_session
@@ -41,19 +44,21 @@ def make_source(
     tokens: int = 150_000,
     cwd: str = CWD,
     workspace: bool = True,
-    model: str = MODEL,
+    model: str | None = MODEL,
     title: str = "Refactor the parser",
     **fields: Any,
 ) -> Session:
     """Create an idle main with ``turns`` turns whose latest call used ``tokens`` tokens.
 
-    ``workspace`` registers ``cwd`` as the owner's workspace first. Extra ``fields`` are set on
-    the session (e.g. ``permission_preset="custom"``).
+    ``workspace`` registers ``cwd`` as the owner's workspace first; ``model`` is selected in
+    the log (None: no selection). Extra ``fields`` are set on the session
+    (e.g. ``permission_preset="custom"``).
     """
     user = user or make_user()
     ws = Workspace.objects.get_or_create(owner=user, path=cwd)[0] if workspace and cwd else None
     session = create_session(user, cwd=cwd, title=title, workspace=ws)
-    log.select_model(session, model)
+    if model:
+        log.select_model(session, model)
     for i in range(turns):
         add_turn(
             session,
@@ -69,3 +74,64 @@ def make_source(
 def auto_handoff(on: bool = True) -> None:
     """Set the global ``autoHandoff`` switch in the settings store."""
     services.settings_store().save(auto_handoff=on)
+
+
+@pytest.fixture
+def at_point() -> Iterator[Callable[[str, Callable[[Attempt], None]], None]]:
+    """Return ``inject(point, action)``: run ``action(attempt)`` when the transaction reaches
+    ``point`` (an exception it raises is that point failing). Disconnected at teardown."""
+    connected: list[Callable[..., None]] = []
+
+    def inject(wanted: str, action: Callable[[Attempt], None]) -> None:
+        def receiver(sender: Any, point: str, attempt: Attempt, **kwargs: Any) -> None:
+            if point == wanted:
+                action(attempt)
+
+        checkpoint.connect(receiver, weak=False)
+        connected.append(receiver)
+
+    yield inject
+    for receiver in connected:
+        checkpoint.disconnect(receiver)
+
+
+def boom(message: str = "injected fault") -> Callable[[Attempt], None]:
+    """Return an action that raises ``RuntimeError(message)``."""
+
+    def action(attempt: Attempt) -> None:
+        raise RuntimeError(message)
+
+    return action
+
+
+class RecordingLLM:
+    """An online LLM service that returns ``answer`` and records each call's arguments."""
+
+    calls: list[dict[str, Any]] = []
+    answer = DEFAULT_ANSWER = (
+        '{"goal": "Ship the parser", "decisions": [], "constraints": [], "artifacts": '
+        '["/work/demo/src/parser.py"], "verified": [], "pending": [], "next_steps": [], '
+        '"uncertainties": []}'
+    )
+    context_window = 0
+
+    @property
+    def offline(self) -> bool:
+        return False
+
+    def window(self) -> int:
+        return self.context_window
+
+    def complete(self, **kwargs: Any) -> str:
+        RecordingLLM.calls.append(kwargs)
+        return self.answer
+
+
+@pytest.fixture
+def recording_llm() -> Iterator[type[RecordingLLM]]:
+    """Register ``RecordingLLM`` as the llm service at run time (unregistered at teardown)."""
+    RecordingLLM.calls = []
+    RecordingLLM.answer = RecordingLLM.DEFAULT_ANSWER
+    services.register(services.LLM, RecordingLLM)
+    yield RecordingLLM
+    services.unregister(services.LLM)

@@ -1,0 +1,247 @@
+"""Seed 000, Failure outcomes: one test per row of the table, each fault injected."""
+
+from __future__ import annotations
+
+import pytest
+from handoff_support import (
+    add_turn,
+    at_point,
+    boom,
+    make_source,
+    make_user,
+    recording_llm,
+)
+
+from handoff import operations, services, store, transaction
+from handoff.core.phases import Phase
+from handoff.models import HandoffRecord, MainState, Redirect
+from host import runtime
+from host.models import Session
+from host.sessions import create_session
+
+__all__ = ["at_point", "recording_llm"]
+
+pytestmark = pytest.mark.django_db
+
+
+def snapshot(session: Session) -> tuple:
+    session.refresh_from_db()
+    return (session.title, session.archived, session.status, Redirect.objects.count())
+
+
+def drafts(source: Session) -> list[Session]:
+    return list(Session.objects.exclude(pk=source.pk).filter(parent__isnull=True))
+
+
+def run_now(source: Session) -> transaction.AttemptOutcome:
+    return operations.run_attempt(source.pk, manual=True)
+
+
+# Row: Guard, blockers, no trigger -> no record; blockers written into deferred.
+
+
+@pytest.mark.parametrize(
+    "setup, refusal",
+    [
+        ("subagent", "the session is a subagent"),
+        ("not-registered", "the session is not a registered main"),
+        ("archived", "the session is archived"),
+        ("redirected", "the session has already been handed off"),
+        ("running", "the session is not idle"),
+    ],
+)
+def test_guard_refusal_makes_no_record(setup, refusal):
+    source = make_source()
+    session = source
+    if setup == "subagent":
+        session = create_session(make_user(), cwd=source.cwd, parent=source)
+        MainState.objects.create(session=session)
+    elif setup != "not-registered":
+        MainState.objects.create(session=source, requested=True)
+    if setup == "archived":
+        Session.objects.filter(pk=source.pk).update(archived=True)
+    elif setup == "redirected":
+        other = create_session(make_user(), cwd=source.cwd)
+        store.add_redirect(source.pk, other.pk, None)
+    elif setup == "running":
+        Session.objects.filter(pk=source.pk).update(status="running")
+    outcome = transaction.run(session.pk, manual=True)
+    assert (outcome.outcome, outcome.detail) == ("refused", refusal)
+    assert not HandoffRecord.objects.exists()
+
+
+def test_blockers_make_no_record_and_are_written_into_deferred():
+    source = make_source()
+    runtime.begin_activity(source, "job")
+    outcome = run_now(source)
+    assert outcome.outcome == "deferred"
+    assert outcome.blockers == ["activity:job"]
+    assert MainState.objects.get(session=source).deferred == ["activity:job"]
+    assert not HandoffRecord.objects.exists()
+
+
+def test_no_trigger_makes_no_record():
+    source = make_source(tokens=1_000)
+    MainState.objects.create(session=source, enabled=True)
+    services.settings_store().save(auto_handoff=True)
+    outcome = transaction.run(source.pk, manual=False)
+    assert outcome.outcome == "no-trigger"
+    assert "no trigger" in outcome.detail
+    assert not HandoffRecord.objects.exists()
+
+
+# Row: summarize throws or the brief fails validation -> failed; original untouched.
+
+
+def test_summarize_throws_fails_with_the_original_untouched(at_point):
+    source = make_source()
+    before = snapshot(source)
+    at_point("summarize", boom("model timed out"))
+    outcome = run_now(source)
+    record = HandoffRecord.objects.get()
+    assert outcome.outcome == "failed"
+    assert record.phase == Phase.FAILED
+    assert "summarize" in record.error and "model timed out" in record.error
+    assert record.target_id is None
+    assert snapshot(source) == before
+    assert drafts(source) == []
+
+
+def test_brief_failing_validation_fails_with_nothing_created(recording_llm):
+    recording_llm.answer = '{"goal": "", "decisions": "not a list"}'
+    source = make_source()
+    before = snapshot(source)
+    outcome = run_now(source)
+    record = HandoffRecord.objects.get()
+    assert (outcome.outcome, record.phase) == ("failed", Phase.FAILED)
+    assert "BriefError" in record.error
+    assert record.brief is None
+    assert snapshot(source) == before
+    assert drafts(source) == []
+
+
+# Row: source changed before seed -> failed; draft archived (never woken).
+
+
+def test_source_changed_before_seed_archives_the_draft(at_point):
+    source = make_source()
+    at_point("before_seed", lambda attempt: add_turn(source, "One more thing.", tokens=10))
+    outcome = run_now(source)
+    record = HandoffRecord.objects.get()
+    assert (outcome.outcome, record.phase) == ("failed", Phase.FAILED)
+    assert "seed: not stable: the session changed" in record.error
+    (draft,) = drafts(source)
+    assert draft.archived is True
+    assert not draft.messages.exists()
+    assert Redirect.objects.count() == 0
+    source.refresh_from_db()
+    assert source.title == "Refactor the parser"
+
+
+# Row: seed flush fails -> failed; draft discarded, no redirect installed.
+
+
+def test_seed_flush_fails_discards_the_draft_and_installs_no_redirect(at_point):
+    source = make_source()
+    at_point("flush", boom("disk full"))
+    outcome = run_now(source)
+    record = HandoffRecord.objects.get()
+    assert (outcome.outcome, record.phase) == ("failed", Phase.FAILED)
+    assert "flush" in record.error and "disk full" in record.error
+    (draft,) = drafts(source)
+    assert draft.archived is True
+    assert Redirect.objects.count() == 0
+
+
+# Row: source changed before commit -> failed; draft discarded, original untouched.
+
+
+def test_source_changed_before_commit_discards_the_draft(at_point):
+    source = make_source()
+    at_point("before_commit", lambda attempt: add_turn(source, "Wait, also this.", tokens=10))
+    outcome = run_now(source)
+    record = HandoffRecord.objects.get()
+    assert (outcome.outcome, record.phase) == ("failed", Phase.FAILED)
+    assert "redirect: not stable: the session changed" in record.error
+    (draft,) = drafts(source)
+    assert draft.archived is True
+    source.refresh_from_db()
+    assert (source.title, source.archived, Redirect.objects.count()) == (
+        "Refactor the parser",
+        False,
+        0,
+    )
+
+
+# Row: redirect throws -> failed; draft discarded.
+
+
+def test_redirect_throws_discards_the_draft(at_point):
+    source = make_source()
+    operations.enable(source.pk)
+    before = snapshot(source)
+    at_point("redirect", boom("redirect store unavailable"))
+    outcome = run_now(source)
+    record = HandoffRecord.objects.get()
+    assert (outcome.outcome, record.phase) == ("failed", Phase.FAILED)
+    assert "redirect store unavailable" in record.error
+    (draft,) = drafts(source)
+    assert draft.archived is True
+    assert snapshot(source) == before
+    assert MainState.objects.get(session=source).enabled is True
+    assert not MainState.objects.filter(session=draft).exists()
+
+
+# Row: commit succeeded, start throws -> committed-start-pending; successor id kept.
+
+
+def test_start_throws_leaves_committed_start_pending_with_the_target_kept(at_point):
+    source = make_source()
+    at_point("start", boom("runtime down"))
+    outcome = run_now(source)
+    record = HandoffRecord.objects.get()
+    assert (outcome.outcome, record.phase) == (
+        "committed-start-pending",
+        Phase.COMMITTED_START_PENDING,
+    )
+    assert "runtime down" in record.error
+    successor = Session.objects.get(pk=record.target_id)
+    assert successor.archived is False
+    assert Redirect.objects.get(source=source).destination_id == successor.pk
+    assert successor.messages.first().source_kind == "plugin"
+
+
+# Draft discard rules.
+
+
+def test_a_draft_that_was_woken_is_not_discarded(at_point):
+    source = make_source()
+
+    def wake_and_change(attempt: transaction.Attempt) -> None:
+        runtime.begin_turn(attempt.successor, user_initiated=False)
+        add_turn(source, "Changed my mind.", tokens=10)
+
+    at_point("before_commit", wake_and_change)
+    run_now(source)
+    record = HandoffRecord.objects.get()
+    draft = Session.objects.get(pk=record.target_id)
+    assert record.phase == Phase.FAILED
+    assert draft.archived is False
+    assert "kept (it was woken)" in record.error
+
+
+def test_discarding_a_draft_only_archives_it(at_point):
+    source = make_source()
+    at_point("flush", boom())
+    run_now(source)
+    (draft,) = drafts(source)
+    assert draft.archived is True
+    assert draft.messages.count() == 1  # the seed is still there; nothing deleted
+
+
+def test_a_committed_successor_is_never_archived(at_point):
+    source = make_source()
+    at_point("start", boom())
+    run_now(source)
+    record = HandoffRecord.objects.get()
+    assert Session.objects.get(pk=record.target_id).archived is False

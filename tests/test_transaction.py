@@ -1,0 +1,241 @@
+"""Seed 000, The transaction: the eight steps end to end on the embedded default."""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.core.management import call_command
+from django.db import connection, connections
+from handoff_support import CWD, MODEL, add_turn, at_point, auto_handoff, make_source
+
+from handoff import operations, services, transaction
+from handoff.core.phases import Phase, Reason
+from handoff.models import HandoffRecord, MainState, Redirect
+from host.models import Message, Session, SourceKind
+
+__all__ = ["at_point"]
+
+pytestmark = pytest.mark.django_db
+
+TRANSCRIPTS = Path(__file__).resolve().parents[1] / ".." / "shared" / "transcripts"
+
+
+def successor_of(source: Session) -> Session:
+    return Session.objects.get(pk=Redirect.objects.get(source=source).destination_id)
+
+
+def test_manual_handoff_ends_started(immediate_tasks):
+    source = make_source()
+    operations.request_now(source.pk)
+    record = HandoffRecord.objects.get(source=source)
+    assert record.phase == Phase.STARTED
+    assert record.reason == Reason.MANUAL
+    assert record.metrics == {"tokens": 150_000, "turns": 5, "compactions": 0, "capacity": 200_000}
+    assert record.source_revision == source.revision
+    assert record.target_id == successor_of(source).pk
+
+
+def test_steps_are_recorded_in_the_seeds_order():
+    source = make_source()
+    outcome = operations.run_attempt(source.pk, manual=True)
+    assert [s.step for s in outcome.steps] == [
+        "guard", "metrics", "reason", "blockers", "mark_attempt", "summarize", "prepare",
+        "seed", "flush", "redirect", "record", "start",
+    ]  # fmt: skip
+    assert all(s.ok for s in outcome.steps)
+    assert outcome.outcome == "started"
+
+
+def test_the_brief_is_the_successors_first_message():
+    source = make_source()
+    operations.run_attempt(source.pk, manual=True)
+    first = Message.objects.filter(session=successor_of(source)).order_by("seq").first()
+    assert first.source_kind == SourceKind.PLUGIN
+    assert first.content.startswith("# Handoff brief")
+    assert "/work/demo/src/parser_4.py" in first.content
+
+
+def test_the_successor_is_started_and_acknowledges(django_capture_on_commit_callbacks, settings):
+    settings.TASKS = {"default": {"BACKEND": "django_tasks.backends.immediate.ImmediateBackend"}}
+    source = make_source()
+    with django_capture_on_commit_callbacks(execute=True):
+        operations.run_attempt(source.pk, manual=True)
+    successor = successor_of(source)
+    assert successor.blank is False
+    reply = Message.objects.filter(session=successor, role="assistant").get()
+    assert "received the handoff brief" in reply.content
+
+
+def test_successor_has_the_sources_cwd_workspace_model_and_owner():
+    source = make_source()
+    operations.run_attempt(source.pk, manual=True)
+    successor = successor_of(source)
+    assert successor.cwd == CWD
+    assert successor.workspace_id == source.workspace_id
+    assert successor.model == MODEL
+    assert successor.owner_id == source.owner_id
+    assert successor.title == "Refactor the parser"
+
+
+def test_source_is_renamed_and_notified_but_not_archived():
+    source = make_source()
+    operations.run_attempt(source.pk, manual=True)
+    source.refresh_from_db()
+    successor = successor_of(source)
+    assert source.title == f"Refactor the parser · 接续{successor.pk.hex[:6]}"
+    assert source.archived is False
+    notice = Message.objects.filter(session=source).order_by("-seq").first()
+    assert str(successor.pk) in notice.content
+    assert notice.source_kind == SourceKind.PLUGIN
+
+
+def test_commit_hands_the_main_state_to_the_successor():
+    source = make_source()
+    operations.enable(source.pk)
+    operations.run_attempt(source.pk, manual=True)
+    successor = successor_of(source)
+    old, new = MainState.objects.get(session=source), MainState.objects.get(session=successor)
+    assert (old.enabled, old.requested, old.deferred) == (False, False, [])
+    assert new.enabled is True
+    assert new.inherited_from_id == source.pk
+
+
+def test_the_brief_is_durable_before_the_redirect_exists(at_point):
+    seen: dict[str, Any] = {}
+
+    def look(attempt: transaction.Attempt) -> None:
+        record = HandoffRecord.objects.get(pk=attempt.record.pk)
+        seen["brief"] = record.brief
+        seen["redirects"] = Redirect.objects.count()
+        seen["seeded"] = Message.objects.filter(session=attempt.successor).count()
+
+    at_point("redirect", look)
+    source = make_source()
+    operations.run_attempt(source.pk, manual=True)
+    assert seen["brief"]["goal"]
+    assert seen["redirects"] == 0
+    assert seen["seeded"] == 1
+
+
+def test_automatic_handoff_on_context_pressure(immediate_tasks):
+    auto_handoff(True)
+    source = make_source(tokens=130_000)
+    operations.enable(source.pk)
+    record = HandoffRecord.objects.get(source=source)
+    assert (record.phase, record.reason) == (Phase.STARTED, Reason.CONTEXT_PRESSURE)
+
+
+def test_automatic_handoff_on_repeated_compaction(immediate_tasks):
+    auto_handoff(True)
+    source = make_source(tokens=1_000, compactions=3)
+    operations.enable(source.pk)
+    assert HandoffRecord.objects.get(source=source).reason == Reason.REPEATED_COMPACTION
+
+
+def test_automatic_evaluation_runs_when_the_session_turns_idle(immediate_tasks):
+    from host.signals import session_idle
+
+    auto_handoff(True)
+    source = make_source(tokens=1_000)
+    operations.enable(source.pk)
+    assert not HandoffRecord.objects.exists()
+    add_turn(source, "Keep going with /work/demo/src/lexer.py please.", tokens=125_000)
+    session_idle.send(sender=Session, session=source)
+    assert HandoffRecord.objects.get(source=source).phase == Phase.STARTED
+
+
+@pytest.mark.django_db(transaction=True)
+def test_summarize_runs_outside_any_database_transaction(at_point):
+    seen = []
+    at_point("summarize", lambda attempt: seen.append(connection.in_atomic_block))
+    source = make_source()
+    operations.run_attempt(source.pk, manual=True)
+    assert seen == [False]
+
+
+def test_a_second_attempt_in_sequence_makes_no_second_successor():
+    source = make_source()
+    first = operations.run_attempt(source.pk, manual=True)
+    again = transaction.run(source.pk, manual=True)
+    assert first.outcome == "started"
+    assert again.outcome == "refused"
+    assert HandoffRecord.objects.count() == 1
+    assert Session.objects.count() == 2
+
+
+def test_an_attempt_in_progress_refuses_a_second_one(at_point):
+    source = make_source()
+    inner: list[transaction.AttemptOutcome] = []
+    at_point("summarize", lambda attempt: inner.append(transaction.run(source.pk, manual=True)))
+    operations.run_attempt(source.pk, manual=True)
+    assert inner[0].outcome == "refused"
+    assert "already in progress" in inner[0].detail
+    assert HandoffRecord.objects.get().phase == Phase.STARTED
+    assert Session.objects.count() == 2
+
+
+@pytest.mark.postgres
+@pytest.mark.skipif(
+    not os.environ.get("DATABASE_URL", "").startswith("postgres"),
+    reason="needs DATABASE_URL pointing at PostgreSQL",
+)
+@pytest.mark.django_db(transaction=True)
+def test_two_workers_on_one_source_make_at_most_one_successor():
+    source = make_source()
+    MainState.objects.create(session=source, requested=True)
+    barrier = threading.Barrier(2)
+    outcomes: list[str] = []
+
+    def worker() -> None:
+        try:
+            barrier.wait()
+            outcomes.append(transaction.run(source.pk, manual=True).outcome)
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=worker) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert Redirect.objects.count() <= 1
+    assert Session.objects.filter(archived=False).exclude(pk=source.pk).count() <= 1
+    assert sorted(outcomes) == ["refused", "started"]
+
+
+def test_imported_transcript_hands_off_end_to_end(immediate_tasks):
+    path = TRANSCRIPTS / "claude-code-2.1-auto-compact.jsonl"
+    if not path.exists():
+        pytest.skip(f"shared transcripts are absent ({path})")
+    from handoff_support import make_user
+
+    make_user("importer")
+    call_command("import_transcript", str(path), "--owner", "importer")
+    source = Session.objects.get(parent__isnull=True)
+    outcome = operations.run_attempt(source.pk, manual=True)
+    assert outcome.outcome == "started", outcome.detail
+    successor = successor_of(source)
+    assert (successor.cwd, successor.workspace_id, successor.model) == (
+        source.cwd,
+        source.workspace_id,
+        source.model,
+    )
+    artifacts = outcome.record.brief["artifacts"]
+    paths = [a for a in artifacts if a.startswith("/")]
+    assert paths
+    text = path.read_text()
+    assert any(p in text for p in paths)
+
+
+def test_services_are_resolved_per_attempt_not_at_start_up(settings):
+    source = make_source()
+    settings.HANDOFF_SERVICES = {**settings.HANDOFF_SERVICES, "llm": None}
+    failed = operations.run_attempt(source.pk, manual=True)
+    settings.HANDOFF_SERVICES = {**settings.HANDOFF_SERVICES, "llm": "host.services.LLM"}
+    assert services.get("llm") is not None
+    started = operations.run_attempt(source.pk, manual=True)
+    assert (failed.outcome, started.outcome) == ("failed", "started")
