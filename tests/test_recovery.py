@@ -1,0 +1,162 @@
+"""DESIGN.md, Crash recovery mapping: one test per row; a record never moves backwards."""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+from io import StringIO
+
+import pytest
+from django.core.management import call_command
+from django.utils import timezone
+from handoff_support import make_source
+
+from handoff import recovery, store
+from handoff.core.phases import Phase, Reason
+from handoff.exceptions import PhaseError
+from handoff.models import HandoffRecord
+from host import runtime
+from host.models import Session
+from host.services import SessionController
+
+pytestmark = pytest.mark.django_db
+
+LATER = timedelta(hours=1)
+
+
+def record_in(phase: Phase, *, draft: bool = False, routed: bool = False) -> HandoffRecord:
+    """A record left in ``phase`` by a process that died, with its draft and route if asked."""
+    source = make_source()
+    record = store.create_record(
+        source_id=source.pk, reason=Reason.MANUAL, metrics={}, source_revision=source.revision
+    )
+    if phase == Phase.SUMMARIZING:
+        return record
+    record = store.move(record, Phase.PREPARED, brief={"goal": "g"})
+    if draft:
+        successor = SessionController().create(
+            owner_id=source.owner_id, cwd=source.cwd, title=source.title, agent_preset=None
+        )
+        record = store.save_fields(record, target_id=successor.pk)
+    if routed:
+        store.add_redirect(source.pk, record.target_id, record)
+    if phase == Phase.COMMITTED:
+        record = store.move(record, Phase.COMMITTED)
+    return record
+
+
+def recover_later() -> list[recovery.Recovered]:
+    return recovery.recover(timezone.now() + LATER)
+
+
+def test_summarizing_past_its_timeout_becomes_failed():
+    record = record_in(Phase.SUMMARIZING)
+    (done,) = recover_later()
+    record.refresh_from_db()
+    assert (done.before, done.after, record.phase) == ("summarizing", "failed", Phase.FAILED)
+    assert "did not finish in time" in record.error
+
+
+def test_summarizing_within_its_timeout_is_left_alone():
+    record = record_in(Phase.SUMMARIZING)
+    assert recovery.recover() == []
+    record.refresh_from_db()
+    assert record.phase == Phase.SUMMARIZING
+
+
+def test_prepared_with_a_draft_and_no_redirect_discards_the_draft_and_fails():
+    record = record_in(Phase.PREPARED, draft=True)
+    draft_id = record.target_id
+    (done,) = recover_later()
+    record.refresh_from_db()
+    assert record.phase == Phase.FAILED
+    assert record.target_id is None
+    assert Session.objects.get(pk=draft_id).archived is True
+    assert done.action == f"draft {draft_id} archived"
+
+
+def test_prepared_with_a_woken_draft_keeps_it_and_fails():
+    record = record_in(Phase.PREPARED, draft=True)
+    runtime.begin_turn(Session.objects.get(pk=record.target_id), user_initiated=False)
+    recover_later()
+    record.refresh_from_db()
+    assert record.phase == Phase.FAILED
+    assert Session.objects.get(pk=record.target_id).archived is False
+
+
+def test_prepared_without_a_draft_fails():
+    record = record_in(Phase.PREPARED)
+    (done,) = recover_later()
+    assert (done.record, done.after, done.action) == (str(record.pk), "failed", "no draft existed")
+
+
+def test_a_redirect_without_a_committed_record_becomes_committed_start_pending():
+    record = record_in(Phase.PREPARED, draft=True, routed=True)
+    (done,) = recover_later()
+    record.refresh_from_db()
+    assert record.phase == Phase.COMMITTED_START_PENDING
+    assert record.target_id is not None
+    assert Session.objects.get(pk=record.target_id).archived is False
+    assert done.before == "prepared"
+
+
+def test_committed_whose_start_did_not_happen_becomes_committed_start_pending():
+    record = record_in(Phase.COMMITTED, draft=True, routed=True)
+    target = record.target_id
+    recover_later()
+    record.refresh_from_db()
+    assert (record.phase, record.target_id) == (Phase.COMMITTED_START_PENDING, target)
+
+
+def test_committed_whose_successor_was_woken_becomes_started():
+    record = record_in(Phase.COMMITTED, draft=True, routed=True)
+    successor = Session.objects.get(pk=record.target_id)
+    SessionController().seed(successor, "# Handoff brief")
+    runtime.start_agent(successor)
+    recover_later()
+    record.refresh_from_db()
+    assert record.phase == Phase.STARTED
+
+
+@pytest.mark.parametrize("final", [Phase.STARTED, Phase.COMMITTED_START_PENDING, Phase.FAILED])
+def test_final_records_are_left_alone(final):
+    if final == Phase.FAILED:
+        record = store.move(record_in(Phase.SUMMARIZING), Phase.FAILED)
+    else:
+        record = store.move(record_in(Phase.COMMITTED, draft=True, routed=True), final)
+    assert recover_later() == []
+    record.refresh_from_db()
+    assert record.phase == final
+
+
+def test_a_record_never_moves_backwards():
+    record = record_in(Phase.COMMITTED, draft=True, routed=True)
+    with pytest.raises(PhaseError):
+        store.move(record, Phase.PREPARED)
+    with pytest.raises(PhaseError):
+        store.move(record, Phase.FAILED)
+    record.refresh_from_db()
+    assert record.phase == Phase.COMMITTED
+
+
+def test_a_record_moved_by_another_process_meanwhile_is_not_moved_again():
+    record = record_in(Phase.SUMMARIZING)
+    stale = HandoffRecord.objects.get(pk=record.pk)
+    store.move(record, Phase.PREPARED)
+    with pytest.raises(PhaseError):
+        store.move(stale, Phase.PREPARED)
+
+
+def test_recover_handoffs_command_reports_what_it_did():
+    record = record_in(Phase.SUMMARIZING)
+    HandoffRecord.objects.filter(pk=record.pk).update(updated=timezone.now() - LATER)
+    out = StringIO()
+    call_command("recover_handoffs", "--json", stdout=out)
+    assert json.loads(out.getvalue()) == [
+        {
+            "record": str(record.pk),
+            "before": "summarizing",
+            "after": "failed",
+            "action": "summary timed out",
+        }
+    ]
