@@ -1,5 +1,103 @@
-"""The django-ninja API under ``/api/`` (OpenAPI docs at ``/api/docs``)."""
+"""The django-ninja API under ``/api/`` (OpenAPI docs at ``/api/docs``), issue 2 §7.
 
+This module is where the host and the handoff app meet (neither imports the other): it mounts
+their routers, composes the session detail (host fields + the handoff status report), and turns
+every error into JSON ``{"detail": "<clear message>"}``:
+
+- 401 without a bearer token or a logged-in browser session (``host.auth``);
+- 404 for a session that does not exist or belongs to another user (same answer for both);
+- 422 for a bad payload, the message naming each offending field;
+- 409 when the handoff refuses an action on that session.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+from uuid import UUID
+
+from django.http import HttpRequest, HttpResponse
 from ninja import NinjaAPI
+from ninja.errors import AuthenticationError, ValidationError
 
-api = NinjaAPI(title="Session Handoff API", version="1")
+from handoff import operations
+from handoff.api import StatusOut, records_router, sessions_router
+from handoff.exceptions import HandoffError, SessionNotFound
+from host.api import SessionOut, owned_session
+from host.api import router as host_router
+from host.auth import api_auth
+from host.intake import InvalidInput
+
+api = NinjaAPI(
+    title="Session Handoff API",
+    version="1",
+    description="Sessions, their messages and handoffs. Authenticate with "
+    "`Authorization: Bearer <token>` (`manage.py create_api_token USER`) or a browser login.",
+    auth=api_auth,
+)
+
+# Parts of a validation error's location that name where the value came from rather than the
+# field: ninja's parameter sources and the argument names the routes give their payloads.
+_LOCATION_PARTS = frozenset({"body", "query", "path", "header", "cookie", "form", "file"})
+_ARGUMENT_PARTS = frozenset({"payload", "filters", "page"})
+
+
+def field_name(loc: Sequence[Any]) -> str:
+    """Return the dotted field a pydantic error location points at (``usage.output``)."""
+    parts = [str(part) for part in loc]
+    if parts and parts[0] in _LOCATION_PARTS:
+        parts = parts[1:]
+    if len(parts) > 1 and parts[0] in _ARGUMENT_PARTS:
+        parts = parts[1:]
+    return ".".join(parts) or "request"
+
+
+def validation_message(errors: Iterable[dict[str, Any]]) -> str:
+    """Join pydantic errors into one sentence per field: ``content: Field required``."""
+    return "; ".join(f"{field_name(e.get('loc', ()))}: {e.get('msg', 'invalid')}" for e in errors)
+
+
+@api.exception_handler(ValidationError)
+def _invalid_payload(request: HttpRequest, exc: ValidationError) -> HttpResponse:
+    return api.create_response(
+        request, {"detail": validation_message(exc.errors), "errors": exc.errors}, status=422
+    )
+
+
+@api.exception_handler(InvalidInput)
+def _invalid_input(request: HttpRequest, exc: InvalidInput) -> HttpResponse:
+    return api.create_response(request, {"detail": str(exc)}, status=422)
+
+
+@api.exception_handler(AuthenticationError)
+def _unauthenticated(request: HttpRequest, exc: AuthenticationError) -> HttpResponse:
+    detail = "Authentication required: send 'Authorization: Bearer <token>' or log in."
+    return api.create_response(request, {"detail": detail}, status=401)
+
+
+@api.exception_handler(HandoffError)
+def _handoff_refused(request: HttpRequest, exc: HandoffError) -> HttpResponse:
+    status = 404 if isinstance(exc, SessionNotFound) else 409
+    return api.create_response(request, {"detail": str(exc)}, status=status)
+
+
+class SessionDetailOut(SessionOut):
+    """A session with its token reading, redirect and full handoff status report."""
+
+    tokens: dict[str, Any]
+    redirect: str | None
+    handoff: StatusOut
+
+
+@host_router.get("/{session_id}", response=SessionDetailOut, summary="Read one session")
+def session_detail(request: HttpRequest, session_id: UUID) -> dict[str, Any]:
+    """The session's fields plus ``tokens`` {value, basis, label} and ``redirect``."""
+    session = owned_session(request, session_id)
+    report = operations.status(session.pk).as_dict()
+    fields = SessionOut.from_orm(session).model_dump(by_alias=False)
+    return {**fields, "tokens": report["tokens"], "redirect": report["redirect"], "handoff": report}
+
+
+api.add_router("/sessions", host_router)
+api.add_router("/sessions", sessions_router)
+api.add_router("/handoffs", records_router)

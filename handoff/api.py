@@ -1,0 +1,169 @@
+"""The handoff part of the JSON API (issue 2, §7; issue 4, §6: one status report).
+
+Mounted by ``config.api``: ``sessions_router`` at ``/api/sessions`` (the per-session switches)
+and ``records_router`` at ``/api/handoffs`` (the records of the caller's sessions). Answers are
+built by ``handoff.status`` so they match the command, the composer and the settings card.
+
+The handoff app does not import the host: sessions are read through the session controller
+service, and records are filtered through their ``source`` relation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any, Literal
+from uuid import UUID
+
+from django.http import HttpRequest
+from ninja import Field, Query, Router, Schema
+from ninja.errors import HttpError
+from pydantic import ConfigDict
+
+from handoff import operations, services
+from handoff.core.phases import Phase
+from handoff.exceptions import ServiceUnavailable
+from handoff.models import HandoffRecord
+from handoff.status import StatusReport, record_dict
+
+sessions_router = Router(tags=["handoff"])
+records_router = Router(tags=["handoff"])
+
+RECORD_PAGE_MAX = 100
+
+
+class MetricsOut(Schema):
+    """The figures the attempt decided on: tokens, turns, compactions, capacity (tokens)."""
+
+    tokens: int
+    turns: int
+    compactions: int
+    capacity: int
+
+
+class RecordOut(Schema):
+    """One handoff attempt (seed 000, State: ``records``)."""
+
+    id: str
+    source: str
+    target: str | None
+    phase: str
+    reason: str
+    metrics: MetricsOut
+    source_revision: int
+    brief: dict[str, Any] | None
+    error: str
+    inheritance: list[dict[str, Any]] = []
+    created: datetime | None = None
+    updated: datetime | None = None
+
+
+class TokensOut(Schema):
+    """A token figure with its basis (context, cumulative) and label (seed 003 §5.2)."""
+
+    value: int
+    basis: str
+    label: str
+
+
+class StatusOut(Schema):
+    """The status report (issue 4, §6): switches, tokens, blockers, the last record."""
+
+    session: str
+    enabled: bool
+    requested: bool
+    deferred: list[str]
+    tokens: TokensOut
+    turns: int
+    compactions: int
+    redirect: str | None
+    last: RecordOut | None
+    inheritance: list[dict[str, Any]]
+    plan_mode_available: bool
+    compaction_available: bool
+    auto_handoff: bool = Field(description="The global autoHandoff switch.")
+    notices: list[str] = Field(description="One sentence per degraded service that matters.")
+
+
+class HandoffActionIn(Schema):
+    """``enable`` / ``disable`` the main's switch, ask for a handoff ``now``, or read ``status``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    action: Literal["enable", "disable", "now", "status"]
+
+
+class RecordFilters(Schema):
+    phase: Phase | None = Field(None, description="Only records in this phase.")
+    session: UUID | None = Field(None, description="Only records whose source is this session.")
+    limit: int = Field(20, ge=1, le=RECORD_PAGE_MAX)
+    offset: int = Field(0, ge=0)
+
+
+class RecordPage(Schema):
+    items: list[RecordOut]
+    count: int
+
+
+ACTIONS: dict[str, Callable[[Any], StatusReport]] = {
+    "enable": operations.enable,
+    "disable": operations.disable,
+    "now": operations.request_now,
+    "status": operations.status,
+}
+
+
+def ensure_owned(request: HttpRequest, session_id: UUID) -> None:
+    """Raise ``HttpError(404)`` unless the session exists and belongs to the caller.
+
+    The answer is the same for a missing session and another user's (ids never leak).
+    Raises ``ServiceUnavailable`` (409) when the host provides no session controller.
+    """
+    controller = services.get(services.SESSION_CONTROLLER)
+    if controller is None:
+        raise ServiceUnavailable(
+            services.SESSION_CONTROLLER, "sessions cannot be read, so handoff is unavailable"
+        )
+    session = controller.get(str(session_id))
+    if session is None or session.owner_id != request.auth.pk:  # type: ignore[attr-defined]
+        raise HttpError(404, f"Session {session_id} not found.")
+
+
+def _callers_records(request: HttpRequest) -> Any:
+    return HandoffRecord.objects.select_related("source", "target").filter(
+        source__owner=request.auth  # type: ignore[attr-defined]
+    )
+
+
+@sessions_router.post(
+    "/{session_id}/handoff", response=StatusOut, summary="Switch or request a handoff"
+)
+def handoff_action(request: HttpRequest, session_id: UUID, payload: HandoffActionIn) -> Any:
+    """Apply ``action`` and return the status report.
+
+    ``now`` only requests the attempt (it runs in the background; the summary never blocks
+    this request). A refusal (e.g. a subagent) raises a ``HandoffError`` answered 409.
+    """
+    ensure_owned(request, session_id)
+    return ACTIONS[payload.action](session_id).as_dict()
+
+
+@records_router.get("", response=RecordPage, summary="List handoff records")
+def list_records(request: HttpRequest, filters: Query[RecordFilters]) -> dict[str, Any]:
+    """The records of the caller's sessions, newest first, ``limit``/``offset`` paged."""
+    records = _callers_records(request)
+    if filters.phase is not None:
+        records = records.filter(phase=filters.phase.value)
+    if filters.session is not None:
+        records = records.filter(source_id=filters.session)
+    page = records[filters.offset : filters.offset + filters.limit]
+    return {"items": [record_dict(r) for r in page], "count": records.count()}
+
+
+@records_router.get("/{record_id}", response=RecordOut, summary="Read one handoff record")
+def get_record(request: HttpRequest, record_id: UUID) -> dict[str, Any]:
+    """One record of the caller's sessions; 404 for a missing or another user's record."""
+    record = _callers_records(request).filter(pk=record_id).first()
+    if record is None:
+        raise HttpError(404, f"Handoff record {record_id} not found.")
+    return record_dict(record)

@@ -1,0 +1,219 @@
+"""The sessions part of the JSON API (issue 2, §7): list, messages, posting input.
+
+Mounted by ``config.api`` at ``/api/sessions``; the session detail (which adds the handoff
+status report) is composed there, since the host does not import the handoff app.
+
+A session that does not exist and one owned by another user get the same 404, so the API never
+tells whether a session id exists.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+from uuid import UUID
+
+from django.contrib.auth.models import User
+from django.http import HttpRequest
+from ninja import Field, Query, Router, Schema
+from ninja.errors import HttpError
+from ninja.responses import Status
+from pydantic import ConfigDict
+
+from host.intake import post_message
+from host.models import Message, Session
+from host.usage import Usage
+
+router = Router(tags=["sessions"])
+
+MESSAGE_PAGE_MAX = 500
+SESSION_PAGE_MAX = 500
+
+
+class WorkspaceOut(Schema):
+    id: int
+    path: str
+    name: str
+
+
+class SessionOut(Schema):
+    """A session as the API shows it; ``parent`` is set on subagents."""
+
+    id: UUID
+    title: str
+    cwd: str
+    workspace: WorkspaceOut | None
+    model_config = ConfigDict(populate_by_name=True)
+
+    parent: UUID | None = Field(None, validation_alias="parent_id")
+    agent_preset: str
+    model: str
+    permission_preset: str
+    status: str
+    blank: bool
+    archived: bool
+    revision: int
+    turns: int
+    compactions: int
+    created: datetime
+    updated: datetime
+
+
+class SessionFilters(Schema):
+    workspace: int | None = Field(None, description="Only sessions of this workspace id.")
+    include_archived: bool = Field(False, description="Also list archived sessions.")
+    limit: int = Field(100, ge=1, le=SESSION_PAGE_MAX)
+    offset: int = Field(0, ge=0)
+
+
+class SessionPage(Schema):
+    items: list[SessionOut]
+    count: int = Field(description="How many sessions match, over all pages.")
+
+
+class UsageSchema(Schema):
+    """The four usage buckets of one model call, in tokens (seed 003 §5.3)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    uncached_input: int = Field(0, ge=0)
+    output: int = Field(0, ge=0)
+    cache_read: int = Field(0, ge=0)
+    cache_write: int = Field(0, ge=0)
+
+
+class MessageOut(Schema):
+    seq: int
+    role: str
+    source_kind: str
+    content: str
+    tool_name: str
+    model: str
+    usage: UsageSchema | None
+    client_id: str | None = Field(description="The poster's client_id, when it gave one.")
+    relay_id: str | None
+    compacted: bool
+    starts_turn: bool
+    created: datetime
+
+    @staticmethod
+    def resolve_usage(message: Message) -> dict[str, int] | None:
+        buckets = (
+            message.uncached_input_tokens,
+            message.output_tokens,
+            message.cache_read_tokens,
+            message.cache_write_tokens,
+        )
+        if all(bucket is None for bucket in buckets):
+            return None
+        values = [bucket or 0 for bucket in buckets]
+        return dict(
+            zip(("uncached_input", "output", "cache_read", "cache_write"), values, strict=True)
+        )
+
+
+class MessagePage(Schema):
+    """Messages with ``seq`` > ``after`` in order; ask again with ``after=next_after``."""
+
+    items: list[MessageOut]
+    next_after: int | None = Field(
+        description="Pass as ``after`` for the next page; null at the end."
+    )
+
+
+class MessageQuery(Schema):
+    after: int = Field(0, ge=0, description="Only messages with a larger seq.")
+    limit: int = Field(100, ge=1, le=MESSAGE_PAGE_MAX)
+
+
+class MessageIn(Schema):
+    """Input for a session; ``client_id`` makes a retried post return the first answer."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    role: Literal["user", "assistant", "system"] = "user"
+    content: str = Field(min_length=1)
+    usage: UsageSchema | None = None
+    client_id: str | None = Field(None, min_length=1, max_length=200)
+
+
+class ForwardedOut(Schema):
+    """The input went to the redirect's destination as a relay (seed 000, Forwarding)."""
+
+    forwarded_to: str
+    relay_id: str
+
+
+def api_user(request: HttpRequest) -> User:
+    """Return the authenticated caller (``request.auth``, set by ``host.auth``)."""
+    user: User = request.auth  # type: ignore[attr-defined]
+    return user
+
+
+def owned_session(request: HttpRequest, session_id: UUID) -> Session:
+    """Return the caller's session; raise ``HttpError(404)`` when missing or someone else's."""
+    session = (
+        Session.objects.select_related("workspace")
+        .filter(pk=session_id, owner=api_user(request))
+        .first()
+    )
+    if session is None:
+        raise HttpError(404, f"Session {session_id} not found.")
+    return session
+
+
+@router.get("", response=SessionPage, summary="List the caller's sessions")
+def list_sessions(request: HttpRequest, filters: Query[SessionFilters]) -> dict[str, Any]:
+    """The caller's sessions, most recently updated first, ``limit``/``offset`` paged.
+
+    Archived sessions are left out unless ``include_archived``; ``workspace`` keeps one
+    workspace's sessions.
+    """
+    sessions = Session.objects.select_related("workspace").filter(owner=api_user(request))
+    if filters.workspace is not None:
+        sessions = sessions.filter(workspace=filters.workspace)
+    if not filters.include_archived:
+        sessions = sessions.filter(archived=False)
+    page = sessions[filters.offset : filters.offset + filters.limit]
+    return {"items": list(page), "count": sessions.count()}
+
+
+@router.get("/{session_id}/messages", response=MessagePage, summary="Read a session's log")
+def list_messages(
+    request: HttpRequest, session_id: UUID, page: Query[MessageQuery]
+) -> dict[str, Any]:
+    """Up to ``limit`` messages with ``seq`` > ``after``, ordered by ``seq``."""
+    session = owned_session(request, session_id)
+    rows = list(
+        Message.objects.filter(session=session, seq__gt=page.after).order_by("seq")[
+            : page.limit + 1
+        ]
+    )
+    items = rows[: page.limit]
+    more = len(rows) > page.limit
+    return {"items": items, "next_after": items[-1].seq if more else None}
+
+
+@router.post(
+    "/{session_id}/messages",
+    response={201: MessageOut, 202: ForwardedOut},
+    summary="Post input to a session",
+)
+def create_message(request: HttpRequest, session_id: UUID, payload: MessageIn) -> Status[Any]:
+    """201 with the stored message, or 202 ``{forwarded_to, relay_id}`` for a redirected source.
+
+    A retry with the same ``client_id`` gets the first answer and adds nothing
+    (``host.intake.post_message``). Bad input raises ``host.intake.InvalidInput`` (422).
+    """
+    session = owned_session(request, session_id)
+    usage = Usage(**payload.usage.model_dump()) if payload.usage else None
+    result = post_message(
+        session,
+        role=payload.role,
+        content=payload.content,
+        usage=usage,
+        client_id=payload.client_id,
+    )
+    if result.forwarded_to is not None:
+        return Status(202, {"forwarded_to": result.forwarded_to, "relay_id": result.relay_id})
+    return Status(201, result.message)

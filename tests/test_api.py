@@ -1,0 +1,483 @@
+"""The JSON API under ``/api/`` (issue 2, §7): auth, ownership, payloads, forwarding, records."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import User
+from django.test import Client
+
+from handoff.models import HandoffRecord, MainState, Redirect
+from host.auth import issue_token
+from host.log import append_message
+from host.models import Message, Session, Workspace
+
+pytestmark = pytest.mark.django_db
+
+MISSING = "00000000-0000-4000-8000-000000000000"
+
+
+def make_user(name: str) -> User:
+    return get_user_model().objects.create_user(name)
+
+
+def api_client(user: User) -> Client:
+    return Client(HTTP_AUTHORIZATION=f"Bearer {issue_token(user)}")
+
+
+def make_session(owner: User, **fields: Any) -> Session:
+    fields.setdefault("title", "work")
+    fields.setdefault("cwd", "/srv/project")
+    return Session.objects.create(owner=owner, **fields)
+
+
+def post_json(client: Client, path: str, data: Any) -> Any:
+    return client.post(path, data, content_type="application/json")
+
+
+def snapshot(session: Session) -> tuple[int, int, bool]:
+    """What a rejected request must leave alone: revision, message count, main state."""
+    session.refresh_from_db()
+    enabled = MainState.objects.filter(session=session, enabled=True).exists()
+    return session.revision, Message.objects.filter(session=session).count(), enabled
+
+
+@pytest.fixture
+def ada() -> User:
+    return make_user("ada")
+
+
+@pytest.fixture
+def client(ada: User) -> Client:
+    return api_client(ada)
+
+
+@pytest.fixture
+def session(ada: User) -> Session:
+    return make_session(ada)
+
+
+# --- authentication ---------------------------------------------------------------------------
+
+ROUTES = [
+    ("get", "/api/sessions"),
+    ("get", "/api/sessions/{id}"),
+    ("get", "/api/sessions/{id}/messages"),
+    ("post", "/api/sessions/{id}/messages"),
+    ("post", "/api/sessions/{id}/handoff"),
+    ("get", "/api/handoffs"),
+    ("get", "/api/handoffs/{id}"),
+]
+
+
+@pytest.mark.parametrize(("method", "path"), ROUTES)
+def test_every_route_requires_authentication(method: str, path: str, session: Session):
+    url = path.format(id=session.pk)
+    body = {"content": "hi", "action": "enable"}
+    response = getattr(Client(), method)(url, body, content_type="application/json")
+
+    assert response.status_code == 401
+    assert "Authentication required" in response.json()["detail"]
+    assert snapshot(session) == (0, 0, False)
+
+
+@pytest.mark.parametrize(("method", "path"), ROUTES)
+def test_a_wrong_bearer_token_is_refused(method: str, path: str, session: Session):
+    client = Client(HTTP_AUTHORIZATION="Bearer wrong")
+    response = getattr(client, method)(path.format(id=session.pk))
+
+    assert response.status_code == 401
+
+
+def test_the_browser_session_is_accepted(ada: User, session: Session):
+    browser = Client()
+    browser.force_login(ada)
+
+    response = browser.get("/api/sessions")
+
+    assert response.status_code == 200
+    assert [row["id"] for row in response.json()["items"]] == [str(session.pk)]
+
+
+def test_the_browser_session_needs_the_csrf_token_to_write(ada: User, session: Session):
+    browser = Client(enforce_csrf_checks=True)
+    browser.force_login(ada)
+    url = f"/api/sessions/{session.pk}/handoff"
+
+    refused = post_json(browser, url, {"action": "enable"})
+    assert refused.status_code == 403
+    assert snapshot(session) == (0, 0, False)
+
+    secret = "a" * 32
+    browser.cookies["csrftoken"] = secret
+    accepted = browser.post(
+        url, {"action": "enable"}, content_type="application/json", HTTP_X_CSRFTOKEN=secret
+    )
+    assert accepted.status_code == 200
+    assert accepted.json()["enabled"] is True
+
+
+def test_openapi_docs_are_served(client: Client):
+    schema = client.get("/api/openapi.json").json()
+
+    assert "/api/sessions/{session_id}/messages" in schema["paths"]
+    assert "/api/sessions/{session_id}/handoff" in schema["paths"]
+    assert "/api/handoffs/{record_id}" in schema["paths"]
+
+
+# --- sessions ---------------------------------------------------------------------------------
+
+
+def test_the_list_shows_only_the_callers_sessions(ada: User, client: Client):
+    mine = make_session(ada, title="mine")
+    make_session(make_user("bob"), title="theirs")
+
+    rows = client.get("/api/sessions").json()
+
+    assert rows["count"] == 1
+    assert rows["items"][0]["id"] == str(mine.pk)
+    assert rows["items"][0]["title"] == "mine"
+
+
+def test_the_list_leaves_archived_sessions_out_unless_asked(ada: User, client: Client):
+    live = make_session(ada, title="live")
+    archived = make_session(ada, title="old", archived=True)
+
+    default = {row["id"] for row in client.get("/api/sessions").json()["items"]}
+    everything = client.get("/api/sessions", {"include_archived": "true"}).json()["items"]
+
+    assert default == {str(live.pk)}
+    assert {row["id"] for row in everything} == {str(live.pk), str(archived.pk)}
+
+
+def test_the_list_filters_by_workspace(ada: User, client: Client):
+    workspace = Workspace.objects.create(owner=ada, path="/srv/a", name="a")
+    inside = make_session(ada, workspace=workspace)
+    make_session(ada)
+
+    rows = client.get("/api/sessions", {"workspace": workspace.pk}).json()["items"]
+
+    assert [row["id"] for row in rows] == [str(inside.pk)]
+    assert rows[0]["workspace"] == {"id": workspace.pk, "path": "/srv/a", "name": "a"}
+
+
+def test_the_detail_reports_tokens_with_basis_and_label_and_the_redirect(
+    ada: User, client: Client, session: Session
+):
+    append_message(session, role="user", source_kind="user", content="x" * 400, starts_turn=True)
+
+    detail = client.get(f"/api/sessions/{session.pk}").json()
+
+    assert detail["id"] == str(session.pk)
+    assert detail["turns"] == 1
+    assert detail["parent"] is None
+    assert detail["tokens"] == {"value": 100, "basis": "context", "label": "estimated"}
+    assert detail["redirect"] is None
+    assert detail["handoff"]["session"] == str(session.pk)
+    assert detail["handoff"]["enabled"] is False
+
+
+def test_the_detail_names_the_redirect_of_a_handed_off_source(
+    ada: User, client: Client, session: Session
+):
+    successor = make_session(ada, title="next")
+    Redirect.objects.create(source=session, destination=successor)
+
+    detail = client.get(f"/api/sessions/{session.pk}").json()
+
+    assert detail["redirect"] == str(successor.pk)
+
+
+# --- ownership: another user's session is a 404 and stays untouched -----------------------------
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "body"),
+    [
+        ("get", "/api/sessions/{id}", None),
+        ("get", "/api/sessions/{id}/messages", None),
+        ("post", "/api/sessions/{id}/messages", {"content": "hello"}),
+        ("post", "/api/sessions/{id}/handoff", {"action": "enable"}),
+        ("post", "/api/sessions/{id}/handoff", {"action": "now"}),
+    ],
+)
+def test_another_users_session_answers_like_a_missing_one(
+    client: Client, method: str, path: str, body: Any
+):
+    theirs = make_session(make_user("bob"))
+    before = snapshot(theirs)
+
+    def call(session_id: object) -> Any:
+        url = path.format(id=session_id)
+        if method == "get":
+            return client.get(url)
+        return post_json(client, url, body)
+
+    foreign, missing = call(theirs.pk), call(MISSING)
+
+    assert foreign.status_code == missing.status_code == 404
+    assert foreign.json()["detail"] == missing.json()["detail"].replace(MISSING, str(theirs.pk))
+    assert snapshot(theirs) == before
+    assert not MainState.objects.filter(session=theirs, requested=True).exists()
+
+
+# --- messages ---------------------------------------------------------------------------------
+
+
+def test_posting_a_message_answers_201_with_the_message(client: Client, session: Session):
+    response = post_json(
+        client,
+        f"/api/sessions/{session.pk}/messages",
+        {"role": "user", "content": "Please run the tests", "client_id": "c-1"},
+    )
+
+    assert response.status_code == 201
+    body = response.json()
+    assert body["role"] == "user"
+    assert body["content"] == "Please run the tests"
+    assert body["client_id"] == "c-1"
+    assert body["seq"] >= 1
+    listed = client.get(f"/api/sessions/{session.pk}/messages").json()["items"]
+    assert [m["content"] for m in listed if m["role"] == "user"] == ["Please run the tests"]
+
+
+def test_a_posted_message_keeps_its_usage(client: Client, session: Session):
+    usage = {"uncached_input": 10, "output": 5, "cache_read": 100, "cache_write": 7}
+
+    response = post_json(
+        client,
+        f"/api/sessions/{session.pk}/messages",
+        {"role": "assistant", "content": "done", "usage": usage},
+    )
+
+    assert response.status_code == 201
+    assert response.json()["usage"] == usage
+
+
+def test_a_retried_post_with_the_same_client_id_gets_the_first_answer(
+    client: Client, session: Session
+):
+    url = f"/api/sessions/{session.pk}/messages"
+    payload = {"content": "only once", "client_id": "retry-me"}
+
+    first = post_json(client, url, payload)
+    second = post_json(client, url, payload)
+
+    assert first.status_code == second.status_code == 201
+    assert first.json() == second.json()
+    assert Message.objects.filter(session=session, content="only once").count() == 1
+
+
+def test_messages_are_paged_in_seq_order_after_a_seq(client: Client, session: Session):
+    for n in range(5):
+        append_message(session, role="assistant", source_kind="assistant", content=f"m{n}")
+    url = f"/api/sessions/{session.pk}/messages"
+
+    first = client.get(url, {"limit": 2}).json()
+    second = client.get(url, {"limit": 2, "after": first["next_after"]}).json()
+    last = client.get(url, {"limit": 2, "after": second["next_after"]}).json()
+
+    assert [m["content"] for m in first["items"]] == ["m0", "m1"]
+    assert [m["content"] for m in second["items"]] == ["m2", "m3"]
+    assert [m["content"] for m in last["items"]] == ["m4"]
+    assert last["next_after"] is None
+
+
+@pytest.mark.parametrize(
+    ("payload", "field"),
+    [
+        ({"role": "user"}, "content"),
+        ({"content": ""}, "content"),
+        ({"content": "x", "usage": {"output": -1}}, "usage.output"),
+        ({"content": "x", "usage": {"tokens": 3}}, "usage.tokens"),
+        ({"content": "x", "role": "wizard"}, "role"),
+        ({"content": "x", "colour": "red"}, "colour"),
+        ({"content": 42}, "content"),
+    ],
+)
+def test_a_bad_message_payload_is_422_naming_the_field_and_changes_nothing(
+    client: Client, session: Session, payload: dict[str, Any], field: str
+):
+    response = post_json(client, f"/api/sessions/{session.pk}/messages", payload)
+
+    assert response.status_code == 422
+    assert response.json()["detail"].startswith(f"{field}: ")
+    assert snapshot(session) == (0, 0, False)
+
+
+def test_a_bad_page_query_is_422(client: Client, session: Session):
+    response = client.get(f"/api/sessions/{session.pk}/messages", {"after": -1})
+
+    assert response.status_code == 422
+    assert response.json()["detail"].startswith("after: ")
+
+
+def test_a_body_that_is_not_json_is_rejected(client: Client, session: Session):
+    response = client.post(
+        f"/api/sessions/{session.pk}/messages", "{not json", content_type="application/json"
+    )
+
+    assert response.status_code == 400
+    assert "Cannot parse request body" in response.json()["detail"]
+    assert snapshot(session) == (0, 0, False)
+
+
+# --- forwarding: a post to a redirected source is relayed exactly once --------------------------
+
+
+def test_a_post_to_a_redirected_source_is_202_and_relayed_once_also_when_retried(
+    ada: User, client: Client, session: Session
+):
+    successor = make_session(ada, title="successor")
+    Redirect.objects.create(source=session, destination=successor)
+    url = f"/api/sessions/{session.pk}/messages"
+    payload = {"content": "are you there?", "client_id": "late-1"}
+
+    first = post_json(client, url, payload)
+    again = post_json(client, url, payload)
+
+    assert first.status_code == again.status_code == 202
+    assert first.json() == again.json()
+    assert first.json()["forwarded_to"] == str(successor.pk)
+    assert len(first.json()["relay_id"]) == 64
+    relayed = Message.objects.filter(session=successor, content="are you there?")
+    assert relayed.count() == 1
+    assert relayed.get().relay_id == first.json()["relay_id"]
+    assert Message.objects.filter(session=session, content="are you there?").count() == 1
+
+
+# --- handoff actions --------------------------------------------------------------------------
+
+
+def test_enable_and_disable_return_the_status_report(client: Client, session: Session):
+    url = f"/api/sessions/{session.pk}/handoff"
+
+    enabled = post_json(client, url, {"action": "enable"})
+    assert enabled.status_code == 200
+    assert enabled.json()["enabled"] is True
+    assert MainState.objects.get(session=session).enabled is True
+
+    disabled = post_json(client, url, {"action": "disable"}).json()
+    assert disabled["enabled"] is False
+    assert disabled["requested"] is False
+
+
+def test_status_reports_the_issue_2_fields(client: Client, session: Session):
+    report = post_json(client, f"/api/sessions/{session.pk}/handoff", {"action": "status"}).json()
+
+    assert {
+        "session",
+        "enabled",
+        "requested",
+        "deferred",
+        "tokens",
+        "turns",
+        "compactions",
+        "redirect",
+        "last",
+    } <= set(report)
+    assert set(report["tokens"]) == {"value", "basis", "label"}
+
+
+def test_now_sets_requested_and_returns_without_waiting(client: Client, session: Session):
+    report = post_json(client, f"/api/sessions/{session.pk}/handoff", {"action": "now"})
+
+    assert report.status_code == 200
+    assert report.json()["requested"] is True
+    assert HandoffRecord.objects.filter(source=session).count() == 0
+
+
+def test_now_on_a_subagent_is_refused_with_409(ada: User, client: Client, session: Session):
+    subagent = make_session(ada, parent=session)
+
+    response = post_json(client, f"/api/sessions/{subagent.pk}/handoff", {"action": "now"})
+
+    assert response.status_code == 409
+    assert "subagent" in response.json()["detail"]
+    assert not MainState.objects.filter(session=subagent, requested=True).exists()
+
+
+@pytest.mark.parametrize(
+    ("payload", "field"),
+    [({"action": "explode"}, "action"), ({}, "action"), ({"action": "now", "x": 1}, "x")],
+)
+def test_a_bad_handoff_action_is_422_and_changes_nothing(
+    client: Client, session: Session, payload: dict[str, Any], field: str
+):
+    response = post_json(client, f"/api/sessions/{session.pk}/handoff", payload)
+
+    assert response.status_code == 422
+    assert response.json()["detail"].startswith(f"{field}: ")
+    assert not MainState.objects.filter(session=session).exists()
+
+
+# --- records ----------------------------------------------------------------------------------
+
+
+def make_record(source: Session, phase: str = "failed", **fields: Any) -> HandoffRecord:
+    return HandoffRecord.objects.create(
+        source=source,
+        phase=phase,
+        reason="manual",
+        metrics={"tokens": 10, "turns": 4, "compactions": 0, "capacity": 0},
+        source_revision=source.revision,
+        **fields,
+    )
+
+
+def test_records_list_only_the_callers_and_filters_by_phase_and_session(
+    ada: User, client: Client, session: Session
+):
+    other = make_session(ada)
+    failed = make_record(session, "failed", error="summarize failed")
+    started = make_record(other, "started", target=make_session(ada))
+    make_record(make_session(make_user("bob")), "failed")
+
+    everything = client.get("/api/handoffs").json()
+    by_phase = client.get("/api/handoffs", {"phase": "failed"}).json()
+    by_session = client.get("/api/handoffs", {"session": str(other.pk)}).json()
+
+    assert {r["id"] for r in everything["items"]} == {str(failed.pk), str(started.pk)}
+    assert everything["count"] == 2
+    assert [r["id"] for r in by_phase["items"]] == [str(failed.pk)]
+    assert [r["id"] for r in by_session["items"]] == [str(started.pk)]
+
+
+def test_a_record_detail_has_the_record_shape(client: Client, session: Session):
+    record = make_record(session, "failed", error="the brief failed validation")
+
+    body = client.get(f"/api/handoffs/{record.pk}").json()
+
+    assert {
+        "id",
+        "source",
+        "target",
+        "phase",
+        "reason",
+        "metrics",
+        "source_revision",
+        "brief",
+        "error",
+    } <= set(body)
+    assert body["source"] == str(session.pk)
+    assert body["error"] == "the brief failed validation"
+    assert set(body["metrics"]) == {"tokens", "turns", "compactions", "capacity"}
+
+
+def test_another_users_record_is_404(client: Client):
+    theirs = make_record(make_session(make_user("bob")))
+
+    foreign = client.get(f"/api/handoffs/{theirs.pk}")
+    missing = client.get(f"/api/handoffs/{uuid.uuid4()}")
+
+    assert foreign.status_code == missing.status_code == 404
+
+
+def test_an_unknown_phase_filter_is_422(client: Client):
+    response = client.get("/api/handoffs", {"phase": "exploded"})
+
+    assert response.status_code == 422
+    assert response.json()["detail"].startswith("phase: ")
