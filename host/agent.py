@@ -102,6 +102,12 @@ def estimate_tokens(messages: list[ChatMessage]) -> int:
     return -(-chars // CHARS_PER_TOKEN)
 
 
+def excerpt(text: str, limit: int = 120) -> str:
+    """Return ``text`` on one line, cut to ``limit`` characters with an ellipsis."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
+
+
 def prompt_messages(session: Session, context: EffectiveContext) -> list[ChatMessage]:
     """Build the chat messages for ``session``: one system message, then the conversation.
 
@@ -267,12 +273,22 @@ _NEXT_STEPS = re.compile(
 
 def _offline_text(context: EffectiveContext) -> str:
     """The offline agent's answer to the latest input of ``context``."""
-    latest = next((m for m in reversed(context.messages) if m.role != Role.ASSISTANT), None)
+    latest = _latest_input(context.messages)
     if latest is None:
         return f"Offline agent: there is no new input to answer. {_OFFLINE_NOTE}"
     if latest.source_kind == SourceKind.PLUGIN:
         return _offline_brief_text(latest.content)
     return f"Offline agent: received your message “{excerpt(latest.content)}”. {_OFFLINE_NOTE}"
+
+
+def _latest_input(messages: list[Message]) -> Message | None:
+    """The latest user message after the agent's last answer, if any."""
+    for message in reversed(messages):
+        if message.role == Role.ASSISTANT:
+            return None
+        if message.role == Role.USER:
+            return message
+    return None
 
 
 def _offline_brief_text(brief: str) -> str:
@@ -285,9 +301,3 @@ def _offline_brief_text(brief: str) -> str:
         parts.append(f"I will continue with: {step['step'].rstrip('.')}.")
     parts.append(_OFFLINE_NOTE)
     return " ".join(parts)
-
-
-def excerpt(text: str, limit: int = 120) -> str:
-    """Return ``text`` on one line, cut to ``limit`` characters with an ellipsis."""
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"

@@ -122,12 +122,14 @@ def _validate(
     if unknown:
         expected = ", ".join(USAGE_FIELDS)
         raise InvalidInput(f"unknown usage field(s) {', '.join(unknown)}; expected {expected}")
+    counts: dict[str, int] = {}
     for name, value in usage.items():
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
             raise InvalidInput(
                 f"usage.{name} must be a non-negative integer (tokens), got {value!r}"
             )
-    return Usage(**{name: int(value) for name, value in usage.items()})
+        counts[name] = value
+    return Usage(**counts)
 
 
 def _append_once(

@@ -13,6 +13,8 @@ Every write path here runs in one transaction: a crash half-way leaves the sessi
 
 from __future__ import annotations
 
+from uuid import UUID
+
 from django.db import transaction
 from django.utils import timezone
 from django_tasks.backends.immediate import ImmediateBackend
@@ -228,7 +230,7 @@ def _enqueue_reply(session: Session) -> None:
         tasks.run_agent_turn.enqueue(session_id)
 
 
-def _clear_after_commit(session_id: object, blocker: str) -> None:
+def _clear_after_commit(session_id: UUID, blocker: str) -> None:
     """Send ``blocker_cleared`` for the session ``session_id`` once the transaction commits."""
 
     def send() -> None:

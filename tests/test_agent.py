@@ -173,3 +173,10 @@ def test_summarize_completion_raises_on_a_server_error(fake_llm: Any):
     with pytest.raises(openai.APIError):
         agent.summarize_completion([{"role": "user", "content": "x"}], max_tokens=10, timeout=5)
     assert len(fake_llm.requests) == 1
+
+
+def test_the_offline_agent_does_not_answer_the_same_input_twice(session: Session):
+    say(session, "first")
+    agent.reply(session)
+    log.append_message(session, role="system", source_kind="system", content="a notice")
+    assert agent.reply(session).content.startswith("Offline agent: there is no new input")

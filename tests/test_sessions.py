@@ -69,7 +69,7 @@ def test_create_session_refuses_another_users_workspace_or_parent(
         create_session(owner, workspace=theirs)
     with pytest.raises(ValueError, match="parent session belongs to another user"):
         create_session(owner, parent=their_main)
-    assert not Session.objects.filter(owner=owner).exists()
+    assert not Session.objects.filter(owner__pk=owner.pk).exists()
 
 
 def test_resolve_workspace_finds_the_exact_path_and_never_creates(owner: AbstractBaseUser):
