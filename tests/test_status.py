@@ -1,0 +1,96 @@
+"""Issue 4 §6: one status report built in one place (seed 000, action=status; §5.2 labels)."""
+
+from __future__ import annotations
+
+import pytest
+from handoff_support import make_source
+
+from handoff import operations, services
+from handoff.exceptions import SessionNotFound
+from host import log
+from host.sessions import create_session
+
+pytestmark = pytest.mark.django_db
+
+KEYS = {
+    "session", "enabled", "requested", "deferred", "tokens", "turns", "compactions", "redirect",
+    "last", "inheritance", "plan_mode_available", "compaction_available", "auto_handoff",
+    "notices",
+}  # fmt: skip
+RECORD_KEYS = {
+    "id", "source", "target", "phase", "reason", "metrics", "source_revision", "brief", "error",
+    "inheritance", "created", "updated",
+}  # fmt: skip
+
+
+def test_status_of_a_fresh_session():
+    source = make_source()
+    report = operations.status(source.pk).as_dict()
+    assert set(report) == KEYS
+    assert report["session"] == str(source.pk)
+    assert (report["enabled"], report["requested"], report["deferred"]) == (False, False, [])
+    assert report["tokens"] == {"value": 150_000, "basis": "context", "label": "exact"}
+    assert (report["turns"], report["compactions"]) == (5, 0)
+    assert (report["redirect"], report["last"], report["inheritance"]) == (None, None, [])
+    assert (report["plan_mode_available"], report["compaction_available"]) == (True, True)
+    assert report["notices"] == []
+
+
+def test_status_after_a_handoff_shows_the_record_and_its_inheritance():
+    source = make_source()
+    operations.run_attempt(source.pk, manual=True)
+    report = operations.status(source.pk).as_dict()
+    last = report["last"]
+    assert set(last) == RECORD_KEYS
+    assert last["phase"] == "started"
+    assert set(last["metrics"]) == {"tokens", "turns", "compactions", "capacity"}
+    assert report["redirect"] == last["target"]
+    assert report["inheritance"] == last["inheritance"]
+    assert report["inheritance"][0]["setting"] == "cwd"
+
+
+def test_label_exact_when_the_buckets_sum_above_zero():
+    assert operations.status(make_source().pk).tokens.label == "exact"
+
+
+def test_label_estimated_when_only_the_meter_measures():
+    source = create_session(make_source().owner, cwd="/w")
+    log.append_message(source, role="user", source_kind="user", content="x" * 400)
+    tokens = operations.status(source.pk).tokens.as_dict()
+    assert tokens == {"value": 100, "basis": "context", "label": "estimated"}
+
+
+def test_label_unavailable_when_neither_measures():
+    source = create_session(make_source().owner, cwd="/w")
+    report = operations.status(source.pk)
+    assert report.tokens.label == "unavailable"
+    assert any("automatic handoff is off" in n for n in report.notices)
+
+
+def test_cumulative_basis_sums_the_four_buckets():
+    source = make_source(turns=2, tokens=1_000)
+    services.settings_store().save(token_basis="cumulative")
+    assert operations.status(source.pk).tokens.as_dict() == {
+        "value": 2 * (1_000 + 100),
+        "basis": "cumulative",
+        "label": "exact",
+    }
+
+
+def test_a_compaction_after_the_last_call_makes_the_context_figure_an_estimate_source():
+    source = make_source(turns=1, tokens=90_000)
+    log.record_compaction(source, "s" * 4_000, trigger="manual")
+    tokens = operations.status(source.pk).tokens.as_dict()
+    assert tokens == {"value": 1_000, "basis": "context", "label": "exact"}
+
+
+def test_enabled_without_the_global_switch_is_explained():
+    source = make_source()
+    report = operations.enable(source.pk)
+    assert report.enabled is True and report.auto_handoff is False
+    assert any("autoHandoff is off" in n for n in report.notices)
+
+
+def test_status_of_an_unknown_session_is_an_error():
+    with pytest.raises(SessionNotFound, match="no session"):
+        operations.status("4b1c6f8e-0000-0000-0000-000000000000")
