@@ -9,7 +9,9 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import User
 from django.test import Client
+from handoff_support import make_source
 
+from handoff import operations
 from handoff.models import HandoffRecord, MainState, Redirect
 from host.auth import issue_token
 from host.log import append_message
@@ -121,6 +123,7 @@ def test_the_browser_session_needs_the_csrf_token_to_write(ada: User, session: S
 
 
 def test_openapi_docs_are_served(client: Client):
+    assert Client().get("/api/docs").status_code == 200
     schema = client.get("/api/openapi.json").json()
 
     assert "/api/sessions/{session_id}/messages" in schema["paths"]
@@ -347,6 +350,27 @@ def test_a_post_to_a_redirected_source_is_202_and_relayed_once_also_when_retried
     assert relayed.count() == 1
     assert relayed.get().relay_id == first.json()["relay_id"]
     assert Message.objects.filter(session=session, content="are you there?").count() == 1
+
+
+def test_after_a_real_handoff_a_late_post_reaches_the_successor_once(ada: User, client: Client):
+    source = make_source(ada)
+    outcome = operations.run_attempt(source.pk, manual=True)
+    assert outcome.record is not None and outcome.record.phase == "started"
+    successor_id = str(outcome.record.target_id)
+    url = f"/api/sessions/{source.pk}/messages"
+    payload = {"content": "One more thing: update the changelog.", "client_id": "late-2"}
+
+    first = post_json(client, url, payload)
+    again = post_json(client, url, payload)
+
+    assert first.status_code == again.status_code == 202
+    assert first.json() == again.json()
+    assert first.json()["forwarded_to"] == successor_id
+    relayed = Message.objects.filter(session_id=successor_id, content=payload["content"])
+    assert relayed.count() == 1
+    detail = client.get(f"/api/sessions/{source.pk}").json()
+    assert detail["redirect"] == successor_id
+    assert detail["handoff"]["last"]["phase"] == "started"
 
 
 # --- handoff actions --------------------------------------------------------------------------
