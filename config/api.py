@@ -47,8 +47,8 @@ def field_name(loc: Sequence[Any]) -> str:
     parts = [str(part) for part in loc]
     if parts and parts[0] in _LOCATION_PARTS:
         parts = parts[1:]
-    if len(parts) > 1 and parts[0] in _ARGUMENT_PARTS:
-        parts = parts[1:]
+    if parts and parts[0] in _ARGUMENT_PARTS:
+        parts = parts[1:] or ["body"]
     return ".".join(parts) or "request"
 
 
