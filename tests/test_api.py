@@ -425,6 +425,19 @@ def test_now_on_a_subagent_is_refused_with_409(ada: User, client: Client, sessio
     assert not MainState.objects.filter(session=subagent, requested=True).exists()
 
 
+def test_now_on_a_handed_off_source_is_refused_with_409(
+    ada: User, client: Client, session: Session
+):
+    successor = make_session(ada, title="next")
+    Redirect.objects.create(source=session, destination=successor)
+
+    response = post_json(client, f"/api/sessions/{session.pk}/handoff", {"action": "now"})
+
+    assert response.status_code == 409
+    assert str(successor.pk) in response.json()["detail"]
+    assert not MainState.objects.filter(session=session, requested=True).exists()
+
+
 @pytest.mark.parametrize(
     ("payload", "field"),
     [({"action": "explode"}, "action"), ({}, "action"), ({"action": "now", "x": 1}, "x")],
