@@ -36,6 +36,13 @@ def destination(session_id: Any) -> str:
         raise ForwardingError(f"cannot forward input of {session_id}: {exc}") from exc
 
 
+def _controller() -> Any:
+    controller = services.get(services.SESSION_CONTROLLER)
+    if controller is None:
+        raise ServiceUnavailable(services.SESSION_CONTROLLER, "input cannot be forwarded")
+    return controller
+
+
 def relay(session: Any, incoming: Sequence[Any]) -> tuple[str, str, bool]:
     """Relay ``incoming`` (messages of ``session``) to its destination.
 
@@ -44,9 +51,7 @@ def relay(session: Any, incoming: Sequence[Any]) -> tuple[str, str, bool]:
     relay id of the batch (the first carries it; later ones get ``relay_id:n``). Raises
     ``ForwardingError`` (cycle) and ``ServiceUnavailable`` (no session controller).
     """
-    controller = services.get(services.SESSION_CONTROLLER)
-    if controller is None:
-        raise ServiceUnavailable(services.SESSION_CONTROLLER, "input cannot be forwarded")
+    controller = _controller()
     target_id = destination(session.pk)
     rid = relay_id(str(session.pk), [str(m.pk) for m in incoming])
     target = controller.get(target_id)
@@ -75,5 +80,4 @@ def before_step(sender: Any, session: Any, incoming: Sequence[Any], **kwargs: An
     target_id, rid, created = relay(session, incoming)
     if not created:
         logger.info("relay %s to %s already present; nothing added", rid, target_id)
-    controller = services.get(services.SESSION_CONTROLLER)
-    return controller.step_rejected(target_id, rid)
+    return _controller().step_rejected(target_id, rid)

@@ -61,6 +61,10 @@ def status(session_id: Any) -> StatusReport:
     controller = services.get(services.SESSION_CONTROLLER)
     if controller is not None and controller.get(str(session_id)) is None:
         raise SessionNotFound(session_id)
+    try:
+        store.key(session_id)
+    except ValueError as exc:
+        raise SessionNotFound(session_id) from exc
     return status_module.build(session_id)
 
 
@@ -128,8 +132,10 @@ def evaluate(session_id: Any) -> bool:
     """
     controller = services.get(services.SESSION_CONTROLLER)
     session = controller.get(str(session_id)) if controller is not None else None
+    if session is None or session.parent_id is not None:
+        return False
     state = store.find_main_state(str(session_id))
-    if session is None or state is None or session.parent_id is not None:
+    if state is None:
         return False
     if state.requested:
         tasks.enqueue_attempt(session_id, manual=True)

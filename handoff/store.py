@@ -23,15 +23,20 @@ from handoff.models import HandoffRecord, MainState, Redirect
 IN_PROGRESS = (Phase.SUMMARIZING, Phase.PREPARED)
 
 
+def key(session_id: str | UUID) -> UUID:
+    """Return a session id as a UUID; raises ``ValueError`` for a malformed one."""
+    return session_id if isinstance(session_id, UUID) else UUID(str(session_id))
+
+
 def main_state(session_id: str | UUID) -> MainState:
     """Return the session's main state, creating the default one on first use."""
-    state, _ = MainState.objects.get_or_create(session_id=session_id)
+    state, _ = MainState.objects.get_or_create(session_id=key(session_id))
     return state
 
 
 def find_main_state(session_id: str | UUID) -> MainState | None:
     """Return the session's main state read now, or ``None`` when it was never registered."""
-    return MainState.objects.filter(session_id=session_id).first()
+    return MainState.objects.filter(session_id=key(session_id)).first()
 
 
 def lock_main_state(session_id: str | UUID) -> MainState:
@@ -40,7 +45,7 @@ def lock_main_state(session_id: str | UUID) -> MainState:
     Must be called inside ``transaction.atomic()``; the row is created first when missing.
     """
     main_state(session_id)
-    return MainState.objects.select_for_update().get(session_id=session_id)
+    return MainState.objects.select_for_update().get(session_id=key(session_id))
 
 
 def update_main_state(session_id: str | UUID, **fields: Any) -> MainState:
@@ -58,7 +63,7 @@ def update_main_state(session_id: str | UUID, **fields: Any) -> MainState:
 
 def in_progress(source_id: str | UUID) -> HandoffRecord | None:
     """Return the source's attempt still summarizing or prepared, if any."""
-    return HandoffRecord.objects.filter(source_id=source_id, phase__in=IN_PROGRESS).first()
+    return HandoffRecord.objects.filter(source_id=key(source_id), phase__in=IN_PROGRESS).first()
 
 
 def create_record(
@@ -66,7 +71,7 @@ def create_record(
 ) -> HandoffRecord:
     """Create a record in phase ``summarizing`` (step 5, mark attempt)."""
     return HandoffRecord.objects.create(
-        source_id=source_id,
+        source_id=key(source_id),
         phase=Phase.SUMMARIZING,
         reason=reason,
         metrics=metrics,
@@ -104,7 +109,7 @@ def save_fields(record: HandoffRecord, **fields: Any) -> HandoffRecord:
 
 def last_record(source_id: str | UUID) -> HandoffRecord | None:
     """Return the source's latest record, or ``None``."""
-    return HandoffRecord.objects.filter(source_id=source_id).order_by("-created").first()
+    return HandoffRecord.objects.filter(source_id=key(source_id)).order_by("-created").first()
 
 
 def redirect_graph() -> RedirectGraph:
@@ -115,7 +120,7 @@ def redirect_graph() -> RedirectGraph:
 
 def redirect_of(source_id: str | UUID) -> Redirect | None:
     """Return the source's redirect row, or ``None``."""
-    return Redirect.objects.filter(source_id=source_id).first()
+    return Redirect.objects.filter(source_id=key(source_id)).first()
 
 
 def add_redirect(
@@ -130,15 +135,17 @@ def add_redirect(
         graph = redirect_graph()
         changed = graph.add(str(source_id), str(destination_id))
         Redirect.objects.create(
-            source_id=source_id, destination_id=changed.pop(str(source_id)), record=record
+            source_id=key(source_id),
+            destination_id=key(changed.pop(str(source_id))),
+            record=record,
         )
         for src, dst in changed.items():
-            Redirect.objects.filter(source_id=src).update(destination_id=dst)
+            Redirect.objects.filter(source_id=key(src)).update(destination_id=key(dst))
 
 
 def remove_redirect(source_id: str | UUID) -> bool:
     """Remove the source's redirect (forwarding from it stops); return whether one existed."""
-    deleted, _ = Redirect.objects.filter(source_id=source_id).delete()
+    deleted, _ = Redirect.objects.filter(source_id=key(source_id)).delete()
     return deleted > 0
 
 
@@ -150,4 +157,4 @@ def unfinished_records() -> list[HandoffRecord]:
 
 def clear_requested(session_id: str | UUID) -> None:
     """Clear the main's ``requested`` (the attempt it asked for ended); no-op when unknown."""
-    MainState.objects.filter(session_id=session_id, requested=True).update(requested=False)
+    MainState.objects.filter(session_id=key(session_id), requested=True).update(requested=False)

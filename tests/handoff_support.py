@@ -9,7 +9,8 @@ import pytest
 from django.contrib.auth import get_user_model
 
 from handoff import services
-from handoff.transaction import Attempt, checkpoint
+from handoff.models import HandoffRecord
+from handoff.transaction import Attempt, AttemptOutcome, checkpoint
 from host import log
 from host.models import Session, Workspace
 from host.sessions import create_session
@@ -71,18 +72,30 @@ def make_source(
     return session
 
 
+def record_of(outcome: AttemptOutcome) -> HandoffRecord:
+    """Return the outcome's record read from the database (fails when it made none)."""
+    assert outcome.record is not None, outcome.detail
+    return HandoffRecord.objects.get(pk=outcome.record.pk)
+
+
+def target_of(record: HandoffRecord) -> Session:
+    """Return the record's successor (fails when it has none)."""
+    assert record.target_id is not None, record.error
+    return Session.objects.get(pk=record.target_id)
+
+
 def auto_handoff(on: bool = True) -> None:
     """Set the global ``autoHandoff`` switch in the settings store."""
     services.settings_store().save(auto_handoff=on)
 
 
 @pytest.fixture
-def at_point() -> Iterator[Callable[[str, Callable[[Attempt], None]], None]]:
+def at_point() -> Iterator[Callable[[str, Callable[[Attempt], object]], None]]:
     """Return ``inject(point, action)``: run ``action(attempt)`` when the transaction reaches
     ``point`` (an exception it raises is that point failing). Disconnected at teardown."""
     connected: list[Callable[..., None]] = []
 
-    def inject(wanted: str, action: Callable[[Attempt], None]) -> None:
+    def inject(wanted: str, action: Callable[[Attempt], object]) -> None:
         def receiver(sender: Any, point: str, attempt: Attempt, **kwargs: Any) -> None:
             if point == wanted:
                 action(attempt)
@@ -135,3 +148,4 @@ def recording_llm() -> Iterator[type[RecordingLLM]]:
     services.register(services.LLM, RecordingLLM)
     yield RecordingLLM
     services.unregister(services.LLM)
+    RecordingLLM.answer = RecordingLLM.DEFAULT_ANSWER

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from handoff_support import auto_handoff, make_source
+from handoff_support import auto_handoff, make_source, record_of, target_of
 
 from handoff import operations, services, status, transaction
 from handoff.core.phases import Phase
@@ -32,7 +32,7 @@ def without(settings: Any):
 
 
 def rows_of(outcome: transaction.AttemptOutcome) -> dict[str, dict[str, str]]:
-    record = HandoffRecord.objects.get(pk=outcome.record.pk)
+    record = record_of(outcome)
     return {row["setting"]: row for row in record.inheritance}
 
 
@@ -66,7 +66,7 @@ def test_no_agent_presets_uses_the_default_preset_row_not_inherited(without):
     source = make_source(agent_preset="planner")
     without("agent_presets")
     outcome = operations.run_attempt(source.pk, manual=True)
-    assert Session.objects.get(pk=outcome.record.target_id).agent_preset == "default"
+    assert target_of(record_of(outcome)).agent_preset == "default"
     assert rows_of(outcome)["agent-preset"]["outcome"] == "not-inherited"
 
 
@@ -75,7 +75,7 @@ def test_no_workspace_registry_creates_the_session_in_no_group(without):
     without("workspace_registry")
     outcome = operations.run_attempt(source.pk, manual=True)
     assert outcome.outcome == "started"
-    assert Session.objects.get(pk=outcome.record.target_id).workspace_id is None
+    assert target_of(record_of(outcome)).workspace_id is None
     assert rows_of(outcome)["workspace"]["outcome"] == "not-inherited"
 
 
@@ -83,7 +83,7 @@ def test_no_permission_presets_marks_the_permission_row_not_inherited(without):
     source = make_source(permission_preset="read-only")
     without("permission_presets")
     outcome = operations.run_attempt(source.pk, manual=True)
-    assert Session.objects.get(pk=outcome.record.target_id).permission_preset == "default"
+    assert target_of(record_of(outcome)).permission_preset == "default"
     assert rows_of(outcome)["permission-preset"]["outcome"] == "not-inherited"
 
 
@@ -146,6 +146,6 @@ def test_a_host_with_only_a_session_controller_and_an_llm_can_hand_off(without):
         assert {rows[k]["outcome"] for k in ("workspace", "permission-preset", "plan-mode")} == {
             "not-inherited"
         }
-        assert Redirect.objects.get(source=source).destination_id == outcome.record.target_id
+        assert Redirect.objects.get(source=source).destination_id == record_of(outcome).target_id
     finally:
         ProcessSettingsStore.reset()

@@ -10,6 +10,7 @@ from handoff_support import (
     make_source,
     make_user,
     recording_llm,
+    target_of,
 )
 
 from handoff import operations, services, store, transaction
@@ -205,10 +206,10 @@ def test_start_throws_leaves_committed_start_pending_with_the_target_kept(at_poi
         Phase.COMMITTED_START_PENDING,
     )
     assert "runtime down" in record.error
-    successor = Session.objects.get(pk=record.target_id)
+    successor = target_of(record)
     assert successor.archived is False
     assert Redirect.objects.get(source=source).destination_id == successor.pk
-    assert successor.messages.first().source_kind == "plugin"
+    assert successor.messages.earliest("seq").source_kind == "plugin"
 
 
 # Draft discard rules.
@@ -224,7 +225,7 @@ def test_a_draft_that_was_woken_is_not_discarded(at_point):
     at_point("before_commit", wake_and_change)
     run_now(source)
     record = HandoffRecord.objects.get()
-    draft = Session.objects.get(pk=record.target_id)
+    draft = target_of(record)
     assert record.phase == Phase.FAILED
     assert draft.archived is False
     assert "kept (it was woken)" in record.error
@@ -244,4 +245,4 @@ def test_a_committed_successor_is_never_archived(at_point):
     at_point("start", boom())
     run_now(source)
     record = HandoffRecord.objects.get()
-    assert Session.objects.get(pk=record.target_id).archived is False
+    assert target_of(record).archived is False

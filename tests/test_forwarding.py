@@ -35,6 +35,7 @@ def relays(session: Session) -> list[Message]:
 def test_input_to_a_redirected_source_is_relayed_once(handed_off):
     source, successor = handed_off
     result = post_message(source, content="Please also add a changelog entry.")
+    assert result.message is not None
     assert result.forwarded_to == str(successor.pk)
     assert result.relay_id == relay_id(str(source.pk), [str(result.message.pk)])
     original = Message.objects.get(pk=result.message.pk)
@@ -62,6 +63,7 @@ def test_a_retried_post_with_the_same_client_id_adds_nothing(handed_off):
 def test_a_retried_forward_adds_nothing(handed_off):
     source, successor = handed_off
     result = post_message(source, content="once only")
+    assert result.message is not None
     message = Message.objects.get(pk=result.message.pk)
     target, rid, created = forwarding.relay(source, [message])
     assert (target, rid, created) == (str(successor.pk), result.relay_id, False)
@@ -73,7 +75,7 @@ def test_the_relay_starts_a_turn_in_the_destination(handed_off, django_capture_o
     with django_capture_on_commit_callbacks(execute=True):
         post_message(source, content="What is the status?")
     replies = Message.objects.filter(session=successor, role="assistant").order_by("seq")
-    assert "What is the status?" in replies.last().content
+    assert "What is the status?" in replies.latest("seq").content
     assert source.messages.filter(role="assistant").count() == 5  # no turn in the source
 
 

@@ -5,10 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from handoff_support import CWD, make_source
+from handoff_support import CWD, make_source, record_of, target_of
 
 from handoff import operations
-from handoff.models import HandoffRecord
 from host.models import Message, Session, Workspace
 from host.services import WorkspaceRegistry
 
@@ -18,9 +17,9 @@ pytestmark = pytest.mark.django_db
 def hand_off(source: Session) -> tuple[Session, dict[str, dict[str, str]]]:
     outcome = operations.run_attempt(source.pk, manual=True)
     assert outcome.outcome == "started", outcome.detail
-    record = HandoffRecord.objects.get(pk=outcome.record.pk)
+    record = record_of(outcome)
     rows = {row["setting"]: row for row in record.inheritance}
-    return Session.objects.get(pk=record.target_id), rows
+    return target_of(record), rows
 
 
 def test_every_row_is_reported_on_the_record():

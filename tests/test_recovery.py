@@ -9,14 +9,13 @@ from io import StringIO
 import pytest
 from django.core.management import call_command
 from django.utils import timezone
-from handoff_support import make_source
+from handoff_support import make_source, target_of
 
 from handoff import recovery, store
 from handoff.core.phases import Phase, Reason
 from handoff.exceptions import PhaseError
 from handoff.models import HandoffRecord
 from host import runtime
-from host.models import Session
 from host.services import SessionController
 
 pytestmark = pytest.mark.django_db
@@ -39,7 +38,7 @@ def record_in(phase: Phase, *, draft: bool = False, routed: bool = False) -> Han
         )
         record = store.save_fields(record, target_id=successor.pk)
     if routed:
-        store.add_redirect(source.pk, record.target_id, record)
+        store.add_redirect(source.pk, target_of(record).pk, record)
     if phase == Phase.COMMITTED:
         record = store.move(record, Phase.COMMITTED)
     return record
@@ -66,22 +65,23 @@ def test_summarizing_within_its_timeout_is_left_alone():
 
 def test_prepared_with_a_draft_and_no_redirect_discards_the_draft_and_fails():
     record = record_in(Phase.PREPARED, draft=True)
-    draft_id = record.target_id
+    draft = target_of(record)
     (done,) = recover_later()
     record.refresh_from_db()
+    draft.refresh_from_db()
     assert record.phase == Phase.FAILED
     assert record.target_id is None
-    assert Session.objects.get(pk=draft_id).archived is True
-    assert done.action == f"draft {draft_id} archived"
+    assert draft.archived is True
+    assert done.action == f"draft {draft.pk} archived"
 
 
 def test_prepared_with_a_woken_draft_keeps_it_and_fails():
     record = record_in(Phase.PREPARED, draft=True)
-    runtime.begin_turn(Session.objects.get(pk=record.target_id), user_initiated=False)
+    runtime.begin_turn(target_of(record), user_initiated=False)
     recover_later()
     record.refresh_from_db()
     assert record.phase == Phase.FAILED
-    assert Session.objects.get(pk=record.target_id).archived is False
+    assert target_of(record).archived is False
 
 
 def test_prepared_without_a_draft_fails():
@@ -96,7 +96,7 @@ def test_a_redirect_without_a_committed_record_becomes_committed_start_pending()
     record.refresh_from_db()
     assert record.phase == Phase.COMMITTED_START_PENDING
     assert record.target_id is not None
-    assert Session.objects.get(pk=record.target_id).archived is False
+    assert target_of(record).archived is False
     assert done.before == "prepared"
 
 
@@ -110,7 +110,7 @@ def test_committed_whose_start_did_not_happen_becomes_committed_start_pending():
 
 def test_committed_whose_successor_was_woken_becomes_started():
     record = record_in(Phase.COMMITTED, draft=True, routed=True)
-    successor = Session.objects.get(pk=record.target_id)
+    successor = target_of(record)
     SessionController().seed(successor, "# Handoff brief")
     runtime.start_agent(successor)
     recover_later()

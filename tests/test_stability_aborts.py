@@ -39,7 +39,7 @@ def automatic(source: Session) -> transaction.AttemptOutcome:
     return transaction.run(source.pk, manual=False)
 
 
-def during_summary(at_point: Callable, change: Callable[[transaction.Attempt], None]) -> None:
+def during_summary(at_point: Callable, change: Callable[[transaction.Attempt], object]) -> None:
     at_point("summarize", change)
 
 

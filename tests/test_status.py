@@ -94,3 +94,9 @@ def test_enabled_without_the_global_switch_is_explained():
 def test_status_of_an_unknown_session_is_an_error():
     with pytest.raises(SessionNotFound, match="no session"):
         operations.status("4b1c6f8e-0000-0000-0000-000000000000")
+
+
+def test_status_of_a_malformed_id_is_session_not_found(settings):
+    settings.HANDOFF_SERVICES = {**settings.HANDOFF_SERVICES, "session_controller": None}
+    with pytest.raises(SessionNotFound):
+        operations.status("not-a-uuid")

@@ -10,7 +10,15 @@ from typing import Any
 import pytest
 from django.core.management import call_command
 from django.db import connection, connections
-from handoff_support import CWD, MODEL, add_turn, at_point, auto_handoff, make_source
+from handoff_support import (
+    CWD,
+    MODEL,
+    add_turn,
+    at_point,
+    auto_handoff,
+    make_source,
+    record_of,
+)
 
 from handoff import operations, services, transaction
 from handoff.core.phases import Phase, Reason
@@ -53,7 +61,7 @@ def test_steps_are_recorded_in_the_seeds_order():
 def test_the_brief_is_the_successors_first_message():
     source = make_source()
     operations.run_attempt(source.pk, manual=True)
-    first = Message.objects.filter(session=successor_of(source)).order_by("seq").first()
+    first = Message.objects.filter(session=successor_of(source)).earliest("seq")
     assert first.source_kind == SourceKind.PLUGIN
     assert first.content.startswith("# Handoff brief")
     assert "/work/demo/src/parser_4.py" in first.content
@@ -88,7 +96,7 @@ def test_source_is_renamed_and_notified_but_not_archived():
     successor = successor_of(source)
     assert source.title == f"Refactor the parser · 接续{successor.pk.hex[:6]}"
     assert source.archived is False
-    notice = Message.objects.filter(session=source).order_by("-seq").first()
+    notice = Message.objects.filter(session=source).latest("seq")
     assert str(successor.pk) in notice.content
     assert notice.source_kind == SourceKind.PLUGIN
 
@@ -108,6 +116,7 @@ def test_the_brief_is_durable_before_the_redirect_exists(at_point):
     seen: dict[str, Any] = {}
 
     def look(attempt: transaction.Attempt) -> None:
+        assert attempt.record is not None
         record = HandoffRecord.objects.get(pk=attempt.record.pk)
         seen["brief"] = record.brief
         seen["redirects"] = Redirect.objects.count()
@@ -224,7 +233,9 @@ def test_imported_transcript_hands_off_end_to_end(immediate_tasks):
         source.workspace_id,
         source.model,
     )
-    artifacts = outcome.record.brief["artifacts"]
+    brief = record_of(outcome).brief
+    assert brief is not None
+    artifacts = brief["artifacts"]
     paths = [a for a in artifacts if a.startswith("/")]
     assert paths
     text = path.read_text()
