@@ -97,14 +97,14 @@ def disable(session_id: Any) -> StatusReport:
 def request_now(session_id: Any) -> StatusReport:
     """Set ``requested`` and enqueue a manual attempt; return the status without waiting.
 
-    The flag and the task row commit together with a queueing backend (a crash leaves
-    neither); the immediate backend (tests) runs the attempt before this returns.
+    The flag is stored first, then the task is enqueued (outside any transaction opened here,
+    so the summary never runs inside one, even on the immediate backend). A crash between the
+    two leaves ``requested`` set: the next idle or blocker-cleared evaluation runs it.
     """
     _main(session_id)
     _not_handed_off(session_id)
-    with transaction.atomic():
-        store.update_main_state(str(session_id), requested=True)
-        tasks.enqueue_attempt(session_id, manual=True)
+    store.update_main_state(str(session_id), requested=True)
+    tasks.enqueue_attempt(session_id, manual=True)
     return status_module.build(session_id)
 
 

@@ -139,8 +139,9 @@ def add_redirect(
             destination_id=key(changed.pop(str(source_id))),
             record=record,
         )
-        for src, dst in changed.items():
-            Redirect.objects.filter(source_id=key(src)).update(destination_id=key(dst))
+        for entry in Redirect.objects.filter(source_id__in=[key(src) for src in changed]):
+            entry.destination_id = key(changed[str(entry.source_id)])
+            entry.save(update_fields=["destination"])
 
 
 def remove_redirect(source_id: str | UUID) -> bool:

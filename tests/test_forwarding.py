@@ -117,3 +117,14 @@ def test_peer_report_to_an_archived_handed_off_source_reaches_the_successor(hand
     assert result.forwarded_to == str(successor.pk)
     (relayed,) = relays(successor)
     assert relayed.content.startswith("Report from worker")
+
+
+def test_a_new_redirect_re_flattens_the_stored_entries():
+    user = make_user()
+    a, b, c = (create_session(user, cwd="/w") for _ in range(3))
+    store.add_redirect(a.pk, b.pk, None)
+    store.add_redirect(b.pk, c.pk, None)
+    assert Redirect.objects.get(source=a).destination_id == c.pk
+    with pytest.raises(ValueError, match="cycle"):
+        store.add_redirect(c.pk, a.pk, None)
+    assert Redirect.objects.count() == 2
