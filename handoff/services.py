@@ -18,7 +18,7 @@ compactions, context_window) or as plain ids.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 from django.conf import settings
@@ -288,8 +288,3 @@ def settings_store() -> SettingsStore:
 def load_settings() -> SettingsValues:
     """Read the settings afresh from the store (re-read at every step, invariant 2)."""
     return settings_store().load()
-
-
-def missing(names: Sequence[str]) -> list[str]:
-    """Return those of ``names`` that are left out right now."""
-    return [name for name in names if get(name) is None]
