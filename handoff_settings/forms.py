@@ -25,8 +25,8 @@ def _bounds(name: str) -> dict[str, Any]:
 
 
 def _range_text(name: str) -> str:
-    low, high = RANGES[name]
-    return f"{low:g}–{high:g}"
+    """The range as people write it: "0.2–0.95", "8,000–1,000,000"."""
+    return "–".join(f"{int(v):,}" if float(v).is_integer() else f"{v:g}" for v in RANGES[name])
 
 
 class HandoffSettingsForm(forms.Form):
@@ -65,10 +65,13 @@ class HandoffSettingsForm(forms.Form):
     token_basis = forms.ChoiceField(
         label="Token basis",
         choices=[
-            (TokenBasis.CONTEXT.value, "Current context (prompt of the latest call)"),
-            (TokenBasis.CUMULATIVE.value, "Cumulative (four usage buckets summed)"),
+            (TokenBasis.CONTEXT.value, "Current context"),
+            (TokenBasis.CUMULATIVE.value, "Cumulative usage"),
         ],
-        help_text="What the token figure and the ratio compare against.",
+        help_text=(
+            "Current context: the prompt of the latest model call. "
+            "Cumulative: the four usage buckets summed over the whole conversation."
+        ),
     )
 
     def __init__(self, *args: Any, only: str | None = None, **kwargs: Any) -> None:

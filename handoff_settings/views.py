@@ -14,6 +14,7 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_GET, require_POST
+from django_htmx.http import trigger_client_event
 
 from handoff import operations, services
 from handoff.exceptions import HandoffError
@@ -123,11 +124,21 @@ def _owned_session(request: HttpRequest, session_id: UUID) -> Session:
     return get_object_or_404(Session, pk=session_id, owner_id=request.user.pk)
 
 
+def _panel_response(request: HttpRequest, context: dict[str, Any], status: int = 200) -> Any:
+    """Render the panel; ask the page to refresh its sidebar when the attempt's phase moved
+    (``?phase=`` is the phase the page showed) or the user acted."""
+    response = render(request, "chat/handoff_panel.html", context, status=status)
+    last = (context.get("report") or {}).get("last") or {}
+    if request.method == "POST" or request.GET.get("phase", "") != last.get("phase", ""):
+        trigger_client_event(response, "sidebar:refresh")
+    return response
+
+
 @require_GET
 def panel(request: HttpRequest, session_id: UUID) -> HttpResponse:
     """The handoff panel of one of the user's sessions (polled while an attempt runs)."""
     session = _owned_session(request, session_id)
-    return render(request, "chat/handoff_panel.html", session_panel(session))
+    return _panel_response(request, session_panel(session))
 
 
 @require_POST
@@ -145,5 +156,5 @@ def session_action(request: HttpRequest, session_id: UUID, action: str) -> HttpR
         operation(session.pk)
     except HandoffError as exc:
         context = session_panel(session) | {"action_error": str(exc)}
-        return render(request, "chat/handoff_panel.html", context, status=409)
-    return render(request, "chat/handoff_panel.html", session_panel(session))
+        return _panel_response(request, context, status=409)
+    return _panel_response(request, session_panel(session))

@@ -294,3 +294,16 @@ def test_blocker_phrases():
     assert describe_blocker("owned-agent:0123456789") == "its subagent 01234567 is still live"
     assert "custom" in describe_blocker("custom-permissions-require-manual-transfer")
     assert describe_blocker("something-new") == "something-new"
+
+
+def test_panel_asks_for_a_sidebar_refresh_when_the_phase_moved(as_staff: Client, staff: Any):
+    session = talked(staff, "Work")
+    HandoffRecord.objects.create(
+        source=session, phase="prepared", reason="manual", source_revision=1
+    )
+    url = reverse("handoff_settings:panel", args=[session.pk])
+    moved = as_staff.get(url, {"phase": "summarizing"}, headers=HTMX)
+    same = as_staff.get(url, {"phase": "prepared"}, headers=HTMX)
+    assert "sidebar:refresh" in moved["HX-Trigger"]
+    assert "HX-Trigger" not in same
+    assert 'hx-trigger="every 1s"' in same.content.decode()
