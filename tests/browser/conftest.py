@@ -3,9 +3,13 @@
 - ``browser`` (session scope): one Chromium for the whole run; every test using it is skipped,
   with the reason, when ``/usr/bin/chromium`` is missing (``scripts/ensure-chromium``).
 - ``make_user(username, *, staff=False)``: a user with the password ``PASSWORD``.
-- ``login(page, live_server_url, user)``: sign ``page`` in through the login form.
+- ``login``: the function ``login(page, live_server_url, user, password=PASSWORD)`` signing
+  ``page`` in through the login form.
 - ``user_page(user)``: a fresh browser context (own cookies) signed in as ``user``, at the
   index; contexts are closed at teardown.
+- ``screenshot(page, name)``: saves ``name`` (a PNG) into the folder ``HANDOFF_SCREENSHOTS``
+  names, when set (``HANDOFF_SCREENSHOTS=docs pytest tests/browser`` refreshes the README's
+  screenshots); does nothing otherwise.
 
 Mark browser tests ``pytestmark = pytest.mark.browser`` (``-m "not browser"`` leaves them out).
 """
@@ -55,13 +59,19 @@ def make_user(transactional_db: None) -> Callable[..., Any]:
     return make
 
 
-def login(page: Any, live_server_url: str, user: Any, password: str = PASSWORD) -> None:
+def sign_in(page: Any, live_server_url: str, user: Any, password: str = PASSWORD) -> None:
     """Sign ``page`` in as ``user`` through the login form; wait until it has left the form."""
     page.goto(f"{live_server_url}/accounts/login/")
     page.get_by_label("Username").fill(user.get_username())
     page.get_by_label("Password").fill(password)
     page.get_by_role("button", name="Sign in").click()
     page.wait_for_url(lambda url: "/accounts/login/" not in url, timeout=TIMEOUT_MS)
+
+
+@pytest.fixture
+def login() -> Callable[..., None]:
+    """Return ``login(page, live_server_url, user, password=PASSWORD)``."""
+    return sign_in
 
 
 @pytest.fixture
@@ -74,9 +84,22 @@ def user_page(browser: Any, live_server: Any) -> Iterator[Callable[[Any], Any]]:
         context.set_default_timeout(TIMEOUT_MS)
         contexts.append(context)
         page = context.new_page()
-        login(page, live_server.url, user)
+        sign_in(page, live_server.url, user)
         return page
 
     yield open_page
     for context in contexts:
         context.close()
+
+
+@pytest.fixture
+def screenshot() -> Callable[[Any, str], None]:
+    """Return ``screenshot(page, name)`` (see the module docstring)."""
+
+    def save(page: Any, name: str) -> None:
+        folder = os.environ.get("HANDOFF_SCREENSHOTS")
+        if folder:
+            Path(folder).mkdir(parents=True, exist_ok=True)
+            page.screenshot(path=str(Path(folder) / name))
+
+    return save
