@@ -16,7 +16,6 @@ import logging
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
-from functools import partial
 from typing import Any
 
 from asgiref.sync import async_to_sync
@@ -90,7 +89,11 @@ def publish(user_id: int, kind: EventKind | str, payload: dict[str, Any]) -> Fra
         )
         _prune(cursor, timezone.now())
         frame = _frame(event)
-        transaction.on_commit(partial(_send, user_id, frame), robust=True)
+
+        def send_after_commit() -> None:
+            _send(user_id, frame)
+
+        transaction.on_commit(send_after_commit, robust=True)
     return frame
 
 

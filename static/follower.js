@@ -153,17 +153,20 @@ async function tryOpen() {
   }
 }
 
+// Fetch the session list fragment (the URL htmx uses) and swap it in; resolves once the
+// new rows are in the page. A response overtaken by a later refresh is dropped.
+let listVersion = 0;
 async function refreshSessionList() {
   const list = document.getElementById("session-list");
   const url = list && list.getAttribute("hx-get");
   if (!url) return;
-  if (window.htmx) {
-    await window.htmx.ajax("GET", url, { target: list, swap: "innerHTML" });
-    return;
-  }
+  const version = ++listVersion;
   const response = await fetch(url);
   if (!response.ok) throw new Error(`session list: HTTP ${response.status}`);
-  list.innerHTML = await response.text();
+  const html = await response.text();
+  if (version !== listVersion) return;
+  list.innerHTML = html;
+  if (window.htmx) window.htmx.process(list);
 }
 
 if (document.body.dataset.userId) connect();

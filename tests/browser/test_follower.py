@@ -1,0 +1,303 @@
+"""The page-wide follower in headless Chromium (issue 3 §6; seed 003 §6.5; DESIGN.md 10–11).
+
+Websockets need an ASGI server, so these tests run Daphne on ``config.asgi`` in a subprocess
+against the test database (PostgreSQL, or SQLite in a file) and commit handoffs from the test
+process with ``handoff.operations.run_attempt``, as ``handoff now --wait`` does. The server
+hears of the events through the channel layer (Redis) or, on the in-memory layer, by reading
+the stored events (the consumer's catch-up).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import nullcontext
+from datetime import timedelta
+from pathlib import Path
+from typing import Any, TypeVar
+from unittest import mock
+
+import pytest
+from django.db import connection, connections
+from django.test import Client
+
+from follower.events import prune_events
+from handoff import operations
+from handoff.models import HandoffRecord
+from host import log
+from host.models import Session
+from host.sessions import create_session
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+T = TypeVar("T")
+ROOT = Path(__file__).resolve().parents[2]
+TIMEOUT_MS = 15_000
+FAST = {"retryInterval": 100, "backoffBase": 200, "backoffCap": 1000}
+"""Follower settings for the tests: the seed's 12 tries about 2 s apart, only faster."""
+
+RECORD_EVENTS = """
+window.__events = [];
+document.addEventListener("handoff:event", (event) => window.__events.push(event.detail));
+"""
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+def database_url() -> str:
+    """The test database as a DATABASE_URL another process can open; skip when it cannot."""
+    conf = connection.settings_dict
+    if connection.vendor == "postgresql":
+        password = f":{conf['PASSWORD']}" if conf["PASSWORD"] else ""
+        host = f"{conf['HOST'] or 'localhost'}:{conf['PORT'] or 5432}"
+        return f"postgres://{conf['USER']}{password}@{host}/{conf['NAME']}"
+    name = str(conf["NAME"])
+    if connection.vendor == "sqlite" and name != ":memory:" and "mode=memory" not in name:
+        return f"sqlite:///{name}"
+    pytest.skip(
+        "the ASGI server runs in another process and cannot open an in-memory test database: "
+        "set DATABASE_URL to PostgreSQL (as .ci/run does)"
+    )
+
+
+class AsgiServer:
+    """Daphne serving ``config.asgi`` on a fixed port; ``stop`` and ``start`` cut the sockets."""
+
+    def __init__(self, database: str, port: int) -> None:
+        self.port = port
+        self.url = f"http://127.0.0.1:{port}"
+        self.env = {**os.environ, "DATABASE_URL": database, "DJANGO_DEBUG": "false"}
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        command = [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(self.port)]
+        self.process = subprocess.Popen(
+            [*command, "config.asgi:application"],
+            cwd=ROOT,
+            env=self.env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                stderr = self.process.stderr.read().decode() if self.process.stderr else ""
+                raise RuntimeError(f"daphne exited: {stderr}")
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=0.5).close()
+                return
+            except OSError:
+                time.sleep(0.1)
+        raise RuntimeError("daphne did not listen within 30 s")
+
+    def stop(self) -> None:
+        if self.process is not None:
+            self.process.terminate()
+            self.process.wait(timeout=10)
+            self.process = None
+
+
+@pytest.fixture(scope="module")
+def asgi_server(
+    browser: Any, django_db_setup: None, django_db_blocker: Any
+) -> Iterator[AsgiServer]:
+    with django_db_blocker.unblock():
+        server = AsgiServer(database_url(), free_port())
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def open_page(browser: Any, asgi_server: AsgiServer) -> Iterator[Callable[..., Any]]:
+    """Return ``open_page(user, session=None)``: a signed-in page on a conversation (or the index).
+
+    Each user gets one browser context (one cookie jar): two pages of one user are two tabs.
+    """
+    contexts: dict[int, Any] = {}
+
+    def context_of(user: Any) -> Any:
+        if user.pk not in contexts:
+            client = Client()
+            client.force_login(user)
+            context = browser.new_context(base_url=asgi_server.url)
+            context.set_default_timeout(TIMEOUT_MS)
+            cookie = client.cookies["sessionid"].value
+            context.add_cookies([{"name": "sessionid", "value": cookie, "url": asgi_server.url}])
+            context.add_init_script(f"window.__followerConfig = {json.dumps(FAST)};")
+            context.add_init_script(RECORD_EVENTS)
+            contexts[user.pk] = context
+        return contexts[user.pk]
+
+    def open_(user: Any, session: Session | None = None) -> Any:
+        page = context_of(user).new_page()
+        page.goto(f"/s/{session.pk}/" if session else "/")
+        wait_following(page, session)
+        return page
+
+    yield open_
+    for context in contexts.values():
+        context.close()
+
+
+def wait_following(page: Any, session: Session | None) -> None:
+    """Wait until the page's follower is connected and has read its snapshot."""
+    seen = f"Object.hasOwn(f.baseline, {json.dumps(str(session.pk))})" if session else "true"
+    page.wait_for_function(
+        f"() => {{ const f = window.__follower; return f && f.state === 'connected' && {seen}; }}"
+    )
+
+
+def off_loop(work: Callable[[], T]) -> T:
+    """Run ``work`` in a thread of its own, as a command runs in a process of its own.
+
+    Playwright's event loop owns the test's thread, and sending to the channel layer after a
+    commit needs a thread without one.
+    """
+
+    def run() -> T:
+        try:
+            return work()
+        finally:
+            connections.close_all()
+
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(run).result()
+
+
+def conversation(user: Any, title: str) -> Session:
+    """An idle main with one turn (so its row shows in the sidebar)."""
+
+    def create() -> Session:
+        session = create_session(user, cwd="/work/demo", title=title)
+        log.append_message(session, role="user", source_kind="user", content="Hi", starts_turn=True)
+        log.append_message(session, role="assistant", source_kind="assistant", content="Hello.")
+        return session
+
+    return off_loop(create)
+
+
+def hand_off(source: Session, *, start: bool = True) -> Session:
+    """Commit a manual handoff as ``handoff now --wait`` does; return the successor.
+
+    ``start=False`` makes the successor's start fail, so it stays blank (seed 000,
+    committed-start-pending).
+    """
+    failing_start = mock.patch("host.services.SessionController.start", side_effect=RuntimeError)
+    with nullcontext() if start else failing_start:
+        outcome = off_loop(lambda: operations.run_attempt(source.pk, manual=True))
+    assert outcome.ok, outcome.detail
+    record = HandoffRecord.objects.get(source=source)
+    assert record.target_id is not None
+    return Session.objects.get(pk=record.target_id)
+
+
+def row(page: Any, session: Session) -> Any:
+    return page.locator(f'#session-list .session-row[data-session-id="{session.pk}"]')
+
+
+def follower(page: Any) -> dict[str, Any]:
+    state: dict[str, Any] = page.evaluate(
+        "() => ({state: __follower.state, tries: __follower.tries, jump: __follower.jump})"
+    )
+    return state
+
+
+def test_handoff_moves_every_tab_on_the_source_and_updates_the_others(make_user, open_page):
+    ada = make_user("ada")
+    source = conversation(ada, "Refactor the parser")
+    other = conversation(ada, "Release notes")
+    first, second = open_page(ada, source), open_page(ada, source)
+    third = open_page(ada, other)
+
+    successor = hand_off(source)
+
+    for page in (first, second):
+        page.wait_for_url(f"**/s/{successor.pk}/")
+        assert row(page, successor).is_visible()
+    row(third, successor).wait_for()
+    assert third.url.endswith(f"/s/{other.pk}/")
+    assert follower(third)["jump"] is None
+
+
+def test_page_opened_on_a_handed_off_session_stays_and_shows_the_banner(make_user, open_page):
+    ada = make_user("ada")
+    source = conversation(ada, "Refactor the parser")
+    successor = hand_off(source)
+    page = open_page(ada, source)
+
+    banner = page.get_by_text("This conversation continues in")
+    assert banner.is_visible()
+    assert banner.get_by_role("link").get_attribute("href") == f"/s/{successor.pk}/"
+
+    def rename() -> None:
+        source.refresh_from_db()
+        source.title = "Renamed while the page is open"
+        source.save()
+
+    off_loop(rename)
+    page.wait_for_function("() => window.__events.some((e) => e.kind === 'session.updated')")
+    page.wait_for_timeout(500)
+    assert page.url.endswith(f"/s/{source.pk}/")
+    assert follower(page)["jump"] is None
+
+
+@pytest.mark.parametrize("pruned", [False, True], ids=["replayed", "resync"])
+def test_handoff_while_the_socket_is_cut_still_moves_the_page(
+    make_user, open_page, asgi_server, pruned
+):
+    ada = make_user("ada")
+    source = conversation(ada, "Refactor the parser")
+    page = open_page(ada, source)
+
+    asgi_server.stop()
+    page.wait_for_function("() => window.__follower.state === 'unavailable'")
+    successor = hand_off(source)
+    if pruned:
+        prune_events(now=successor.created + timedelta(days=1))
+    asgi_server.start()
+
+    page.wait_for_url(f"**/s/{successor.pk}/")
+    assert row(page, successor).is_visible()
+
+
+def test_successor_that_stays_blank_is_tried_12_times_then_left(make_user, open_page):
+    ada = make_user("ada")
+    source = conversation(ada, "Refactor the parser")
+    page = open_page(ada, source)
+
+    successor = hand_off(source, start=False)
+
+    page.wait_for_function("() => window.__follower.jump === 'gave-up'")
+    assert follower(page)["tries"] == 12
+    assert page.url.endswith(f"/s/{source.pk}/")
+    assert row(page, successor).count() == 0
+    page.wait_for_timeout(500)
+    assert follower(page)["tries"] == 12
+
+
+def test_second_user_receives_no_event_of_the_first(make_user, open_page, asgi_server):
+    ada, bob = make_user("ada"), make_user("bob")
+    source = conversation(ada, "Refactor the parser")
+    ada_page = open_page(ada, conversation(ada, "Release notes"))
+    bob_page = open_page(bob, conversation(bob, "Bob's own work"))
+
+    hand_off(source)
+
+    ada_page.wait_for_function("() => window.__events.some((e) => e.kind === 'handoff.phase')")
+    ada_page.wait_for_function("() => window.__events.some((e) => e.kind === 'redirect.committed')")
+    bob_page.wait_for_timeout(500)
+    assert bob_page.evaluate("() => window.__events") == []
+    response = bob_page.goto(f"{asgi_server.url}/s/{source.pk}/")
+    assert response is not None and response.status == 404
