@@ -379,7 +379,10 @@ def commit(attempt: Attempt) -> None:
     text = render_brief(attempt.brief, source_title=attempt.source.title)
     try:
         seq = attempt.controller.seed(attempt.successor, text)
-        attempt.note(CommitStep.SEED, f"#{seq}")
+    except Exception as exc:
+        raise Fail(CommitStep.SEED, f"{type(exc).__name__}: {exc}") from exc
+    attempt.note(CommitStep.SEED, f"#{seq}")
+    try:
         _point(attempt, "flush")
         attempt.controller.flush(attempt.successor, seq)
     except Exception as exc:
@@ -400,11 +403,18 @@ def commit(attempt: Attempt) -> None:
 
 
 def _route(attempt: Attempt) -> None:
-    """Inside one transaction: last check, redirect, ``committed``, main states, title, notice."""
+    """Inside one transaction: title, last check, redirect, ``committed``, main states, notice.
+
+    The source is renamed first: writing its row waits for any input being posted to it and
+    holds it off until this commits, so the last stability check sees that input, and input
+    posted after it meets the redirect (invariant 7).
+    """
     assert attempt.record is not None
     source_id = attempt.session_id
     successor_id = str(attempt.successor.pk)
     state = store.lock_main_state(source_id)
+    source = attempt.controller.get(source_id)
+    attempt.controller.rename(source, handed_off_title(source.title, successor_id))
     why = unstable(attempt)
     if why is not None:
         raise Fail(CommitStep.REDIRECT, f"not stable: {why}")
@@ -419,9 +429,7 @@ def _route(attempt: Attempt) -> None:
         session_id=successor_id,
         defaults={"enabled": continue_enabled, "inherited_from_id": source_id},
     )
-    source = attempt.controller.get(source_id)
     title = attempt.successor.title or successor_id
-    attempt.controller.rename(source, handed_off_title(source.title, successor_id))
     attempt.controller.append_notice(
         source,
         f"Handed off to “{title}” ({successor_id}). This conversation is now a relay: "
