@@ -19,3 +19,27 @@ document.addEventListener("follower:status", (event) => {
   badge.dataset.state = connected ? "connected" : "unavailable";
   badge.textContent = connected ? "status channel connected" : "status channel unavailable";
 });
+
+// The conversation opens at its latest message and keeps following new ones while the reader
+// is at the end (a reader scrolled up to older messages is left where they are).
+const END_SLACK_PX = 80;
+let readerAtEnd = true;
+
+function conversationScroller() {
+  return document.getElementById("timeline") ? document.querySelector(".main") : null;
+}
+
+function scrollToEnd() {
+  const scroller = conversationScroller();
+  if (scroller) scroller.scrollTop = scroller.scrollHeight;
+}
+
+document.addEventListener("DOMContentLoaded", scrollToEnd);
+document.addEventListener("htmx:beforeSwap", () => {
+  const scroller = conversationScroller();
+  readerAtEnd =
+    !scroller || scroller.scrollHeight - scroller.scrollTop - scroller.clientHeight < END_SLACK_PX;
+});
+document.addEventListener("htmx:afterSettle", () => {
+  if (readerAtEnd) scrollToEnd();
+});
