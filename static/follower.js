@@ -88,6 +88,7 @@ async function loadSnapshot() {
     queued.forEach(apply);
   } catch (error) {
     console.warn("follower:", error);
+    follower.socket.close(); // reconnect with backoff; the next "ready" reads it again
   }
 }
 
