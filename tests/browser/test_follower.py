@@ -17,13 +17,14 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import nullcontext
 from datetime import timedelta
+from io import StringIO
 from pathlib import Path
 from typing import Any, TypeVar
 from unittest import mock
 
 import pytest
+from django.core.management import call_command
 from django.db import connection, connections
 from django.test import Client
 
@@ -189,15 +190,21 @@ def conversation(user: Any, title: str) -> Session:
 
 
 def hand_off(source: Session, *, start: bool = True) -> Session:
-    """Commit a manual handoff as ``handoff now --wait`` does; return the successor.
+    """Commit a manual handoff from the command line (``handoff now --wait``); return the
+    successor.
 
     ``start=False`` makes the successor's start fail, so it stays blank (seed 000,
-    committed-start-pending).
+    committed-start-pending; the command would exit 3, so the operation is called directly).
     """
-    failing_start = mock.patch("host.services.SessionController.start", side_effect=RuntimeError)
-    with nullcontext() if start else failing_start:
-        outcome = off_loop(lambda: operations.run_attempt(source.pk, manual=True))
-    assert outcome.ok, outcome.detail
+    if start:
+        off_loop(
+            lambda: call_command("handoff", "now", str(source.pk), "--wait", stdout=StringIO())
+        )
+    else:
+        failing = mock.patch("host.services.SessionController.start", side_effect=RuntimeError)
+        with failing:
+            outcome = off_loop(lambda: operations.run_attempt(source.pk, manual=True))
+        assert outcome.outcome == "committed-start-pending", outcome.detail
     record = HandoffRecord.objects.get(source=source)
     assert record.target_id is not None
     return Session.objects.get(pk=record.target_id)
