@@ -113,9 +113,12 @@ def build_prompt(context: Sequence[Entry], *, cwd: str, window: int) -> str:
 ITEM_CHARS = 300
 MAX_ITEMS = 12
 MAX_ARTIFACTS = 60
-_POSIX_PATH = re.compile(r"(?<![\w.:/~-])(/(?:[\w.@+~-]+/)+[\w.@+~-]*[\w@+~-])")
+_POSIX_PATH = re.compile(r"(?<![\w.:/~}$-])(/(?:[\w.@+~-]+/)+[\w.@+~-]*[\w@+~-])")
+# Paths that say nothing about the work (devices, interpreters, system directories).
+_SYSTEM_PATHS = ("/dev/", "/proc/", "/sys/", "/usr/", "/bin/", "/sbin/", "/lib/", "/etc/")
+_HAS_EXTENSION = re.compile(r"\.\w{1,8}$")
 _WINDOWS_PATH = re.compile(r"\b[A-Za-z]:\\(?:[^\\\s\"'<>|:*?]+\\)*[^\\\s\"'<>|:*?]+")
-_URL = re.compile(r"https?://[^\s<>\"'`)\]}]+")
+_URL = re.compile(r"https?://[^\s<>\"'`)\]}{$]+(?![{$])")
 _SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+|\n+")
 _CONSTRAINT = re.compile(
     r"\b(must|never|always|only|don't|do not|dont|should not|shouldn't|avoid|without|"
@@ -126,7 +129,11 @@ _DECISION = re.compile(
     r"\b(let's|lets|use|go with|instead|switch to|we'll|decided?|prefer|choose|keep)\b|改用|就用",
     re.IGNORECASE,
 )
-_PASSED = re.compile(r"\b(passed|passes|ok|success(ful)?|succeeded|all green)\b|✓|✔", re.I)
+_PASSED = re.compile(r"\b(passed|passes|succeeded|successful(ly)?|all green)\b|✓|✔", re.I)
+_PASSED_OK = re.compile(r"\bOK\b|^\s*ok\b")
+# A line of file content as tools print it ("  192→ code"): never a verification.
+_FILE_LINE = re.compile(r"^\s*\d+\s*(→|\t|:)")
+_OBJECTIVE = re.compile(r"\b(request|requested|asked|goal|objective|task|intent)\b", re.I)
 _PENDING = re.compile(
     r"\b(todo|pending|remaining|not yet|still|blocked|fails?|failing|failed|error|left to)\b",
     re.IGNORECASE,
@@ -163,25 +170,46 @@ def _unique(items: Iterable[str], limit: int = MAX_ITEMS) -> list[str]:
 
 
 def find_artifacts(texts: Iterable[str]) -> list[str]:
-    """Return the absolute file paths and URLs in ``texts``, most recent first, de-duplicated."""
+    """Return the absolute file paths and URLs in ``texts``, most recent first, de-duplicated.
+
+    System paths (``/dev/null``, ``/usr/bin/env`` …) and short extension-less paths (API
+    routes such as ``/api/items``) are left out.
+    """
     found: list[str] = []
     for text in texts:
-        for pattern in (_URL, _POSIX_PATH, _WINDOWS_PATH):
-            found += [m.rstrip(".,;:") for m in pattern.findall(text)]
+        found += [m.rstrip(".,;:") for m in _URL.findall(text)]
+        found += [p for p in _POSIX_PATH.findall(text) if _meaningful_path(p)]
+        found += _WINDOWS_PATH.findall(text)
     recent_first = list(dict.fromkeys(reversed(found)))
     return [a for a in recent_first if len(a) > 3][:MAX_ARTIFACTS]
 
 
+def _meaningful_path(path: str) -> bool:
+    """A path worth pointing at: not a system path; a file name or at least three levels."""
+    if path.startswith(_SYSTEM_PATHS):
+        return False
+    return bool(_HAS_EXTENSION.search(path)) or path.count("/") >= 3
+
+
+def _objective_in(summary: str) -> str:
+    """Return the line of a compaction summary that states the request (else its first)."""
+    lines = [ln.strip(" \t-*#>").replace("**", "") for ln in summary.splitlines()]
+    lines = [ln for ln in lines if ln]
+    stated = next((ln for ln in lines if _OBJECTIVE.search(ln) and len(ln.split()) >= 3), "")
+    return stated or (lines[0] if lines else "")
+
+
 def _goal(users: Sequence[str], context: Sequence[Entry]) -> str:
+    """The latest substantive user message; else the summary's request plus the latest one."""
     for text in reversed(users):
-        if len(text) >= 20 or len(text.split()) >= 4:
+        if len(text.split()) >= 8 or len(text) >= 60:
             return _clip(text)
-    if users:
-        return _clip(users[-1])
-    summaries = [e["content"] for e in context if e.get("source_kind") == "compaction"]
-    if summaries and summaries[0].strip():
-        return _clip(summaries[0])
-    return "Continue the work of the previous session."
+    summary = next((e["content"] for e in context if e.get("source_kind") == "compaction"), "")
+    objective = _objective_in(summary)
+    latest = users[-1] if users else ""
+    if objective and latest:
+        return _clip(f"{objective} (latest user message: {latest})")
+    return _clip(objective or latest or "Continue the work of the previous session.")
 
 
 def offline_brief(context: Sequence[Entry], *, cwd: str) -> dict[str, Any]:
@@ -203,7 +231,7 @@ def offline_brief(context: Sequence[Entry], *, cwd: str) -> dict[str, Any]:
         for e in context
         if _is_tool_result(e)
         for s in e.get("content", "").splitlines()
-        if _PASSED.search(s)
+        if (_PASSED.search(s) or _PASSED_OK.search(s)) and not _FILE_LINE.match(s)
     ]
     goal = _goal(users, context)
     next_steps = _unique(s for s in last_lines if _NEXT.search(s)) or [

@@ -64,6 +64,29 @@ def test_offline_pending_and_next_steps_come_from_the_latest_turns():
     assert "Not sure whether the CLI needs changes?" in brief["uncertainties"]
 
 
+def test_offline_goal_after_a_short_follow_up_comes_from_the_compaction_summary():
+    context = [
+        entry(
+            "compaction",
+            "Summary follows.\n1. **User's initial request**: implement gqc",
+            "compaction",
+        ),
+        entry("user", "did you push?"),
+    ]
+    goal = summarizer.offline_brief(context, cwd="")["goal"]
+    assert goal == "1. User's initial request: implement gqc (latest user message: did you push?)"
+
+
+def test_offline_artifacts_leave_out_system_paths_and_api_routes():
+    text = "ran /usr/bin/env > /dev/null; GET /api/items; wrote /srv/app/notes.md and /a/b/c/d"
+    assert summarizer.find_artifacts([text]) == ["/a/b/c/d", "/srv/app/notes.md"]
+
+
+def test_offline_verified_ignores_file_content_lines():
+    context = [entry("tool", "  192→ {:ok, view} = live(conn)\n3 tests, 0 failures: OK", "tool")]
+    assert summarizer.offline_brief(context, cwd="")["verified"] == ["3 tests, 0 failures: OK"]
+
+
 def test_offline_brief_of_an_empty_context_is_still_valid():
     brief = summarizer.offline_brief([], cwd="")
     assert validate_brief(brief) == brief
@@ -82,12 +105,15 @@ def test_only_the_effective_context_after_the_last_compaction_is_read():
     log.append_message(source, role="user", source_kind="user", content="Old goal: write /old/a.py")
     log.record_compaction(source, "Summary: the old goal is done.", trigger="manual")
     log.append_message(
-        source, role="user", source_kind="user", content="New goal: fix /new/b.py now"
+        source,
+        role="user",
+        source_kind="user",
+        content="New goal: fix the crash in /new/b.py on empty input",
     )
     context = SessionController().effective_context(source)
     brief = summarizer.offline_brief(context, cwd="")
     assert context[0] == entry("system", "Summary: the old goal is done.", "compaction")
-    assert brief["goal"] == "New goal: fix /new/b.py now"
+    assert brief["goal"] == "New goal: fix the crash in /new/b.py on empty input"
     assert "/old/a.py" not in brief["artifacts"]
 
 
