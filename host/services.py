@@ -169,8 +169,8 @@ class SessionController:
     def relay(self, session: Session | str, *, role: str, content: str, relay_id: str) -> bool:
         """Append a relay message and let the agent answer it; False when already relayed.
 
-        An idle session starts a turn at once; a busy one gets the relay queued in its inbox
-        (taken when its turn ends). One transaction for the append and the queueing.
+        An idle session starts a turn on it at once; a busy (or archived) one gets it queued in
+        its inbox, taken when its turn ends. One transaction: a crash leaves neither.
         """
         target = _fresh(session)
         if Message.objects.filter(session=target, relay_id=relay_id).exists():
@@ -184,17 +184,17 @@ class SessionController:
                     content=content,
                     relay_id=relay_id,
                 )
-                if target.status != SessionStatus.IDLE or target.archived:
+                try:
+                    runtime.start_agent(target)
+                except runtime.TurnRefused:
                     InboxItem.objects.create(
                         session=target,
                         stage=InboxStage.NEXT_TURN,
                         content=content,
                         message=message,
                     )
-                    return True
         except IntegrityError:
             return False
-        runtime.start_agent(target)
         return True
 
     def step_rejected(self, forwarded_to: str, relay_id: str) -> StepRejected:

@@ -128,3 +128,17 @@ def test_a_new_redirect_re_flattens_the_stored_entries():
     with pytest.raises(ValueError, match="cycle"):
         store.add_redirect(c.pk, a.pk, None)
     assert Redirect.objects.count() == 2
+
+
+def test_a_relay_to_a_busy_destination_waits_in_its_inbox(handed_off):
+    from host import runtime
+    from host.models import InboxItem
+
+    source, successor = handed_off
+    runtime.begin_turn(successor, user_initiated=False)
+    result = post_message(source, content="When you are done: also update the docs.")
+    item = InboxItem.objects.get(session=successor, taken=False)
+    assert item.message is not None and item.message.relay_id == result.relay_id
+    runtime.end_turn(successor)
+    item.refresh_from_db()
+    assert item.taken is True
