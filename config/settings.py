@@ -189,3 +189,10 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
     "loggers": {"daphne": {"level": "WARNING"}},
 }
+
+# Follower events (DESIGN.md invariant 10): kept this many seconds and at most this many per
+# user; each socket also reads stored events every FOLLOWER_POLL_INTERVAL seconds so events
+# written by another process (the task worker, a management command) reach it without Redis.
+FOLLOWER_EVENT_RETENTION = int(os.environ.get("FOLLOWER_EVENT_RETENTION", "600"))
+FOLLOWER_EVENT_LIMIT = int(os.environ.get("FOLLOWER_EVENT_LIMIT", "1000"))
+FOLLOWER_POLL_INTERVAL = float(os.environ.get("FOLLOWER_POLL_INTERVAL", "1"))
