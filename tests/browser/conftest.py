@@ -1,7 +1,9 @@
 """Shared browser fixtures: headless Debian Chromium driven by Playwright against ``live_server``.
 
-- ``browser`` (session scope): one Chromium for the whole run; every test using it is skipped,
-  with the reason, when ``/usr/bin/chromium`` is missing (``scripts/ensure-chromium``).
+- ``browser`` (module scope): one Chromium per test module; every test using it is skipped,
+  with the reason, when ``/usr/bin/chromium`` is missing (``scripts/ensure-chromium``). Module
+  scope, not session: Playwright's sync API keeps an event loop running in this thread while it
+  lives, which would break the async tests that run after the browser tests.
 - ``make_user(username, *, staff=False)``: a user with the password ``PASSWORD``.
 - ``login``: the function ``login(page, live_server_url, user, password=PASSWORD)`` signing
   ``page`` in through the login form.
@@ -23,27 +25,36 @@ from typing import Any
 
 import pytest
 
-# Playwright's sync API runs an event loop in this thread; Django's ORM refuses to run in a
-# thread with a running loop unless told it is safe (the test owns the thread).
-os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-
 CHROMIUM = Path("/usr/bin/chromium")
 LAUNCH_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 PASSWORD = "correct horse battery staple"
 TIMEOUT_MS = 10_000
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    """One headless Chromium (Debian's) for the session."""
+    """One headless Chromium (Debian's) for the module.
+
+    Playwright's sync API runs an event loop in this thread; Django's ORM refuses to run in a
+    thread with a running loop unless told it is safe, so that is allowed while it lives (the
+    test owns the thread) and restored afterwards.
+    """
     if not CHROMIUM.exists():
         pytest.skip(f"{CHROMIUM} is missing: install Debian's chromium (scripts/ensure-chromium)")
     from playwright.sync_api import sync_playwright
 
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=LAUNCH_ARGS)
-        yield chromium
-        chromium.close()
+    previous = os.environ.get("DJANGO_ALLOW_ASYNC_UNSAFE")
+    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+    try:
+        with sync_playwright() as playwright:
+            chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=LAUNCH_ARGS)
+            yield chromium
+            chromium.close()
+    finally:
+        if previous is None:
+            os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
+        else:
+            os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = previous
 
 
 @pytest.fixture
