@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import tracemalloc
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 from django.db import transaction
@@ -49,8 +50,8 @@ def run() -> None:
     print(f"{'file':>36} {'size MiB':>9} {'import MiB':>11} {'whole MiB':>10} {'whole/import':>13}")
     mib = 1024 * 1024
     for path in sorted(TRANSCRIPTS.glob("*.jsonl")):
-        streaming = _peak(lambda p=path: _import_and_roll_back(p))
-        whole = _peak(lambda p=path: _load_whole(p))
+        streaming = _peak(partial(_import_and_roll_back, path))
+        whole = _peak(partial(_load_whole, path))
         print(
             f"{path.stem:>36} {path.stat().st_size / mib:>9.2f} {streaming / mib:>11.2f}"
             f" {whole / mib:>10.2f} {whole / streaming:>13.2f}"

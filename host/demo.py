@@ -11,8 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from django.contrib.auth import get_user_model
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 
 from host.log import append_message, select_model
@@ -24,10 +23,9 @@ DEMO_USERNAME = "demo"
 DEMO_PASSWORD = "demo"
 
 
-def demo_user() -> AbstractBaseUser:
+def demo_user() -> User:
     """Return the demo user (staff, so it may change the global settings), creating it."""
-    user_model = get_user_model()
-    user, created = user_model.objects.get_or_create(
+    user, created = User.objects.get_or_create(
         username=DEMO_USERNAME, defaults={"is_staff": True, "is_superuser": True}
     )
     if created or not user.has_usable_password():
@@ -55,7 +53,7 @@ def seed_demo() -> list[Session]:
 
 
 def _seed_session(
-    user: AbstractBaseUser, workspace: Workspace, main: dict[str, Any], spec: dict[str, Any]
+    user: User, workspace: Workspace, main: dict[str, Any], spec: dict[str, Any]
 ) -> Session:
     session = Session.objects.create(
         owner=user,
@@ -84,9 +82,7 @@ def _seed_turn(session: Session, turn: dict[str, Any]) -> None:
             content=tool["input"],
             tool_name=tool["name"],
         )
-        append_message(
-            session, role=Role.TOOL, source_kind=SourceKind.TOOL, content=tool["result"]
-        )
+        append_message(session, role=Role.TOOL, source_kind=SourceKind.TOOL, content=tool["result"])
     append_message(
         session,
         role=Role.ASSISTANT,

@@ -146,7 +146,8 @@ class Message(models.Model):
     external_id = models.CharField(
         max_length=200, blank=True, help_text="Transcript message id or API client_id."
     )
-    relay_id = models.CharField(max_length=64, null=True, blank=True)
+    # NULL, not "", for "not a relay": the per-session unique constraint must allow many.
+    relay_id = models.CharField(max_length=64, null=True, blank=True)  # noqa: DJ001
     compacted = models.BooleanField(
         default=False, help_text="Summarized by a later compaction; kept in the log."
     )
@@ -191,9 +192,10 @@ class SessionEvent(models.Model):
 
     class Meta:
         ordering = ["session", "seq"]
-        constraints = [
-            models.UniqueConstraint(fields=["session", "seq"], name="event_unique_seq")
-        ]
+        constraints = [models.UniqueConstraint(fields=["session", "seq"], name="event_unique_seq")]
+
+    def __str__(self) -> str:
+        return f"{self.session_id}#{self.seq} {self.kind}"
 
 
 class UsageProjection(models.Model):
@@ -215,6 +217,9 @@ class UsageProjection(models.Model):
     )
     effective_chars = models.PositiveBigIntegerField(default=0)
 
+    def __str__(self) -> str:
+        return f"usage of {self.session_id}"
+
 
 class Team(models.Model):
     """A team led by a main session; more than one member makes the active-team-roster blocker."""
@@ -222,6 +227,9 @@ class Team(models.Model):
     lead = models.OneToOneField(Session, on_delete=models.CASCADE, related_name="led_team")
     members = models.ManyToManyField(Session, related_name="teams", blank=True)
     name = models.CharField(max_length=200, blank=True)
+
+    def __str__(self) -> str:
+        return self.name or f"team of {self.lead_id}"
 
 
 class InboxStage(models.TextChoices):
@@ -236,11 +244,18 @@ class InboxItem(models.Model):
     stage = models.CharField(max_length=10, choices=InboxStage.choices)
     content = models.TextField()
     message = models.ForeignKey(
-        Message, null=True, blank=True, on_delete=models.SET_NULL, related_name="+",
+        Message,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
         help_text="The logged message this item queues, when it arrived through post_message.",
     )
     taken = models.BooleanField(default=False)
     created = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"{self.stage} for {self.session_id}"
 
 
 class ActivityKind(models.TextChoices):
@@ -262,6 +277,9 @@ class Activity(models.Model):
         verbose_name_plural = "activities"
         indexes = [models.Index(fields=["session", "ended"])]
 
+    def __str__(self) -> str:
+        return f"{self.kind} on {self.session_id}"
+
 
 class ApiToken(models.Model):
     """A bearer token for the JSON API; only its SHA-256 digest is stored."""
@@ -269,3 +287,6 @@ class ApiToken(models.Model):
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE)
     digest = models.CharField(max_length=64, unique=True)
     created = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"API token of {self.user_id}"

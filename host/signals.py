@@ -34,7 +34,7 @@ class StepRejected:
 
 @dataclass(frozen=True)
 class CommandReply:
-    """A ``composer_command`` answer: ``text`` for the user, ``html`` (trusted) to show it richly."""
+    """A ``composer_command`` answer: ``text`` for the user; ``html`` (trusted) shows it richly."""
 
     text: str
     ok: bool = True
