@@ -102,6 +102,31 @@ def estimate_tokens(messages: list[ChatMessage]) -> int:
     return -(-chars // CHARS_PER_TOKEN)
 
 
+def offline_prompt_tokens(context: EffectiveContext, chat: list[ChatMessage]) -> int:
+    """Estimate the offline agent's prompt in tokens, consistently with the recorded usage.
+
+    A real endpoint's next prompt is the previous call's prompt, plus its output, plus what was
+    logged since; so the estimate starts from the latest message in the effective context that
+    carries usage and adds the meter's estimate of the messages after it. Without such a
+    message (a fresh or just-compacted session) it is the meter's estimate of the whole chat.
+    """
+    with_usage = [i for i, m in enumerate(context.messages) if m.output_tokens is not None]
+    if not with_usage:
+        return estimate_tokens(chat)
+    last = context.messages[with_usage[-1]]
+    base = sum(
+        t or 0
+        for t in (
+            last.uncached_input_tokens,
+            last.cache_read_tokens,
+            last.cache_write_tokens,
+            last.output_tokens,
+        )
+    )
+    after = context.messages[with_usage[-1] + 1 :]
+    return base + -(-sum(len(m.content) for m in after) // CHARS_PER_TOKEN)
+
+
 def excerpt(text: str, limit: int = 120) -> str:
     """Return ``text`` on one line, cut to ``limit`` characters with an ellipsis."""
     flat = " ".join(text.split())
@@ -139,7 +164,10 @@ def reply(session: Session) -> Message:
     if llm_configured():
         return _reply_with_model(session, chat)
     text = _offline_text(context)
-    usage = Usage(uncached_input=estimate_tokens(chat), output=-(-len(text) // CHARS_PER_TOKEN))
+    usage = Usage(
+        uncached_input=offline_prompt_tokens(context, chat),
+        output=-(-len(text) // CHARS_PER_TOKEN),
+    )
     return log.append_message(
         session,
         role=Role.ASSISTANT,

@@ -11,7 +11,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from host import agent, log
 from host.models import Session
 from host.sessions import create_session
-from host.usage import context_tokens, session_usage
+from host.usage import Usage, context_tokens, session_usage
 
 pytestmark = pytest.mark.django_db
 
@@ -180,3 +180,18 @@ def test_the_offline_agent_does_not_answer_the_same_input_twice(session: Session
     agent.reply(session)
     log.append_message(session, role="system", source_kind="system", content="a notice")
     assert agent.reply(session).content.startswith("Offline agent: there is no new input")
+
+
+def test_the_offline_prompt_continues_from_the_latest_recorded_call(session: Session):
+    # A conversation whose last real call had a 20 000-token prompt and a 500-token answer:
+    # the offline agent's next prompt is that call plus its answer plus what came after it.
+    log.append_message(
+        session,
+        role="assistant",
+        source_kind="assistant",
+        content="earlier answer",
+        usage=Usage(uncached_input=1_000, output=500, cache_read=18_000, cache_write=1_000),
+    )
+    say(session, "x" * 400)  # 100 tokens by the meter's heuristic
+    agent.reply(session)
+    assert context_tokens(session) == 20_000 + 500 + 100
