@@ -20,7 +20,7 @@ from typing import Any
 
 from django.db import transaction
 
-from handoff import services, store, tasks
+from handoff import metrics, services, store, tasks
 from handoff import status as status_module
 from handoff import transaction as attempts
 from handoff.exceptions import AlreadyHandedOff, NotAMain, ServiceUnavailable, SessionNotFound
@@ -153,8 +153,29 @@ def evaluate(session_id: Any) -> bool:
 
 
 def on_session_idle(sender: Any, session: Any, **kwargs: Any) -> None:
-    """``session_idle`` receiver: evaluate the session (seed 000: the next idle retries)."""
-    evaluate(session.pk)
+    """``session_idle`` receiver: evaluate the session (seed 000: the next idle retries); when
+    no handoff applies, let the host's own compaction run near the window (the fallback)."""
+    if not evaluate(session.pk):
+        compact_if_due(session.pk)
+
+
+def compact_if_due(session_id: Any) -> bool:
+    """Run the agent's automatic compaction when it is due; return whether it compacted.
+
+    Seed 000 keeps compaction installed as the fallback. The service is resolved for the
+    session's agent first, then host-wide (seed 003 §6.4); without one, automatic compaction is
+    off and the status report says so (§6.3). Never raises for a session that cannot compact.
+    """
+    controller = services.get(services.SESSION_CONTROLLER)
+    session = controller.get(str(session_id)) if controller is not None else None
+    if session is None or session.parent_id is not None:
+        return False
+    service = services.for_agent(session, services.COMPACTION)
+    if service is None:
+        return False
+    return bool(
+        service.compact_if_due(session, metrics.capacity(session, services.load_settings()))
+    )
 
 
 def on_blocker_cleared(sender: Any, session: Any, **kwargs: Any) -> None:

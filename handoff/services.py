@@ -183,6 +183,10 @@ class Compaction(Protocol):
     def compact(self, session: Any, *, trigger: str) -> None:
         """Compact the session's older turns in place (``trigger``: manual or auto)."""
 
+    def compact_if_due(self, session: Any, capacity: int) -> bool:
+        """Compact automatically when the session is near ``capacity`` (tokens); return
+        whether it compacted. Called only when no handoff applies."""
+
 
 class UsageProjection(Protocol):
     """The tokenUsage projection (seed 003 §5.1, source 1)."""

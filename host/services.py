@@ -305,6 +305,11 @@ class Compaction:
         left to compact)."""
         compaction.compact(_fresh(session), trigger=trigger)
 
+    def compact_if_due(self, session: Session | str, capacity: int) -> bool:
+        """Compact near the window (``capacity`` tokens) when no handoff applies."""
+        fresh = _fresh(session)
+        return compaction.maybe_auto_compact(fresh, capacity, handoff_will_run=False) is not None
+
 
 class UsageProjection:
     """The usage projection (seed 003 §5.1, source 1)."""
