@@ -160,3 +160,21 @@ def test_recover_handoffs_command_reports_what_it_did():
             "action": "summary timed out",
         }
     ]
+
+
+def test_recover_handoffs_every_runs_again_after_each_interval(monkeypatch):
+    from handoff.management.commands import recover_handoffs
+
+    naps: list[float] = []
+
+    def nap(seconds: float) -> None:
+        naps.append(seconds)
+        if len(naps) == 2:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(recover_handoffs.time, "sleep", nap)
+    out = StringIO()
+    with pytest.raises(KeyboardInterrupt):
+        call_command("recover_handoffs", "--every", "60", stdout=out)
+    assert naps == [60.0, 60.0]
+    assert out.getvalue().count("record(s) recovered.") == 2

@@ -1,8 +1,14 @@
-"""``python manage.py recover_handoffs [--json]``: recover stuck records (DESIGN.md mapping)."""
+"""``python manage.py recover_handoffs [--json] [--every SECONDS]``: recover stuck records.
+
+Applies DESIGN.md's crash recovery mapping once, or with ``--every`` forever at that interval
+(the Procfile's ``recovery`` process: start-up and then periodically). Each record is recovered
+in its own transaction, so a crash half-way leaves every record either moved on or as it was.
+"""
 
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
@@ -14,11 +20,25 @@ class Command(BaseCommand):
     help = "Move stuck handoff records on (crash recovery; a record never moves backwards)."
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--json", action="store_true", help="Print one JSON list.")
+        parser.add_argument("--json", action="store_true", help="Print one JSON list per pass.")
+        parser.add_argument(
+            "--every",
+            type=float,
+            default=0,
+            metavar="SECONDS",
+            help="Run again every SECONDS (> 0) until interrupted; default: once.",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
+        every: float = options["every"]
+        self._pass(as_json=options["json"])
+        while every > 0:
+            time.sleep(every)
+            self._pass(as_json=options["json"])
+
+    def _pass(self, *, as_json: bool) -> None:
         done = recover()
-        if options["json"]:
+        if as_json:
             self.stdout.write(json.dumps([item.as_dict() for item in done]))
             return
         for item in done:
