@@ -14,8 +14,8 @@ import re
 from django.db import transaction
 
 from host import agent, log
-from host.models import EventKind, Message, Role, Session, SessionEvent
-from host.usage import measure, projection_of
+from host.models import Message, Role, Session, SessionEvent
+from host.usage import context_tokens, measure
 
 AUTO_RATIO = 0.9  # automatic compaction above this share of the context window
 SUMMARY_MAX_CHARS = 2400  # offline summary cap, characters
@@ -89,16 +89,7 @@ def pressure(session: Session) -> int:
     The prompt size of the latest model call when that call came after the last compaction,
     else the meter's estimate of the effective context.
     """
-    projection = projection_of(session)
-    compacted_at = (
-        SessionEvent.objects.filter(session=session, kind=EventKind.COMPACTION)
-        .order_by("-seq")
-        .values_list("seq", flat=True)
-        .first()
-    ) or 0
-    if projection.context_tokens and projection.context_seq > compacted_at:
-        return projection.context_tokens
-    return measure(session)
+    return context_tokens(session) or measure(session)
 
 
 def maybe_auto_compact(

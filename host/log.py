@@ -103,7 +103,8 @@ def record_compaction(session: Session, summary: str, *, trigger: str) -> Sessio
     """Mark everything logged so far as compacted and count one compaction.
 
     Nothing is deleted: older messages stay, flagged ``compacted``; the effective context
-    restarts from ``summary`` (its characters feed the meter). ``trigger`` is manual or auto.
+    restarts from ``summary`` (its characters feed the meter) and the context figure reads 0
+    until the next model call reports usage. ``trigger`` is manual or auto.
     """
     with transaction.atomic():
         Message.objects.filter(session=session, compacted=False).update(compacted=True)
@@ -113,5 +114,8 @@ def record_compaction(session: Session, summary: str, *, trigger: str) -> Sessio
         Session.objects.filter(pk=session.pk).update(compactions=F("compactions") + 1)
         session.refresh_from_db(fields=["compactions"])
         UsageProjection.objects.get_or_create(session=session)
-        UsageProjection.objects.filter(session=session).update(effective_chars=len(summary))
+        # The latest call's prompt is no longer the current context: the next call measures it.
+        UsageProjection.objects.filter(session=session).update(
+            effective_chars=len(summary), context_tokens=0, context_seq=0
+        )
         return event

@@ -35,7 +35,7 @@ from host.models import (
     Workspace,
 )
 from host.signals import StepRejected
-from host.usage import measure, projection_of, session_usage
+from host.usage import context_tokens, measure, session_usage
 
 DEFAULT_PRESET = "default"
 AGENT_PRESETS: dict[str, dict[str, Any]] = {
@@ -320,15 +320,7 @@ class UsageProjection:
 
     def context_tokens(self, session: Session | str) -> int:
         """Return the latest call's prompt size (tokens), 0 when a compaction came after it."""
-        fresh = _session(session)
-        compacted_at = (
-            SessionEvent.objects.filter(session=fresh, kind=EventKind.COMPACTION)
-            .order_by("-seq")
-            .values_list("seq", flat=True)
-            .first()
-        ) or 0
-        projection = projection_of(fresh)
-        return projection.context_tokens if projection.context_seq > compacted_at else 0
+        return context_tokens(_session(session))
 
 
 class TokenMeter:

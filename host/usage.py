@@ -49,7 +49,8 @@ def session_usage(session: Session) -> Usage:
 
 
 def context_tokens(session: Session) -> int:
-    """Return the prompt size of the latest model call with usage (tokens; 0 when none)."""
+    """Return the prompt size of the latest model call with usage since the last compaction
+    (tokens; 0 when none)."""
     return projection_of(session).context_tokens
 
 
