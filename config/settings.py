@@ -133,8 +133,11 @@ HANDOFF_LLM_BASE_URL = os.environ.get("HANDOFF_LLM_BASE_URL", "")
 HANDOFF_LLM_API_KEY = os.environ.get("HANDOFF_LLM_API_KEY", "")
 HANDOFF_LLM_MODEL = os.environ.get("HANDOFF_LLM_MODEL", "")
 
-# The model a session gets when nothing else names one (seed 003 §6.1, the chain's last step).
-HOST_DEFAULT_MODEL = os.environ.get("HOST_DEFAULT_MODEL", "claude-sonnet-4-20250514")
+# The model a session gets when nothing else names one (seed 003 §6.1, the chain's last step):
+# the endpoint's model when one is configured, else the offline agent that actually answers.
+HOST_DEFAULT_MODEL = os.environ.get("HOST_DEFAULT_MODEL") or (
+    HANDOFF_LLM_MODEL if HANDOFF_LLM_BASE_URL else "offline-agent"
+)
 
 # Context windows in tokens, per model (DESIGN.md, capacity). Unknown models count as 0.
 # Edited live through the settings card / admin; these are the defaults of a fresh install.
