@@ -22,7 +22,7 @@ from pydantic import ConfigDict
 
 from host.intake import post_message
 from host.models import Message, Session
-from host.usage import Usage
+from host.usage import MAX_CALL_TOKENS, Usage
 
 router = Router(tags=["sessions"])
 
@@ -76,10 +76,10 @@ class UsageSchema(Schema):
 
     model_config = ConfigDict(extra="forbid")
 
-    uncached_input: int = Field(0, ge=0)
-    output: int = Field(0, ge=0)
-    cache_read: int = Field(0, ge=0)
-    cache_write: int = Field(0, ge=0)
+    uncached_input: int = Field(0, ge=0, le=MAX_CALL_TOKENS)
+    output: int = Field(0, ge=0, le=MAX_CALL_TOKENS)
+    cache_read: int = Field(0, ge=0, le=MAX_CALL_TOKENS)
+    cache_write: int = Field(0, ge=0, le=MAX_CALL_TOKENS)
 
 
 class MessageOut(Schema):

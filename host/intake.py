@@ -15,14 +15,14 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 from django.db import IntegrityError, transaction
 
 from host import compaction, log, runtime
 from host.models import InboxItem, InboxStage, Message, Role, Session, SessionStatus, SourceKind
 from host.signals import StepRejected, before_step
-from host.usage import Usage
+from host.usage import MAX_CALL_TOKENS, Usage
 
 logger = logging.getLogger(__name__)
 
@@ -71,11 +71,12 @@ def post_message(
 
     ``role`` is user, assistant or system; ``content`` a non-empty string; ``usage`` the four
     buckets in tokens (``uncached_input``, ``output``, ``cache_read``, ``cache_write``,
-    non-negative integers, missing ones 0); ``client_id`` at most 200 characters. Raises
-    ``InvalidInput`` for bad input or a disposed or finished session, with nothing changed.
-    A retry with a known ``client_id`` returns the first answer (``created`` False) whatever
-    else it carries. Runs in one transaction: a crash or a failing receiver half-way leaves
-    nothing logged, relayed or queued.
+    integers from 0 to ``MAX_CALL_TOKENS``, missing ones 0, also checked when given as a
+    ``Usage``); ``client_id`` at most 200 characters. Raises ``InvalidInput`` for bad input
+    or a disposed or finished session, with nothing changed. A retry with a known
+    ``client_id`` returns the first answer (``created`` False) whatever else it carries. Runs
+    in one transaction: a crash or a failing receiver half-way leaves nothing logged, relayed
+    or queued.
     """
     buckets = _validate(role, content, usage, client_id)
     if client_id is not None:
@@ -114,8 +115,10 @@ def _validate(
         raise InvalidInput(
             f"client_id must be a non-empty string of at most {MAX_CLIENT_ID} characters"
         )
-    if usage is None or isinstance(usage, Usage):
-        return usage
+    if usage is None:
+        return None
+    if isinstance(usage, Usage):
+        usage = asdict(usage)
     if not isinstance(usage, Mapping):
         raise InvalidInput("usage must be an object of token counts")
     unknown = sorted(set(usage) - set(USAGE_FIELDS))
@@ -124,9 +127,14 @@ def _validate(
         raise InvalidInput(f"unknown usage field(s) {', '.join(unknown)}; expected {expected}")
     counts: dict[str, int] = {}
     for name, value in usage.items():
-        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int)
+            or not 0 <= value <= MAX_CALL_TOKENS
+        ):
             raise InvalidInput(
-                f"usage.{name} must be a non-negative integer (tokens), got {value!r}"
+                f"usage.{name} must be a non-negative integer of at most {MAX_CALL_TOKENS} "
+                f"(tokens), got {value!r}"
             )
         counts[name] = value
     return Usage(**counts)

@@ -13,6 +13,10 @@ from host.models import Session, UsageProjection
 # The meter's heuristic: about four characters per token (seed 003 §5.1, "fixed heuristic").
 CHARS_PER_TOKEN = 4
 
+# The largest figure one model call may report in a bucket (tokens): far above any model's
+# window, and small enough that a session's summed buckets stay inside a 64-bit column.
+MAX_CALL_TOKENS = 10**9
+
 
 @dataclass(frozen=True)
 class Usage:

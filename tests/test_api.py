@@ -519,3 +519,38 @@ def test_an_unknown_phase_filter_is_422(client: Client):
 
     assert response.status_code == 422
     assert response.json()["detail"].startswith("phase: ")
+
+
+# --- out-of-range numbers and NUL bytes ----------------------------------------------------------
+
+
+@pytest.mark.parametrize("tokens", [2**63, 2**70, 10**12])
+def test_a_usage_figure_beyond_any_model_call_is_422_and_changes_nothing(
+    client: Client, session: Session, tokens: int
+):
+    response = post_json(
+        client,
+        f"/api/sessions/{session.pk}/messages",
+        {"role": "assistant", "content": "done", "usage": {"output": tokens}},
+    )
+
+    assert response.status_code == 422
+    assert response.json()["detail"].startswith("usage.output: ")
+    assert snapshot(session) == (0, 0, False)
+
+
+def test_the_largest_accepted_usage_figures_add_up_without_overflow(
+    client: Client, session: Session
+):
+    big = {"uncached_input": 10**9, "output": 10**9, "cache_read": 10**9, "cache_write": 10**9}
+    for _ in range(3):
+        response = post_json(
+            client,
+            f"/api/sessions/{session.pk}/messages",
+            {"role": "assistant", "content": "done", "usage": big},
+        )
+        assert response.status_code == 201
+
+    detail = client.get(f"/api/sessions/{session.pk}")
+
+    assert detail.status_code == 200

@@ -23,7 +23,7 @@ from host.models import (
 )
 from host.sessions import create_session
 from host.signals import StepRejected, before_step
-from host.usage import session_usage
+from host.usage import Usage, session_usage
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("immediate_tasks")]
 
@@ -348,3 +348,13 @@ def test_two_concurrent_retries_end_with_one_message(owner: AbstractBaseUser):
     assert len({r.message.pk for r in results if r.message}) == 1
     assert Message.objects.filter(session=session).count() == 1
     assert InboxItem.objects.filter(session=session).count() == 1
+
+
+@pytest.mark.parametrize(
+    "usage", [{"cache_read": 2**63}, Usage(output=2**63), Usage(uncached_input=-5)]
+)
+def test_usage_beyond_any_model_call_is_refused_whatever_its_form(session: Session, usage: Any):
+    before = (Session.objects.get(pk=session.pk).revision, Message.objects.count())
+    with pytest.raises(InvalidInput, match="must be a non-negative integer"):
+        post_message(session, role="assistant", content="x", usage=usage)
+    assert (Session.objects.get(pk=session.pk).revision, Message.objects.count()) == before
