@@ -69,7 +69,8 @@ def post_message(
 ) -> PostResult:
     """Take one message for ``session`` and return what happened to it.
 
-    ``role`` is user, assistant or system; ``content`` a non-empty string; ``usage`` the four
+    ``role`` is user, assistant or system; ``content`` a non-empty string (``content`` and
+    ``client_id`` without NUL characters, which PostgreSQL text cannot hold); ``usage`` the four
     buckets in tokens (``uncached_input``, ``output``, ``cache_read``, ``cache_write``,
     integers from 0 to ``MAX_CALL_TOKENS``, missing ones 0, also checked when given as a
     ``Usage``); ``client_id`` at most 200 characters. Raises ``InvalidInput`` for bad input
@@ -115,6 +116,9 @@ def _validate(
         raise InvalidInput(
             f"client_id must be a non-empty string of at most {MAX_CLIENT_ID} characters"
         )
+    for name, text in (("content", content), ("client_id", client_id)):
+        if text is not None and "\x00" in text:
+            raise InvalidInput(f"{name} must not contain NUL characters (\\x00)")
     if usage is None:
         return None
     if isinstance(usage, Usage):

@@ -554,3 +554,16 @@ def test_the_largest_accepted_usage_figures_add_up_without_overflow(
     detail = client.get(f"/api/sessions/{session.pk}")
 
     assert detail.status_code == 200
+
+
+@pytest.mark.parametrize(
+    "payload", [{"content": "run\x00 the tests"}, {"content": "x", "client_id": "c\x001"}]
+)
+def test_a_nul_character_is_422_and_changes_nothing(
+    client: Client, session: Session, payload: dict[str, Any]
+):
+    response = post_json(client, f"/api/sessions/{session.pk}/messages", payload)
+
+    assert response.status_code == 422
+    assert "NUL" in response.json()["detail"]
+    assert snapshot(session) == (0, 0, False)

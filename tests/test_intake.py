@@ -358,3 +358,19 @@ def test_usage_beyond_any_model_call_is_refused_whatever_its_form(session: Sessi
     with pytest.raises(InvalidInput, match="must be a non-negative integer"):
         post_message(session, role="assistant", content="x", usage=usage)
     assert (Session.objects.get(pk=session.pk).revision, Message.objects.count()) == before
+
+
+@pytest.mark.parametrize(
+    ("fields", "error"),
+    [
+        ({"content": "a\x00b"}, "content must not contain NUL"),
+        ({"content": "x", "client_id": "c\x00"}, "client_id must not contain NUL"),
+    ],
+)
+def test_a_nul_character_is_refused_and_changes_nothing(
+    session: Session, fields: dict[str, Any], error: str
+):
+    before = (Session.objects.get(pk=session.pk).revision, Message.objects.count())
+    with pytest.raises(InvalidInput, match=error):
+        post_message(session, **fields)
+    assert (Session.objects.get(pk=session.pk).revision, Message.objects.count()) == before
