@@ -11,7 +11,6 @@ service, and records are filtered through their ``source`` relation.
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import datetime
 from typing import Any, Literal
 from uuid import UUID
 
@@ -54,8 +53,8 @@ class RecordOut(Schema):
     brief: dict[str, Any] | None
     error: str
     inheritance: list[dict[str, Any]] = []
-    created: datetime | None = None
-    updated: datetime | None = None
+    created: str | None = Field(None, description="ISO 8601, as every surface prints it.")
+    updated: str | None = Field(None, description="ISO 8601, as every surface prints it.")
 
 
 class TokensOut(Schema):
