@@ -122,7 +122,9 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
-STATIC_ROOT = BASE_DIR / "staticfiles"
+# Served by WhiteNoise straight from the apps and static/ (finders); a deployment that runs
+# collectstatic names the folder in DJANGO_STATIC_ROOT.
+STATIC_ROOT = os.environ.get("DJANGO_STATIC_ROOT") or None
 WHITENOISE_USE_FINDERS = True
 
 # --- Session Handoff -------------------------------------------------------------------------
