@@ -29,6 +29,8 @@ sessions_router = Router(tags=["handoff"])
 records_router = Router(tags=["handoff"])
 
 RECORD_PAGE_MAX = 100
+# Offsets are 64-bit in the database: a larger one is a 422, not a 500.
+BIGINT_MAX = 2**63 - 1
 
 
 class MetricsOut(Schema):
@@ -96,7 +98,7 @@ class RecordFilters(Schema):
     phase: Phase | None = Field(None, description="Only records in this phase.")
     session: UUID | None = Field(None, description="Only records whose source is this session.")
     limit: int = Field(20, ge=1, le=RECORD_PAGE_MAX)
-    offset: int = Field(0, ge=0)
+    offset: int = Field(0, ge=0, le=BIGINT_MAX)
 
 
 class RecordPage(Schema):

@@ -28,6 +28,8 @@ router = Router(tags=["sessions"])
 
 MESSAGE_PAGE_MAX = 500
 SESSION_PAGE_MAX = 500
+# Ids, seqs and offsets are 64-bit in the database: a larger number is a 422, not a 500.
+BIGINT_MAX = 2**63 - 1
 
 
 class WorkspaceOut(Schema):
@@ -60,10 +62,12 @@ class SessionOut(Schema):
 
 
 class SessionFilters(Schema):
-    workspace: int | None = Field(None, description="Only sessions of this workspace id.")
+    workspace: int | None = Field(
+        None, ge=1, le=BIGINT_MAX, description="Only sessions of this workspace id."
+    )
     include_archived: bool = Field(False, description="Also list archived sessions.")
     limit: int = Field(100, ge=1, le=SESSION_PAGE_MAX)
-    offset: int = Field(0, ge=0)
+    offset: int = Field(0, ge=0, le=BIGINT_MAX)
 
 
 class SessionPage(Schema):
@@ -122,7 +126,7 @@ class MessagePage(Schema):
 
 
 class MessageQuery(Schema):
-    after: int = Field(0, ge=0, description="Only messages with a larger seq.")
+    after: int = Field(0, ge=0, le=BIGINT_MAX, description="Only messages with a larger seq.")
     limit: int = Field(100, ge=1, le=MESSAGE_PAGE_MAX)
 
 

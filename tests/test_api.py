@@ -567,3 +567,29 @@ def test_a_nul_character_is_422_and_changes_nothing(
     assert response.status_code == 422
     assert "NUL" in response.json()["detail"]
     assert snapshot(session) == (0, 0, False)
+
+
+@pytest.mark.parametrize(
+    ("path", "query", "field"),
+    [
+        ("/api/sessions", {"offset": 2**63}, "offset"),
+        ("/api/sessions", {"workspace": 2**63}, "workspace"),
+        ("/api/handoffs", {"offset": 10**23}, "offset"),
+        ("/api/sessions/{id}/messages", {"after": 2**64}, "after"),
+    ],
+)
+def test_a_query_number_beyond_64_bits_is_422(
+    client: Client, session: Session, path: str, query: dict[str, int], field: str
+):
+    response = client.get(path.format(id=session.pk), query)
+
+    assert response.status_code == 422
+    assert response.json()["detail"].startswith(f"{field}: ")
+
+
+@pytest.mark.parametrize("path", ["/api/sessions", "/api/handoffs"])
+def test_the_largest_offset_is_an_empty_page(client: Client, session: Session, path: str):
+    response = client.get(path, {"offset": 2**63 - 1})
+
+    assert response.status_code == 200
+    assert response.json()["items"] == []
