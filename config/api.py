@@ -6,6 +6,7 @@ every error into JSON ``{"detail": "<clear message>"}``:
 
 - 401 without a bearer token or a logged-in browser session (``host.auth``);
 - 404 for a session that does not exist or belongs to another user (same answer for both);
+- 413 for a body over ``DATA_UPLOAD_MAX_MEMORY_SIZE`` bytes;
 - 422 for a bad payload, the message naming each offending field;
 - 409 when the handoff refuses an action on that session.
 """
@@ -16,6 +17,8 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 from uuid import UUID
 
+from django.conf import settings
+from django.core.exceptions import RequestDataTooBig
 from django.http import HttpRequest, HttpResponse
 from ninja import NinjaAPI
 from ninja.errors import AuthenticationError, ValidationError
@@ -67,6 +70,13 @@ def _invalid_payload(request: HttpRequest, exc: ValidationError) -> HttpResponse
 @api.exception_handler(InvalidInput)
 def _invalid_input(request: HttpRequest, exc: InvalidInput) -> HttpResponse:
     return api.create_response(request, {"detail": str(exc)}, status=422)
+
+
+@api.exception_handler(RequestDataTooBig)
+def _too_big(request: HttpRequest, exc: RequestDataTooBig) -> HttpResponse:
+    limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+    detail = f"The request body is larger than {limit} bytes; send less at a time."
+    return api.create_response(request, {"detail": detail}, status=413)
 
 
 @api.exception_handler(AuthenticationError)

@@ -593,3 +593,15 @@ def test_the_largest_offset_is_an_empty_page(client: Client, session: Session, p
 
     assert response.status_code == 200
     assert response.json()["items"] == []
+
+
+def test_a_body_over_the_upload_limit_is_413_json_and_changes_nothing(
+    client: Client, session: Session, settings: Any
+):
+    settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 1000
+
+    response = post_json(client, f"/api/sessions/{session.pk}/messages", {"content": "x" * 2000})
+
+    assert response.status_code == 413
+    assert "1000 bytes" in response.json()["detail"]
+    assert snapshot(session) == (0, 0, False)
