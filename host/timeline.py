@@ -2,15 +2,16 @@
 
 Messages and events share the session's sequence (``host.models``), so merging them by ``seq``
 gives the log as it happened. Each entry says how to show itself: a chat bubble, a folded tool
-call or result, a relay marked with the session it came from, a plugin message (the handoff
-brief) laid out field by field, or a one-line notice.
+call or result, a relay marked with the session it came from, a plugin message (a titled Markdown
+card when it opens with a ``# `` heading, e.g. the handoff brief; otherwise a notice), or a
+one-line notice.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
-from typing import Any
 from uuid import UUID
 
 from host.models import EventKind, Message, Role, Session, SessionEvent, SourceKind
@@ -20,10 +21,10 @@ from host.models import EventKind, Message, Role, Session, SessionEvent, SourceK
 class Entry:
     """One line of the conversation page.
 
-    ``kind`` is one of ``user``, ``assistant``, ``tool``, ``relay``, ``brief``, ``plugin``,
-    ``system`` or ``notice``. ``fields`` holds a brief's fields (name, list of strings) when the
-    plugin message is a JSON object; ``relayed_from`` the session a relay came from, and
-    ``forwarded_to`` the session an original posted here was relayed to (both when known).
+    ``kind`` is one of ``user``, ``assistant``, ``tool``, ``relay``, ``plugin``, ``system`` or
+    ``notice``. A ``plugin`` entry's ``title`` is its opening heading and ``text`` the Markdown
+    after it; ``relayed_from`` is the session a relay came from, and ``forwarded_to`` the session
+    an original posted here was relayed to (both when known).
     """
 
     seq: int
@@ -31,36 +32,21 @@ class Entry:
     text: str
     message: Message | None = None
     title: str = ""
-    fields: tuple[tuple[str, tuple[str, ...]], ...] = ()
     relayed_from: Session | None = None
     forwarded_to: Session | None = None
 
 
-def brief_fields(content: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
-    """Return a JSON object's fields as (label, items) pairs, or () when it is not one.
+def split_heading(content: str) -> tuple[str, str] | None:
+    """Split Markdown opening with a level-1 ATX heading into (heading text, the rest).
 
-    The label is the key made readable (``next_steps`` -> "Next steps"); a string value becomes
-    one item, a list its items (each as text), anything else its JSON.
+    None when the first line is no ``# `` heading. The heading's optional closing ``#``s are
+    dropped (``# Title #`` -> "Title").
     """
-    try:
-        data = json.loads(content)
-    except ValueError:
-        return ()
-    if not isinstance(data, dict):
-        return ()
-    return tuple((_label(str(name)), _items(value)) for name, value in data.items())
-
-
-def _label(name: str) -> str:
-    return name.replace("_", " ").strip().capitalize()
-
-
-def _items(value: Any) -> tuple[str, ...]:
-    if isinstance(value, str):
-        return (value,)
-    if isinstance(value, list):
-        return tuple(item if isinstance(item, str) else json.dumps(item) for item in value)
-    return (json.dumps(value),)
+    first, _, rest = content.lstrip("\n").partition("\n")
+    if not first.startswith("# "):
+        return None
+    title = re.sub(r"\s+#+\s*$", "", first[2:]).strip()
+    return (title, rest.strip("\n")) if title else None
 
 
 def _message_entry(message: Message, sessions: _Linked) -> Entry:
@@ -73,10 +59,12 @@ def _message_entry(message: Message, sessions: _Linked) -> Entry:
         source = sessions.relayed_from.get(message.relay_id or "")
         return Entry(message.seq, "relay", message.content, message, relayed_from=source)
     if kind == SourceKind.PLUGIN:
-        fields = brief_fields(message.content)
-        return Entry(
-            message.seq, "brief" if fields else "plugin", message.content, message, fields=fields
-        )
+        # A plugin's titled Markdown (e.g. the handoff brief) is a card; anything else a notice.
+        heading = split_heading(message.content)
+        if heading is None:
+            return Entry(message.seq, "notice", message.content, message)
+        title, rest = heading
+        return Entry(message.seq, "plugin", rest, message, title=title)
     if kind == SourceKind.SYSTEM or message.role == Role.SYSTEM:
         return Entry(message.seq, "system", message.content, message)
     role = "user" if message.role == Role.USER else "assistant"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
@@ -10,6 +9,7 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
+from handoff.core.brief import render_brief, validate_brief
 from handoff.models import HandoffRecord, MainState, Redirect
 from host import log
 from host.models import Message, Role, Session, SourceKind, Workspace
@@ -204,16 +204,76 @@ def test_tool_calls_and_results_are_folded(as_alice: Client, alice: Any):
     assert html.count('<details class="msg msg-tool') == 2
 
 
-def test_brief_is_rendered_field_by_field(as_alice: Client, alice: Any):
+def test_brief_is_a_titled_card_rendered_as_markdown(as_alice: Client, alice: Any):
     session = create_session(alice, title="Successor")
-    brief = {"goal": "Ship the CLI", "next_steps": ["write tests", "release"]}
+    brief = render_brief(
+        validate_brief({"goal": "Ship the CLI", "next_steps": ["write tests", "release"]}),
+        source_title="Weather CLI",
+    )
+    log.append_message(session, role=Role.USER, source_kind=SourceKind.PLUGIN, content=brief)
+    html = page(as_alice, session)
+    assert '<h2 class="msg-title">Handoff brief from “Weather CLI”</h2>' in html
+    assert "<p><strong>Goal:</strong> Ship the CLI</p>" in html
+    assert "<h2>Next steps</h2>" in html
+    assert "<li>write tests</li>" in html
+    assert "# Handoff brief" not in html and "**Goal:**" not in html
+    assert ">Plugin<" not in html
+
+
+def test_plugin_message_without_a_heading_is_a_notice(as_alice: Client, alice: Any):
+    session = talked(alice, "Source")
     log.append_message(
-        session, role=Role.USER, source_kind=SourceKind.PLUGIN, content=json.dumps(brief)
+        session,
+        role=Role.SYSTEM,
+        source_kind=SourceKind.PLUGIN,
+        content="Handed off to “Next” (abc). This conversation is now a relay.",
     )
     html = page(as_alice, session)
-    assert "Handoff brief" in html
-    assert "<dt>Next steps</dt>" in html
-    assert "<li>write tests</li>" in html
+    assert (
+        '<p class="notice" role="note">Handed off to “Next” (abc). '
+        "This conversation is now a relay.</p>" in html
+    )
+    assert "msg-plugin" not in html and ">Plugin<" not in html
+
+
+def test_assistant_markdown_is_rendered_and_user_text_is_not(as_alice: Client, alice: Any):
+    session = talked(alice, "Markdown")
+    log.append_message(
+        session, role=Role.USER, source_kind=SourceKind.USER, content="**not bold**\n- a"
+    )
+    log.append_message(
+        session,
+        role=Role.ASSISTANT,
+        source_kind=SourceKind.ASSISTANT,
+        content="Use `pytest`:\n\n- **fast**\n- simple",
+    )
+    html = page(as_alice, session)
+    assert "<p>Use <code>pytest</code>:</p>" in html
+    assert "<li><strong>fast</strong></li>" in html
+    assert '<div class="msg-body prewrap">**not bold**\n- a</div>' in html
+
+
+def test_markdown_cannot_inject_script_or_javascript_links(as_alice: Client, alice: Any):
+    session = talked(alice, "Injection")
+    log.append_message(
+        session,
+        role=Role.ASSISTANT,
+        source_kind=SourceKind.ASSISTANT,
+        content="<script>alert(1)</script>\n\n[click](javascript:alert(2)) [ok](https://example.com)",
+    )
+    log.append_message(
+        session,
+        role=Role.USER,
+        source_kind=SourceKind.PLUGIN,
+        content="# Note\n\n<img src=x onerror=alert(3)> [x](JavaScript:alert(4))",
+    )
+    html = page(as_alice, session)
+    assert "<script>alert(1)" not in html
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    assert 'href="javascript' not in html.lower()
+    assert "[click](javascript:alert(2))" in html and "[x](JavaScript:alert(4))" in html
+    assert '<a href="https://example.com">ok</a>' in html
+    assert "<img" not in html and "&lt;img src=x onerror=alert(3)&gt;" in html
 
 
 def test_relay_is_marked_with_its_source(as_alice: Client, alice: Any):
