@@ -114,11 +114,20 @@ def _linked(session: Session, messages: list[Message]) -> _Linked:
 
 
 def timeline(session: Session) -> list[Entry]:
-    """Return the session's log as entries ordered by ``seq`` (turn starts are not shown)."""
+    """Return the session's log as entries ordered by ``seq``.
+
+    Turn starts are not shown, nor model selections before the first message (the session's
+    initial setup, e.g. a successor's inherited model); later model changes are.
+    """
     messages = list(session.messages.order_by("seq"))
     linked = _linked(session, messages)
     entries = [_message_entry(m, linked) for m in messages]
+    first_message = messages[0].seq if messages else None
     for event in session.events.order_by("seq"):
+        if event.kind == EventKind.MODEL_SELECTION and (
+            first_message is None or event.seq < first_message
+        ):
+            continue
         text = _event_text(event)
         if text is not None:
             entries.append(Entry(event.seq, "notice", text))

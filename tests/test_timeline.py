@@ -48,3 +48,22 @@ def test_plugin_messages_are_a_titled_card_or_a_notice(alice: Any):
         ("plugin", "Brief", "- item"),
         ("notice", "", "Handed off."),
     ]
+
+
+def test_initial_model_selection_is_hidden_and_later_changes_show(alice: Any):
+    session = create_session(alice, title="Successor")
+    log.select_model(session, "offline-agent", source="inherited")
+    log.append_message(
+        session, role=Role.USER, source_kind=SourceKind.PLUGIN, content="# Brief\n\ngoal"
+    )
+    log.select_model(session, "bigger-model")
+    assert [(e.kind, e.title or e.text) for e in timeline(session)] == [
+        ("plugin", "Brief"),
+        ("notice", "Model set to bigger-model"),
+    ]
+
+
+def test_a_session_without_messages_shows_no_model_selection(alice: Any):
+    session = create_session(alice, title="Fresh")
+    log.select_model(session, "offline-agent")
+    assert timeline(session) == []

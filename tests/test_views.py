@@ -276,6 +276,19 @@ def test_markdown_cannot_inject_script_or_javascript_links(as_alice: Client, ali
     assert "<img" not in html and "&lt;img src=x onerror=alert(3)&gt;" in html
 
 
+def test_successor_opens_with_the_brief_not_its_model_setup(as_alice: Client, alice: Any):
+    session = create_session(alice, title="Successor")
+    log.select_model(session, "offline-agent", source="inherited")
+    log.append_message(
+        session, role=Role.USER, source_kind=SourceKind.PLUGIN, content="# Handoff brief\n\ng"
+    )
+    log.select_model(session, "bigger-model")
+    html = page(as_alice, session)
+    assert "Model set to offline-agent" not in html
+    assert "Model set to bigger-model" in html
+    assert html.index("Handoff brief</h2>") < html.index("Model set to bigger-model")
+
+
 def test_relay_is_marked_with_its_source(as_alice: Client, alice: Any):
     source = talked(alice, "Source")
     successor = talked(alice, "Successor")
