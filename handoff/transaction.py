@@ -43,7 +43,7 @@ from django.utils import timezone
 from handoff import inheritance, metrics, recovery, services, store, summarizer
 from handoff.core.blockers import BlockerFacts, find_blockers
 from handoff.core.brief import render_brief
-from handoff.core.guard import MESSAGES, GuardFacts, guard_refusal
+from handoff.core.guard import MESSAGES, NOT_IDLE, GuardFacts, guard_refusal
 from handoff.core.naming import handed_off_title
 from handoff.core.phases import Phase, Reason
 from handoff.core.stability import StabilityFacts, instability
@@ -218,7 +218,11 @@ def _check(attempt: Attempt, step: str) -> None:
 
 
 def guard(attempt: Attempt) -> None:
-    """Step 1: a registered main, idle, not archived, not a subagent, no redirect yet."""
+    """Step 1: a registered main, idle, not archived, not a subagent, no redirect yet.
+
+    A manual request refused because the session is not idle stays ``requested``: the next
+    ``session_idle`` evaluation runs it (seed 000: no mid-turn migration, it waits for idle).
+    """
     controller = services.get(services.SESSION_CONTROLLER)
     if controller is None:
         raise Stop(
@@ -240,7 +244,8 @@ def guard(attempt: Attempt) -> None:
         )
     )
     if refusal is not None:
-        raise Stop(Outcome.REFUSED, MESSAGES[refusal])
+        # Not idle: no mid-turn migration, the request waits for the next idle (seed 000).
+        raise Stop(Outcome.REFUSED, MESSAGES[refusal], keeps_request=refusal == NOT_IDLE)
     attempt.source = source
     attempt.revision = int(source.revision)
     attempt.note(Step.GUARD, f"revision {attempt.revision}")
@@ -527,7 +532,8 @@ def run(session_id: Any, *, manual: bool) -> AttemptOutcome:
     automatic ones need ``autoHandoff`` and ``enabled``. ``requested`` is cleared when the
     attempt ends, whatever the outcome, except a deferral (the attempt waits for its blockers
     and is retried on the next idle or blocker-cleared signal) and a refusal because another
-    attempt is in progress (the request is that attempt's). Once a record exists, every
+    attempt is in progress (the request is that attempt's) or because the session is not idle
+    (the request waits for the next idle). Once a record exists, every
     failure ends in the record (``failed``), logged; before, only expected stops are returned.
     """
     attempt = Attempt(str(session_id), manual)

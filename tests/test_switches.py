@@ -144,6 +144,21 @@ def test_deferred_attempt_is_retried_on_the_next_idle(immediate_tasks):
     assert MainState.objects.get(session=source).deferred == []
 
 
+def test_now_on_a_running_session_waits_for_idle(
+    immediate_tasks, django_capture_on_commit_callbacks
+):
+    # Seed 000, What this does not solve: no mid-turn migration; the handoff waits for idle.
+    source = make_source()
+    runtime.begin_turn(source, user_initiated=False)
+    report = operations.request_now(source.pk)
+    assert report.requested is True
+    assert not HandoffRecord.objects.exists()
+    with django_capture_on_commit_callbacks(execute=True):
+        runtime.end_turn(source)
+    assert HandoffRecord.objects.get(source=source).phase == Phase.STARTED
+    assert MainState.objects.get(session=source).requested is False
+
+
 def test_deferred_attempt_is_retried_when_a_blocker_clears(
     immediate_tasks, django_capture_on_commit_callbacks
 ):
