@@ -477,11 +477,15 @@ STEPS = (
 def discard_draft(attempt: Attempt) -> tuple[bool, str]:
     """Archive this attempt's draft if it is still unwoken; return (archived, what happened).
 
-    Only a draft this attempt created is touched, and only archived (seed 000: ``discard``).
+    Only a draft this attempt created is touched, and only archived (seed 000: ``discard``). A
+    successor the route already leads to is committed and never archived, even unstarted.
     """
     successor = attempt.successor
     if successor is None:
         return False, ""
+    redirect = store.redirect_of(attempt.session_id)
+    if redirect is not None and redirect.destination_id == successor.pk:
+        return False, f"successor {successor.pk} kept (the route to it is committed)"
     if not attempt.controller.is_unwoken_draft(successor):
         return False, f"draft {successor.pk} kept (it was woken)"
     attempt.controller.archive(successor)

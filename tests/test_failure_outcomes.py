@@ -13,7 +13,7 @@ from handoff_support import (
     target_of,
 )
 
-from handoff import operations, services, store, transaction
+from handoff import operations, recovery, services, store, transaction
 from handoff.core.phases import Phase
 from handoff.models import HandoffRecord, MainState, Redirect
 from host import runtime
@@ -246,3 +246,21 @@ def test_a_committed_successor_is_never_archived(at_point):
     run_now(source)
     record = HandoffRecord.objects.get()
     assert target_of(record).archived is False
+
+
+def test_a_committed_successor_is_kept_when_its_record_was_moved_meanwhile(at_point):
+    # Recovery in another worker marks the committed record start-pending while start fails.
+    source = make_source()
+
+    def recovered_then_boom(attempt: transaction.Attempt) -> None:
+        assert attempt.record is not None
+        recovery.recover_record(HandoffRecord.objects.get(pk=attempt.record.pk))
+        raise RuntimeError("runtime down")
+
+    at_point("start", recovered_then_boom)
+    run_now(source)
+    record = HandoffRecord.objects.get()
+    successor = target_of(record)
+    assert record.phase == Phase.COMMITTED_START_PENDING
+    assert successor.archived is False
+    assert Redirect.objects.get(source=source).destination_id == successor.pk
