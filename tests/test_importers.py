@@ -305,3 +305,78 @@ def test_token_label_per_session(owner: User) -> None:
 
     assert token_label(empty) == "unavailable"
     assert token_label(measured) == "estimated"
+
+
+def test_a_nul_character_in_the_log_imports_as_a_replacement_character(
+    tmp_path: Path, owner: User
+) -> None:
+    path = write_jsonl(
+        tmp_path / "r.jsonl",
+        [
+            *codex_start(),
+            codex_line(
+                "response_item",
+                {"type": "function_call", "name": "exec", "arguments": "{}", "call_id": "c1"},
+            ),
+            codex_line(
+                "response_item",
+                {"type": "function_call_output", "call_id": "c1", "output": "bin\u0000ary"},
+            ),
+        ],
+    )
+
+    [main] = import_transcript(path, owner)
+
+    assert main.messages.get(external_id="c1:output").content == "bin\ufffdary"
+
+
+@pytest.mark.parametrize(
+    ("line", "error"),
+    [
+        (token_count(2**64, 0, 5), '"input_tokens" is not a token count'),
+        (token_count(10, 0, 2**63), '"output_tokens" is not a token count'),
+        (
+            codex_line("event_msg", {"type": "agent_message", "model_context_window": 2**40}),
+            '"model_context_window" is not a context window',
+        ),
+    ],
+)
+def test_a_figure_too_large_to_store_is_malformed(
+    tmp_path: Path, owner: User, line: dict[str, Any], error: str
+) -> None:
+    path = write_jsonl(tmp_path / "r.jsonl", [*codex_start(), line])
+
+    with pytest.raises(TranscriptError, match=rf"r\.jsonl:6: {error}"):
+        import_transcript(path, owner)
+
+    assert not Session.objects.exists()
+
+
+def test_a_claude_call_beyond_any_model_call_is_malformed(tmp_path: Path, owner: User) -> None:
+    path = write_jsonl(
+        tmp_path / "c.jsonl",
+        [
+            claude_line("user", "u1", "hi"),
+            reply("a1", "m1", {"type": "text", "text": "hello"}, usage(10, 2**40)),
+        ],
+    )
+
+    with pytest.raises(TranscriptError, match=r'c\.jsonl:2: "output_tokens" is not a token count'):
+        import_transcript(path, owner)
+
+    assert not Session.objects.exists()
+
+
+def test_an_overlong_session_id_and_cwd_are_cut_to_their_columns(
+    tmp_path: Path, owner: User
+) -> None:
+    deep = "/work/" + "d" * 1100
+    line = claude_line("user", "u1", "hi", cwd=deep)
+    line["sessionId"] = "s" * 500
+    path = write_jsonl(tmp_path / "c.jsonl", [line])
+
+    [main] = import_transcript(path, owner)
+
+    assert main.external_id == "s" * 200
+    assert main.cwd == deep[:1024]
+    assert main.workspace is not None and main.workspace.name == "d" * 200

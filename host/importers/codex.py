@@ -27,18 +27,21 @@ from host.usage import Usage
 
 TOOL_CALLS = ("function_call", "custom_tool_call")
 TOOL_OUTPUTS = ("function_call_output", "custom_tool_call_output")
+# The largest cumulative figure a rollout may report (tokens): summed calls stay in 64 bits.
+MAX_TOTAL_TOKENS = 2**62
 
 
 def cumulative_usage(reader: LineReader, total: JsonObject) -> Usage:
     """Map a ``total_token_usage`` object to the four buckets (tokens; no cache writes)."""
-    given = reader.count(total, "input_tokens")
-    cached = reader.count(total, "cached_input_tokens")
+    given = reader.count(total, "input_tokens", MAX_TOTAL_TOKENS)
+    cached = reader.count(total, "cached_input_tokens", MAX_TOTAL_TOKENS)
     if cached > given:
         raise reader.fail("cached_input_tokens exceed input_tokens")
     return Usage(
-        uncached_input=given - cached, output=reader.count(total, "output_tokens"),
+        uncached_input=given - cached,
+        output=reader.count(total, "output_tokens", MAX_TOTAL_TOKENS),
         cache_read=cached,
-    )  # fmt: skip
+    )
 
 
 def usage_increase(reader: LineReader, before: Usage, after: Usage) -> Usage:
@@ -176,14 +179,16 @@ class CodexImporter:
 
     def _event(self, reader: LineReader, writer: SessionWriter, event: JsonObject) -> None:
         kind = reader.text(event, "type")
-        if isinstance(event.get("model_context_window"), int):
-            writer.context_window = event["model_context_window"]
+        window = reader.window(event, "model_context_window")
+        if window is not None:
+            writer.context_window = window
         if kind == "user_message":
             writer.mark_prompt(reader.text(event, "message"), f"line-{reader.number}")
         elif kind == "token_count" and isinstance(event.get("info"), dict):
             info = event["info"]
-            if isinstance(info.get("model_context_window"), int):
-                writer.context_window = info["model_context_window"]
+            window = reader.window(info, "model_context_window")
+            if window is not None:
+                writer.context_window = window
             total = cumulative_usage(reader, reader.obj(info, "total_token_usage"))
             call = usage_increase(reader, self._total, total)
             self._total = total

@@ -21,8 +21,10 @@ from host.usage import Usage
 
 # Titles are the first prompt's first line, cut to about this many characters.
 TITLE_CHARS = 80
-# Longest model / tool name / message id the log stores (Message field lengths).
+# Longest model / tool name / message id / session id / workspace name the log stores.
 MAX_NAME = 200
+# Longest cwd (workspace path) a session stores.
+MAX_PATH = 1024
 # ``select_model`` source for models read from a transcript.
 MODEL_SOURCE = "transcript"
 
@@ -165,7 +167,8 @@ class SessionWriter:
         """
         self.flush()
         self.close_compaction()
-        fields: dict[str, object] = {"title": self.title or fallback_title, "cwd": self.cwd}
+        cwd = self.cwd[:MAX_PATH]
+        fields: dict[str, object] = {"title": self.title or fallback_title, "cwd": cwd}
         if self.context_window:
             fields["context_window"] = self.context_window
         if self.session.parent_id is not None:
@@ -176,8 +179,8 @@ class SessionWriter:
                 .values_list("workspace_id", flat=True)
                 .get()
             )
-        elif self.cwd:
-            fields["workspace"] = workspace_for(self.session.owner, self.cwd)
+        elif cwd:
+            fields["workspace"] = workspace_for(self.session.owner, cwd)
         Session.objects.filter(pk=self.session.pk).update(**fields)
         self.session.refresh_from_db()
         return self.session
@@ -190,7 +193,7 @@ class SessionWriter:
 def workspace_for(owner: User, path: str) -> Workspace:
     """Return the owner's workspace at ``path`` (a cwd), creating it named after its last part."""
     workspace, _ = Workspace.objects.get_or_create(
-        owner=owner, path=path, defaults={"name": PurePath(path).name or path}
+        owner=owner, path=path, defaults={"name": (PurePath(path).name or path)[:MAX_NAME]}
     )
     return workspace
 
@@ -201,8 +204,9 @@ def new_session(
     """Create the session for a transcript and return its writer.
 
     Raises ``AlreadyImported`` when a main with this ``external_id`` (the transcript's session
-    id) already exists for ``owner``: re-importing a file adds nothing.
+    id, cut to ``MAX_NAME``) already exists for ``owner``: re-importing a file adds nothing.
     """
+    external_id = external_id[:MAX_NAME]
     if parent is None:
         existing = Session.objects.filter(owner=owner, external_id=external_id).first()
         if existing is not None:
