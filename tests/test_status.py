@@ -77,6 +77,19 @@ def test_cumulative_basis_sums_the_four_buckets():
     }
 
 
+def test_a_compaction_does_not_reset_the_cumulative_figure():
+    # Seed 003 §5.3: compaction only shadows the surface; the cumulative figure is not zeroed.
+    source = make_source(turns=2, tokens=1_000)
+    services.settings_store().save(token_basis="cumulative")
+    log.record_compaction(source, "s" * 4_000, trigger="manual")
+    assert operations.status(source.pk).tokens.as_dict() == {
+        "value": 2 * (1_000 + 100),
+        "basis": "cumulative",
+        "label": "exact",
+    }
+    assert operations.status(source.pk).compactions == 1
+
+
 def test_a_compaction_after_the_last_call_makes_the_context_figure_an_estimate_source():
     source = make_source(turns=1, tokens=90_000)
     log.record_compaction(source, "s" * 4_000, trigger="manual")
