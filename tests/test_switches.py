@@ -10,11 +10,12 @@ from handoff import operations, services, transaction
 from handoff.core.phases import Phase
 from handoff.exceptions import AlreadyHandedOff, NotAMain, SessionNotFound
 from handoff.models import HandoffRecord, MainState, Redirect
-from host import runtime
+from host import log, runtime
 from host.intake import post_message
 from host.models import Message, Session
 from host.sessions import create_session
 from host.signals import session_idle
+from host.usage import Usage
 
 __all__ = ["at_point"]
 
@@ -206,6 +207,28 @@ def test_successor_inherits_enabled_so_a_continuous_task_keeps_handing_off(
         add_turn(successor, f"Step {i}: edit /work/demo/src/step_{i}.py", tokens=150_000)
     session_idle.send(sender=Session, session=successor)
     assert Redirect.objects.filter(source=successor).exists()
+
+
+def test_min_turns_stop_a_successor_chain(immediate_tasks, django_capture_on_commit_callbacks):
+    # Seed 000, config table: handoffMinTurns "stops successor chains".
+    auto_handoff(True)
+    source = make_source()
+    with django_capture_on_commit_callbacks(execute=True):
+        operations.enable(source.pk)
+    successor = Session.objects.get(pk=Redirect.objects.get(source=source).destination_id)
+    log.append_message(
+        successor,
+        role="assistant",
+        source_kind="assistant",
+        content="Working on it.",
+        usage=Usage(uncached_input=150_000, output=100),
+    )
+    successor.refresh_from_db()
+    session_idle.send(sender=Session, session=successor)
+    report = operations.status(successor.pk)
+    assert (report.enabled, report.turns, report.tokens.value) == (True, 0, 150_000)
+    assert not HandoffRecord.objects.filter(source=successor).exists()
+    assert report.redirect is None
 
 
 def test_operations_refuse_a_subagent_and_an_unknown_session():
