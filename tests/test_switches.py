@@ -6,7 +6,7 @@ import pytest
 from django_tasks_db.models import DBTaskResult
 from handoff_support import add_turn, at_point, auto_handoff, boom, make_source, make_user
 
-from handoff import operations, services, transaction
+from handoff import operations, services, store, transaction
 from handoff.core.phases import Phase
 from handoff.exceptions import AlreadyHandedOff, NotAMain, SessionNotFound
 from handoff.models import HandoffRecord, MainState, Redirect
@@ -96,6 +96,29 @@ def test_disable_on_a_handed_off_source_stops_forwarding():
     result = post_message(source, content="Are you still there?")
     assert result.forwarded_to is None
     assert not Message.objects.filter(session_id=successor_id, source_kind="relay").exists()
+
+
+def test_a_failed_write_leaves_the_last_stored_state_and_a_retry_starts_from_it(monkeypatch):
+    # Seed 000, State: writes are rollback-aware; a failed write restores the durable state.
+    source = make_source()
+    operations.enable(source.pk)  # the global switch is off: nothing runs
+    other = create_session(source.owner, cwd=source.cwd)
+    store.add_redirect(source.pk, other.pk, None)
+
+    def broken(session_id: object) -> bool:
+        raise OSError("disk full")
+
+    monkeypatch.setattr(store, "remove_redirect", broken)
+    with pytest.raises(OSError):
+        operations.disable(source.pk)
+    monkeypatch.undo()
+    report = operations.status(source.pk)
+    assert (report.enabled, report.redirect is not None) == (True, True)
+    assert post_message(source, content="Still there?").forwarded_to == str(other.pk)
+
+    report = operations.disable(source.pk)
+    assert (report.enabled, report.redirect) == (False, None)
+    assert post_message(source, content="And now?").forwarded_to is None
 
 
 def test_failed_automatic_attempt_is_not_retried_at_the_same_revision(immediate_tasks, at_point):
