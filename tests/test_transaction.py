@@ -112,6 +112,19 @@ def test_commit_hands_the_main_state_to_the_successor():
     assert new.inherited_from_id == source.pk
 
 
+def test_capacity_comes_from_the_transcript_then_the_settings_table_else_zero():
+    # DESIGN.md, capacity: the transcript's window, else the editable per-model table, else 0.
+    services.settings_store().save(context_windows={"my-model": 64_000})
+    stated = make_source(model="my-model", context_window=258_400, title="stated")
+    tabled = make_source(model="my-model", title="tabled")
+    unknown = make_source(model="unknown-model", title="unknown")
+    capacities = [
+        record_of(operations.run_attempt(s.pk, manual=True)).metrics["capacity"]
+        for s in (stated, tabled, unknown)
+    ]
+    assert capacities == [258_400, 64_000, 0]
+
+
 def test_the_brief_is_durable_before_the_redirect_exists(at_point):
     seen: dict[str, Any] = {}
 
