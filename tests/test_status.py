@@ -97,6 +97,15 @@ def test_a_compaction_after_the_last_call_makes_the_context_figure_an_estimate_s
     assert tokens == {"value": 1_000, "basis": "context", "label": "exact"}
 
 
+def test_plan_mode_and_compaction_availability_is_the_sessions_own_agents(settings):
+    # Seed 003 §6.4: status shows the services this session's agent can really use.
+    settings.HANDOFF_SERVICES = {**settings.HANDOFF_SERVICES, "plan_mode": None, "compaction": None}
+    planner = operations.status(make_source(agent_preset="planner").pk)
+    plain = operations.status(make_source(agent_preset="default").pk)
+    assert (planner.plan_mode_available, planner.compaction_available) == (True, True)
+    assert (plain.plan_mode_available, plain.compaction_available) == (False, False)
+
+
 def test_enabled_without_the_global_switch_is_explained():
     source = make_source()
     report = operations.enable(source.pk)
