@@ -443,19 +443,26 @@ def _route(attempt: Attempt) -> None:
 
 
 def _start(attempt: Attempt) -> None:
+    """Wake the successor: ``started``, or ``committed-start-pending`` when starting fails.
+
+    Input relayed right after the route may have woken the successor first (it answers on
+    its brief): a start refused then still ends ``started``, as recovery decides.
+    """
     assert attempt.record is not None
     try:
         _point(attempt, "start")
         attempt.controller.start(attempt.successor)
     except Exception as exc:
-        logger.exception("starting successor %s failed", attempt.successor.pk)
-        attempt.record = store.move(
-            attempt.record,
-            Phase.COMMITTED_START_PENDING,
-            error=f"start: {type(exc).__name__}: {exc}",
-        )
-        attempt.note(CommitStep.START, str(exc), ok=False)
-        return
+        if attempt.controller.is_unwoken_draft(attempt.successor):
+            logger.exception("starting successor %s failed", attempt.successor.pk)
+            attempt.record = store.move(
+                attempt.record,
+                Phase.COMMITTED_START_PENDING,
+                error=f"start: {type(exc).__name__}: {exc}",
+            )
+            attempt.note(CommitStep.START, str(exc), ok=False)
+            return
+        logger.info("successor %s was woken meanwhile (%s)", attempt.successor.pk, exc)
     attempt.record = store.move(attempt.record, Phase.STARTED)
     attempt.note(CommitStep.START)
 

@@ -23,6 +23,7 @@ from handoff_support import (
 from handoff import operations, services, transaction
 from handoff.core.phases import Phase, Reason
 from handoff.models import HandoffRecord, MainState, Redirect
+from host.intake import post_message
 from host.models import Message, Session, SourceKind
 
 __all__ = ["at_point"]
@@ -263,3 +264,23 @@ def test_services_are_resolved_per_attempt_not_at_start_up(settings):
     assert services.get("llm") is not None
     started = operations.run_attempt(source.pk, manual=True)
     assert (failed.outcome, started.outcome) == ("failed", "started")
+
+
+def test_input_posted_between_the_route_and_the_start_still_ends_started(at_point):
+    # The relay wakes the successor first (it has the brief); the start then finds it running.
+    source = make_source()
+    posted = []
+
+    def post_to_source(attempt: transaction.Attempt) -> None:
+        fresh = Session.objects.get(pk=source.pk)
+        posted.append(post_message(fresh, content="One more thing: keep the old API."))
+
+    at_point("start", post_to_source)
+    outcome = operations.run_attempt(source.pk, manual=True)
+
+    successor = successor_of(source)
+    assert posted[0].forwarded_to == str(successor.pk)
+    assert outcome.outcome == "started"
+    assert HandoffRecord.objects.get().phase == Phase.STARTED
+    relayed = Message.objects.filter(session=successor, source_kind=SourceKind.RELAY)
+    assert [m.content for m in relayed] == ["One more thing: keep the old API."]
