@@ -14,6 +14,8 @@ import re
 from dataclasses import dataclass
 from uuid import UUID
 
+from django.db.models import QuerySet
+
 from host.models import EventKind, Message, Role, Session, SessionEvent, SourceKind
 
 
@@ -113,22 +115,57 @@ def _linked(session: Session, messages: list[Message]) -> _Linked:
     )
 
 
-def timeline(session: Session) -> list[Entry]:
-    """Return the session's log as entries ordered by ``seq``.
+#: How many of the latest messages the page shows unless asked for the whole log.
+LATEST = 200
 
-    Turn starts are not shown, nor model selections before the first message (the session's
-    initial setup, e.g. a successor's inherited model); later model changes are.
+#: Event kinds with a line of their own (``_event_text``); turn starts have none.
+_SHOWN_EVENTS = (EventKind.MODEL_SELECTION, EventKind.COMPACTION, EventKind.NOTICE)
+
+
+@dataclass(frozen=True)
+class Timeline:
+    """The entries shown, in ``seq`` order, and how many earlier entries were left out."""
+
+    entries: list[Entry]
+    earlier: int = 0
+
+
+def timeline(session: Session, *, limit: int | None = LATEST) -> Timeline:
+    """Return the session's latest ``limit`` (>= 1) messages, all with None, and the events
+    among them.
+
+    Only what is shown is read: the messages newest first up to ``limit``, then the events from
+    the first shown message on; ``earlier`` counts what came before that (messages and events
+    that would show). Turn starts are not shown, nor model selections before the first message
+    (the session's initial setup, e.g. a successor's inherited model); later model changes are.
     """
-    messages = list(session.messages.order_by("seq"))
+    newest = session.messages.order_by("-seq")
+    rows = list(newest[: limit + 1] if limit is not None else newest)[::-1]
+    if limit is not None and len(rows) > limit:
+        messages = rows[1:]
+        start = messages[0].seq
+        first_message = session.messages.order_by("seq").values_list("seq", flat=True).first()
+        earlier = (
+            session.messages.filter(seq__lt=start).count()
+            + _shown_events(session, first_message).filter(seq__lt=start).count()
+        )
+    else:
+        messages, start, earlier = rows, 0, 0
+        first_message = rows[0].seq if rows else None
+
     linked = _linked(session, messages)
     entries = [_message_entry(m, linked) for m in messages]
-    first_message = messages[0].seq if messages else None
-    for event in session.events.order_by("seq"):
-        if event.kind == EventKind.MODEL_SELECTION and (
-            first_message is None or event.seq < first_message
-        ):
-            continue
+    for event in _shown_events(session, first_message).filter(seq__gte=start).order_by("seq"):
         text = _event_text(event)
         if text is not None:
             entries.append(Entry(event.seq, "notice", text))
-    return sorted(entries, key=lambda e: e.seq)
+    return Timeline(sorted(entries, key=lambda e: e.seq), earlier)
+
+
+def _shown_events(session: Session, first_message: int | None) -> QuerySet[SessionEvent]:
+    """The session's events that have a line: no turn starts, no model selection before
+    ``first_message`` (all of them when the log has no message yet)."""
+    events = session.events.filter(kind__in=_SHOWN_EVENTS)
+    if first_message is None:
+        return events.exclude(kind=EventKind.MODEL_SELECTION)
+    return events.exclude(kind=EventKind.MODEL_SELECTION, seq__lt=first_message)

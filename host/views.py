@@ -7,6 +7,7 @@ else gets 404 for it, the same answer as for a session that does not exist.
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 from uuid import UUID
 
 from django.http import HttpRequest, HttpResponse, HttpResponseBase
@@ -19,7 +20,7 @@ from host.composer import submit
 from host.forms import ComposerForm, NewSessionForm
 from host.models import Session
 from host.sidebar import sidebar_groups
-from host.timeline import timeline
+from host.timeline import LATEST, timeline
 
 
 class HtmxHttpRequest(HttpRequest):
@@ -38,6 +39,22 @@ def _current(request: HttpRequest) -> UUID | None:
         return UUID(request.GET.get("current", ""))
     except ValueError:
         return None
+
+
+def _show_all(request: HttpRequest) -> bool:
+    """Whether to show the whole log: ``?all=1`` on the request or, for an htmx post from the
+    page, on the page's URL (the ``HX-Current-URL`` header)."""
+    if request.GET.get("all") == "1":
+        return True
+    current = request.headers.get("HX-Current-URL", "")
+    return parse_qs(urlsplit(current).query).get("all") == ["1"]
+
+
+def _log_context(request: HttpRequest, session: Session) -> dict[str, Any]:
+    """The timeline's context: the latest entries (all with ``?all=1``) and the count before."""
+    show_all = _show_all(request)
+    log = timeline(session, limit=None if show_all else LATEST)
+    return {"entries": log.entries, "earlier": log.earlier, "show_all": show_all}
 
 
 def _page_context(request: HttpRequest, session: Session | None) -> dict[str, Any]:
@@ -63,11 +80,11 @@ def index(request: HttpRequest) -> HttpResponse:
 def session_page(request: HttpRequest, session_id: UUID) -> HttpResponse:
     """The conversation page: sidebar, the log, the handoff panel and the composer."""
     session = owned_session(request, session_id)
-    context = _page_context(request, session) | {
-        "session": session,
-        "entries": timeline(session),
-        "composer": ComposerForm.fresh(),
-    }
+    context = (
+        _page_context(request, session)
+        | {"session": session, "composer": ComposerForm.fresh()}
+        | _log_context(request, session)
+    )
     return render(request, "chat/session.html", context)
 
 
@@ -86,9 +103,8 @@ def sidebar(request: HttpRequest) -> HttpResponse:
 def messages(request: HttpRequest, session_id: UUID) -> HttpResponse:
     """The log fragment (``#timeline``); it keeps polling while the agent is running."""
     session = owned_session(request, session_id)
-    return render(
-        request, "chat/_timeline.html", {"session": session, "entries": timeline(session)}
-    )
+    context = {"session": session} | _log_context(request, session)
+    return render(request, "chat/_timeline.html", context)
 
 
 @require_POST
@@ -118,8 +134,7 @@ def compose(request: HtmxHttpRequest, session_id: UUID) -> HttpResponseBase:
         "session": session,
         "outcome": outcome,
         "composer": ComposerForm.fresh() if outcome.kind != "error" else form,
-        "entries": timeline(session),
-    }
+    } | _log_context(request, session)
     response = render(request, "chat/_compose_result.html", context)
     # The handoff panel and the sidebar refresh themselves on these (chat/*.html).
     trigger_client_event(response, "handoff:refresh")

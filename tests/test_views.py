@@ -229,9 +229,10 @@ def test_plugin_message_without_a_heading_is_a_notice(as_alice: Client, alice: A
         content="Handed off to “Next” (abc). This conversation is now a relay.",
     )
     html = page(as_alice, session)
-    assert (
-        '<p class="notice" role="note">Handed off to “Next” (abc). '
-        "This conversation is now a relay.</p>" in html
+    assert re.search(
+        r'<p class="notice" role="note"[^>]*>Handed off to “Next” \(abc\)\. '
+        r"This conversation is now a relay\.</p>",
+        html,
     )
     assert "msg-plugin" not in html and ">Plugin<" not in html
 
@@ -287,6 +288,55 @@ def test_successor_opens_with_the_brief_not_its_model_setup(as_alice: Client, al
     assert "Model set to offline-agent" not in html
     assert "Model set to bigger-model" in html
     assert html.index("Handoff brief</h2>") < html.index("Model set to bigger-model")
+
+
+def long_talk(owner: Any, exchanges: int) -> Session:
+    session = create_session(owner, title="Long")
+    for n in range(1, exchanges + 1):
+        log.append_message(
+            session, role=Role.USER, source_kind=SourceKind.USER, content=f"question {n}."
+        )
+        log.append_message(
+            session, role=Role.ASSISTANT, source_kind=SourceKind.ASSISTANT, content=f"answer {n}."
+        )
+    session.refresh_from_db()
+    return session
+
+
+def test_a_long_log_shows_the_latest_200_entries_and_a_link_to_the_rest(
+    as_alice: Client, alice: Any
+):
+    session = long_talk(alice, 110)  # 220 messages
+    html = page(as_alice, session)
+    assert "Show 20 earlier entries" in html
+    assert f'href="/s/{session.pk}/?all=1"' in html
+    assert "question 10." not in html and "answer 10." not in html
+    assert "question 11." in html and "answer 110." in html
+    assert html.count('class="msg msg-user') + html.count('class="msg msg-assistant') == 200
+    assert f'hx-get="/s/{session.pk}/messages/" hx-swap="outerHTML"' in html
+
+    everything = as_alice.get(reverse("chat:session", args=[session.pk]), {"all": "1"})
+    full = everything.content.decode()
+    assert "earlier entries" not in full
+    assert "question 1." in full and "answer 110." in full
+    assert f'hx-get="/s/{session.pk}/messages/?all=1" hx-swap="outerHTML"' in full
+
+    fragment = as_alice.get(reverse("chat:messages", args=[session.pk]), {"all": "1"})
+    assert "question 1." in fragment.content.decode()
+
+
+def test_composing_on_the_full_log_keeps_it_full(as_alice: Client, alice: Any):
+    session = long_talk(alice, 101)
+    response = as_alice.post(
+        reverse("chat:compose", args=[session.pk]),
+        {"text": "one more", "client_id": "c1"},
+        headers=HTMX | {"HX-Current-URL": f"http://testserver/s/{session.pk}/?all=1"},
+    )
+    html = response.content.decode()
+    assert "question 1." in html and "one more" in html
+    assert "earlier entries" not in html
+    cut = compose(as_alice, session, "and another", client_id="c2").content.decode()
+    assert "question 1." not in cut and "earlier entries" in cut
 
 
 def test_relay_is_marked_with_its_source(as_alice: Client, alice: Any):
