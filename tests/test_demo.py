@@ -34,7 +34,9 @@ def test_hand_off_now_ends_started_with_the_brief_first(immediate_tasks):
     outcome = operations.run_attempt(source.pk, manual=True)
     record = HandoffRecord.objects.get(source=source)
     assert outcome.ok and record.phase == "started"
+    assert record.target is not None and record.brief is not None
     first = record.target.messages.order_by("seq").first()
+    assert first is not None
     assert first.source_kind == "plugin" and first.content.startswith("# Handoff brief")
     assert "/home/demo/projects/weather-cli/weather/client.py" in record.brief["artifacts"]
 
