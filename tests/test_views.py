@@ -91,6 +91,17 @@ def test_api_answers_401_not_a_login_redirect(client: Client):
     assert client.get("/api/sessions").status_code == 401
 
 
+def test_favicon_is_linked_and_favicon_ico_redirects_to_it(client: Client, alice: Any):
+    response = client.get("/favicon.ico")
+    assert response.status_code == 302
+    assert response["Location"] == "/static/favicon.svg"
+    icon = client.get(response["Location"])
+    assert icon.status_code == 200 and icon["Content-Type"] == "image/svg+xml"
+    client.force_login(alice)
+    html = page(client, talked(alice, "Icon"))
+    assert '<link rel="icon" href="/static/favicon.svg" type="image/svg+xml">' in html
+
+
 def test_another_users_session_is_404_everywhere(client: Client, alice: Any, bob: Any):
     session = talked(alice, "Alice's")
     client.force_login(bob)
