@@ -27,6 +27,7 @@ from dataclasses import asdict, dataclass
 from datetime import datetime, timedelta
 
 from django.conf import settings
+from django.db import transaction
 from django.utils import timezone
 
 from handoff import services, store
@@ -93,8 +94,22 @@ def _successor_woken(record: HandoffRecord) -> bool:
 def recover_record(record: HandoffRecord) -> Recovered | None:
     """Apply the mapping to one stuck record; return what was done (``None``: nothing).
 
-    Raises ``PhaseError`` when another process moved the record meanwhile (nothing written).
+    Runs in one transaction under the source's main-state lock, the lock the commit step holds
+    while it installs the route: a slow attempt cannot commit between recovery's look at the
+    route and its discard of the draft, so a routed successor is never archived (invariant 4).
+    The record is re-read under the lock. Raises ``PhaseError`` when another process moved the
+    record meanwhile (nothing written).
     """
+    seen = (record.phase, record.updated)
+    with transaction.atomic():
+        store.lock_main_state(record.source_id)
+        record.refresh_from_db()
+        if (record.phase, record.updated) != seen:
+            raise PhaseError(f"record {record.pk} moved meanwhile; recovery leaves it")
+        return _apply_mapping(record)
+
+
+def _apply_mapping(record: HandoffRecord) -> Recovered | None:
     before = Phase(record.phase)
     if before in (Phase.SUMMARIZING, Phase.PREPARED) and _routed(record):
         moved = store.move(record, Phase.COMMITTED_START_PENDING)

@@ -178,3 +178,16 @@ def test_recover_handoffs_every_runs_again_after_each_interval(monkeypatch):
         call_command("recover_handoffs", "--every", "60", stdout=out)
     assert naps == [60.0, 60.0]
     assert out.getvalue().count("record(s) recovered.") == 2
+
+
+def test_a_prepared_record_committed_meanwhile_keeps_its_successor():
+    # Recovery read the record as ``prepared``; before it acted, the slow attempt committed.
+    stale = record_in(Phase.PREPARED, draft=True)
+    fresh = HandoffRecord.objects.get(pk=stale.pk)
+    store.add_redirect(fresh.source_id, target_of(fresh).pk, fresh)
+    store.move(fresh, Phase.COMMITTED)
+    with pytest.raises(PhaseError):
+        recovery.recover_record(stale)
+    successor = target_of(HandoffRecord.objects.get(pk=stale.pk))
+    assert successor.archived is False
+    assert HandoffRecord.objects.get(pk=stale.pk).phase == Phase.COMMITTED
