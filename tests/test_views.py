@@ -509,6 +509,10 @@ def test_composer_handoff_status_shows_the_report(as_alice: Client, alice: Any):
     assert "Handoff status" in html
     assert "Automatic handoff (this session)" in html
     assert "estimated" in html
+    assert '<div class="feedback feedback-command feedback-card">' in html
+    assert 'aria-label="Close"' in html and ">×</button>" in html
+    assert "this.closest('.feedback').remove()" in html
+    assert '<div class="feedback-scroll"><div class="status-report">' in html
     assert not Message.objects.filter(session=session, content__startswith="/handoff").exists()
 
 
