@@ -14,6 +14,7 @@ import os
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -31,7 +32,7 @@ from django.test import Client
 from follower.events import prune_events
 from handoff import operations
 from handoff.models import HandoffRecord
-from host import log
+from host import log, tasks
 from host.models import Session
 from host.sessions import create_session
 
@@ -45,7 +46,9 @@ FAST = {"retryInterval": 100, "backoffBase": 200, "backoffCap": 1000}
 
 RECORD_EVENTS = """
 window.__events = [];
+window.__statuses = [];
 document.addEventListener("handoff:event", (event) => window.__events.push(event.detail));
+document.addEventListener("follower:status", (event) => window.__statuses.push(event.detail.state));
 """
 
 
@@ -83,18 +86,21 @@ class AsgiServer:
 
     def start(self) -> None:
         command = [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(self.port)]
+        # A file, not a pipe: nobody reads a pipe while the server runs, and a full one would
+        # block the server's logging (and with it the server).
+        self.log = tempfile.TemporaryFile()  # noqa: SIM115 (closed in stop)
         self.process = subprocess.Popen(
             [*command, "config.asgi:application"],
             cwd=ROOT,
             env=self.env,
             stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
+            stderr=self.log,
         )
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
-                stderr = self.process.stderr.read().decode() if self.process.stderr else ""
-                raise RuntimeError(f"daphne exited: {stderr}")
+                self.log.seek(0)
+                raise RuntimeError(f"daphne exited: {self.log.read().decode()}")
             try:
                 socket.create_connection(("127.0.0.1", self.port), timeout=0.5).close()
                 return
@@ -105,8 +111,13 @@ class AsgiServer:
     def stop(self) -> None:
         if self.process is not None:
             self.process.terminate()
-            self.process.wait(timeout=10)
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
             self.process = None
+            self.log.close()
 
 
 @pytest.fixture(scope="module")
@@ -122,29 +133,49 @@ def asgi_server(
 
 @pytest.fixture
 def open_page(browser: Any, asgi_server: AsgiServer) -> Iterator[Callable[..., Any]]:
-    """Return ``open_page(user, session=None)``: a signed-in page on a conversation (or the index).
+    """Return ``open_page(user, session=None, *, path=None, server=asgi_server, wait=True,
+    config=None)``: a signed-in page on a conversation (or ``path``, or the index).
 
-    Each user gets one browser context (one cookie jar): two pages of one user are two tabs.
+    Each user gets one browser context (one cookie jar) per server: two pages of one user are
+    two tabs. ``config`` is merged into ``FAST``; ``wait=False`` does not wait for the follower.
+    ``page.problems`` collects the page's console errors and uncaught exceptions.
     """
-    contexts: dict[int, Any] = {}
+    contexts: dict[tuple[int, int], Any] = {}
+    if asgi_server.process is None:  # a test that failed with the server stopped
+        asgi_server.start()
 
-    def context_of(user: Any) -> Any:
-        if user.pk not in contexts:
+    def context_of(user: Any, server: AsgiServer) -> Any:
+        if (user.pk, server.port) not in contexts:
             client = Client()
             client.force_login(user)
-            context = browser.new_context(base_url=asgi_server.url)
+            context = browser.new_context(base_url=server.url)
             context.set_default_timeout(TIMEOUT_MS)
             cookie = client.cookies["sessionid"].value
-            context.add_cookies([{"name": "sessionid", "value": cookie, "url": asgi_server.url}])
-            context.add_init_script(f"window.__followerConfig = {json.dumps(FAST)};")
+            context.add_cookies([{"name": "sessionid", "value": cookie, "url": server.url}])
             context.add_init_script(RECORD_EVENTS)
-            contexts[user.pk] = context
-        return contexts[user.pk]
+            contexts[user.pk, server.port] = context
+        return contexts[user.pk, server.port]
 
-    def open_(user: Any, session: Session | None = None) -> Any:
-        page = context_of(user).new_page()
-        page.goto(f"/s/{session.pk}/" if session else "/")
-        wait_following(page, session)
+    def open_(
+        user: Any,
+        session: Session | None = None,
+        *,
+        path: str | None = None,
+        server: AsgiServer = asgi_server,
+        wait: bool = True,
+        config: dict[str, Any] | None = None,
+    ) -> Any:
+        page = context_of(user, server).new_page()
+        page.problems = []
+        page.on(
+            "console",
+            lambda message: page.problems.append(message.text) if message.type == "error" else None,
+        )
+        page.on("pageerror", lambda error: page.problems.append(str(error)))
+        page.add_init_script(f"window.__followerConfig = {json.dumps(FAST | (config or {}))};")
+        page.goto(path or (f"/s/{session.pk}/" if session else "/"))
+        if wait:
+            wait_following(page, session)
         return page
 
     yield open_
@@ -208,6 +239,11 @@ def hand_off(source: Session, *, start: bool = True) -> Session:
     record = HandoffRecord.objects.get(source=source)
     assert record.target_id is not None
     return Session.objects.get(pk=record.target_id)
+
+
+def answer(session: Session) -> None:
+    """Let the agent answer the session's pending turn (the task worker's job), so it is idle."""
+    off_loop(lambda: tasks.run_agent_turn.call(str(session.pk)))
 
 
 def row(page: Any, session: Session) -> Any:
@@ -308,3 +344,103 @@ def test_second_user_receives_no_event_of_the_first(make_user, open_page, asgi_s
     assert bob_page.evaluate("() => window.__events") == []
     response = bob_page.goto(f"{asgi_server.url}/s/{source.pk}/")
     assert response is not None and response.status == 404
+
+
+def test_chain_handed_on_while_offline_ends_on_the_final_destination(
+    make_user, open_page, asgi_server
+):
+    ada = make_user("ada")
+    first = conversation(ada, "Refactor the parser")
+    page = open_page(ada, first)
+
+    second = hand_off(first)
+    page.wait_for_url(f"**/s/{second.pk}/")
+    wait_following(page, second)
+    answer(second)
+    asgi_server.stop()
+    page.wait_for_function("() => window.__follower.state === 'unavailable'")
+    third = hand_off(second)
+    asgi_server.start()
+
+    page.wait_for_url(f"**/s/{third.pk}/")
+    assert row(page, third).is_visible()
+
+
+def test_two_handoffs_in_quick_succession_move_each_tab_to_its_own_successor(make_user, open_page):
+    ada = make_user("ada")
+    one, two = conversation(ada, "Refactor the parser"), conversation(ada, "Release notes")
+    first, second = open_page(ada, one), open_page(ada, two)
+
+    def both() -> None:
+        for source in (one, two):
+            call_command("handoff", "now", str(source.pk), "--wait", stdout=StringIO())
+
+    off_loop(both)
+    one_next = HandoffRecord.objects.get(source=one).target_id
+    two_next = HandoffRecord.objects.get(source=two).target_id
+
+    first.wait_for_url(f"**/s/{one_next}/")
+    second.wait_for_url(f"**/s/{two_next}/")
+
+
+def test_page_opened_on_the_successor_stays(make_user, open_page):
+    ada = make_user("ada")
+    source = conversation(ada, "Refactor the parser")
+    successor = hand_off(source)
+    page = open_page(ada, successor)
+
+    other = conversation(ada, "Release notes")
+    row(page, other).wait_for()
+    page.wait_for_timeout(300)
+    assert page.url.endswith(f"/s/{successor.pk}/")
+    assert follower(page)["jump"] is None
+
+
+def test_missed_events_beyond_the_limit_resync_and_still_move_the_page(
+    make_user, open_page, asgi_server, settings
+):
+    settings.FOLLOWER_EVENT_LIMIT = 2
+    ada = make_user("ada")
+    source = conversation(ada, "Refactor the parser")
+    page = open_page(ada, source)
+
+    asgi_server.stop()
+    page.wait_for_function("() => window.__follower.state === 'unavailable'")
+    for n in range(3):
+        conversation(ada, f"Busy work {n}")
+    successor = hand_off(source)
+    asgi_server.start()
+
+    page.wait_for_url(f"**/s/{successor.pk}/")
+
+
+def test_settings_and_new_conversation_pages_follow_without_jumping(make_user, open_page):
+    ada = make_user("ada")
+    source = conversation(ada, "Refactor the parser")
+    new, card = open_page(ada, path="/new/"), open_page(ada, path="/settings/")
+    assert card.locator("#status-channel").get_attribute("data-state") == "connected"
+
+    successor = hand_off(source)
+
+    row(new, successor).wait_for()
+    card.wait_for_function("() => window.__events.some((e) => e.kind === 'redirect.committed')")
+    new.wait_for_timeout(300)
+    assert new.url.endswith("/new/") and card.url.endswith("/settings/")
+    assert follower(new)["jump"] is None and follower(card)["jump"] is None
+
+
+def test_refused_websocket_leaves_the_page_usable_and_quiet(make_user, open_page, asgi_server):
+    ada = make_user("ada")
+    source = conversation(ada, "Refactor the parser")
+    page = open_page(
+        ada, source, wait=False, config={"socketPath": "/ws/nowhere/", "backoffCap": 200}
+    )
+    page.wait_for_function("() => window.__follower.state === 'unavailable'")
+    page.wait_for_timeout(600)
+
+    page.get_by_role("textbox").first.fill("Still here")
+    page.get_by_role("button", name="Send").click()
+    page.get_by_text("Still here").last.wait_for()
+    assert page.evaluate("() => window.__statuses") == ["unavailable"]
+    # The browser's own report of each failed handshake is all the console shows.
+    assert [p for p in page.problems if not p.startswith("WebSocket connection to")] == []
