@@ -101,9 +101,12 @@ class FollowConsumer(AsyncJsonWebsocketConsumer):
         async with self.lock:
             if last is None:
                 self.cursor = await database_sync_to_async(current_event_id)(self.user_id)
-            elif not await self._catch_up(last):
-                return
-            await self.send_json({"type": "ready", "last_event_id": self.cursor})
+                caught_up = True
+            else:
+                caught_up = await self._catch_up(last)
+            if caught_up:
+                await self.send_json({"type": "ready", "last_event_id": self.cursor})
+        # After a resync too: the page follows on from the cursor the resync gave it.
         if self.poller is None and self._poll_interval() > 0:
             self.poller = asyncio.create_task(self._poll())
 

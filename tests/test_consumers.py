@@ -206,6 +206,20 @@ async def test_events_from_another_process_arrive_by_polling(ada, ada_socket, se
     assert await ada_socket.receive_nothing(timeout=0.3)
 
 
+async def test_after_a_resync_events_from_another_process_still_arrive_by_polling(
+    ada, ada_socket, settings
+):
+    settings.FOLLOWER_POLL_INTERVAL = 0.05
+    settings.FOLLOWER_EVENT_LIMIT = 1
+    for _ in range(3):
+        await emit(ada)
+    await hello(ada_socket, 1)
+    assert await ada_socket.receive_json_from() == {"type": "resync", "last_event_id": 3}
+    with mock.patch.object(events, "_send"):
+        frame = await emit(ada)
+    assert await ada_socket.receive_json_from(timeout=2) == frame
+
+
 # --- bad frames ------------------------------------------------------------------------------
 
 

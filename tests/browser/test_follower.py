@@ -131,6 +131,16 @@ def asgi_server(
     server.stop()
 
 
+@pytest.fixture(scope="module")
+def memory_server(asgi_server: AsgiServer) -> Iterator[AsgiServer]:
+    """A second server on the in-memory channel layer: it hears of events only by polling."""
+    server = AsgiServer(asgi_server.env["DATABASE_URL"], free_port())
+    server.env.pop("REDIS_URL", None)
+    server.start()
+    yield server
+    server.stop()
+
+
 @pytest.fixture
 def open_page(browser: Any, asgi_server: AsgiServer) -> Iterator[Callable[..., Any]]:
     """Return ``open_page(user, session=None, *, path=None, server=asgi_server, wait=True,
@@ -411,6 +421,22 @@ def test_missed_events_beyond_the_limit_resync_and_still_move_the_page(
     successor = hand_off(source)
     asgi_server.start()
 
+    page.wait_for_url(f"**/s/{successor.pk}/")
+
+
+def test_after_a_resync_the_socket_still_reads_stored_events(make_user, open_page, memory_server):
+    ada = make_user("ada")
+    source = conversation(ada, "Refactor the parser")
+    page = open_page(ada, source, server=memory_server)
+
+    memory_server.stop()
+    page.wait_for_function("() => window.__follower.state === 'unavailable'")
+    busy = conversation(ada, "Busy work")
+    prune_events(now=busy.created + timedelta(days=1))
+    memory_server.start()
+    wait_following(page, busy)  # the snapshot read after the resync
+
+    successor = hand_off(source)
     page.wait_for_url(f"**/s/{successor.pk}/")
 
 
