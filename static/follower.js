@@ -11,7 +11,7 @@
 //   and then gives up quietly. Other pages only refresh their session list;
 // - reconnect with exponential backoff, sending the last applied id; on "resync" read a fresh
 //   snapshot and compare it with the baseline, so a handoff committed while offline still moves
-//   the page.
+//   the page, and refresh the session list (the pruned events would have).
 // Events for other scripts: "follower:status" {state: "connected" | "unavailable"} and
 // "handoff:event" {id, kind, payload}. Tests read window.__follower and may set
 // window.__followerConfig before the page loads.
@@ -33,6 +33,7 @@ window.__follower = follower;
 
 let loaded = false; // the snapshot of this page load has been read
 let pending = []; // events that arrived before the snapshot
+let stale = false; // a resync came: the session list may lack what the pruned events told
 let failures = 0; // consecutive failed connections, for the backoff
 
 function setState(state) {
@@ -62,6 +63,7 @@ function receive(frame) {
   if (frame.type === "ready" || frame.type === "resync") {
     failures = 0;
     setState("connected");
+    if (frame.type === "resync") stale = true;
     if (frame.type === "resync" || !loaded) {
       follower.lastId = Math.max(follower.lastId ?? 0, frame.last_event_id);
       loadSnapshot();
@@ -86,6 +88,10 @@ async function loadSnapshot() {
     const queued = pending;
     pending = [];
     queued.forEach(apply);
+    if (stale) {
+      stale = false;
+      if (follower.jump !== "retrying") refreshSessionList().catch(() => {});
+    }
   } catch (error) {
     console.warn("follower:", error);
     follower.socket.close(); // reconnect with backoff; the next "ready" reads it again

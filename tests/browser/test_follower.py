@@ -424,6 +424,19 @@ def test_missed_events_beyond_the_limit_resync_and_still_move_the_page(
     page.wait_for_url(f"**/s/{successor.pk}/")
 
 
+def test_resync_refreshes_the_session_list(make_user, open_page, asgi_server):
+    ada = make_user("ada")
+    page = open_page(ada, conversation(ada, "Refactor the parser"))
+
+    asgi_server.stop()
+    page.wait_for_function("() => window.__follower.state === 'unavailable'")
+    added = conversation(ada, "Added while offline")
+    prune_events(now=added.created + timedelta(days=1))
+    asgi_server.start()
+
+    row(page, added).wait_for()
+
+
 def test_after_a_resync_the_socket_still_reads_stored_events(make_user, open_page, memory_server):
     ada = make_user("ada")
     source = conversation(ada, "Refactor the parser")
