@@ -535,6 +535,21 @@ def test_composer_compact(as_alice: Client, alice: Any):
     session.refresh_from_db()
     assert "Compacted" in html
     assert session.compactions == 1
+    assert '<p id="conv-meta" class="conv-meta" hx-swap-oob="true">' in html
+    assert "<span>1 compaction</span>" in html
+
+
+def test_the_timeline_refresh_updates_the_header_counts(as_alice: Client, alice: Any):
+    session = talked(alice, "Counts")
+    html = page(as_alice, session)
+    assert html.count('id="conv-meta"') == 1 and "hx-swap-oob" not in html
+    assert "<span>1 turn</span>" in html
+    log.append_message(
+        session, role=Role.USER, source_kind=SourceKind.USER, content="again", starts_turn=True
+    )
+    fragment = as_alice.get(reverse("chat:messages", args=[session.pk])).content.decode()
+    assert '<p id="conv-meta" class="conv-meta" hx-swap-oob="true">' in fragment
+    assert "<span>2 turns</span>" in fragment
 
 
 def test_composer_double_slash_posts_a_message(as_alice: Client, alice: Any):
