@@ -102,6 +102,12 @@ def test_hand_off_now_shows_progress_the_banner_and_the_card(
     assert "Build the weather CLI" in activity.inner_text()
     screenshot(demo_page, "settings-card.png")
 
+    demo_page.goto(f"{live_server.url}/s/{successor.pk}/")
+    brief = demo_page.locator(".msg-plugin").first
+    brief.wait_for()
+    assert "Handoff brief from" in brief.inner_text()
+    screenshot(demo_page, "successor.png")
+
 
 def test_automatic_handoff_switch(demo_page: Any):
     switch = demo_page.get_by_role("switch", name="Automatic handoff")
