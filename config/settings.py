@@ -98,7 +98,9 @@ if REDIS_URL:
     CHANNEL_LAYERS = {
         "default": {
             "BACKEND": "channels_redis.core.RedisChannelLayer",
-            "CONFIG": {"hosts": [REDIS_URL]},
+            # channels_redis blocks 5 s in BZPOPMIN; redis-py 8 gives up reading after 5 s
+            # (its default socket_timeout) and the error closes every idle websocket with 1011.
+            "CONFIG": {"hosts": [{"address": REDIS_URL, "socket_timeout": 15}]},
         }
     }
 else:

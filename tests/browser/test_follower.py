@@ -483,3 +483,19 @@ def test_refused_websocket_leaves_the_page_usable_and_quiet(make_user, open_page
     assert page.evaluate("() => window.__statuses") == ["unavailable"]
     # The browser's own report of each failed handshake is all the console shows.
     assert [p for p in page.problems if not p.startswith("WebSocket connection to")] == []
+
+
+def test_an_idle_page_keeps_its_socket(make_user, open_page):
+    """Nothing to relay for longer than the channel layer's 5 s blocking read (BZPOPMIN)."""
+    ada = make_user("ada")
+    page = open_page(ada, conversation(ada, "Refactor the parser"))
+    page.evaluate(
+        """() => {
+          window.__closes = [];
+          const socket = window.__follower.socket;
+          socket.addEventListener("close", (e) => window.__closes.push(e.code));
+        }"""
+    )
+    page.wait_for_timeout(6500)
+    assert page.evaluate("() => window.__closes") == []
+    assert page.evaluate("() => window.__statuses") == ["connected"]
