@@ -12,9 +12,12 @@ Protocol, one JSON object per frame:
 - server → client ``{"type": "error", "detail": str}`` for a bad frame; nothing else changes.
 
 Anonymous sockets are accepted and closed at once with code 4401, so the page can tell
-"signed out" from "network down". Besides the group messages the consumer looks for stored
-events every ``FOLLOWER_POLL_INTERVAL`` seconds (default 1; 0 turns it off): events published by
-another process reach the page even on the in-memory channel layer.
+"signed out" from "network down". A socket whose sign-in ended since it connected (signed out,
+perhaps another user signed in on the same browser) is closed with 4401 too before it sends
+anything more: the sign-in is checked before each delivery and on each poll. Besides the group
+messages the consumer looks for stored events every ``FOLLOWER_POLL_INTERVAL`` seconds
+(default 1; 0 turns it off): events published by another process reach the page even on the
+in-memory channel layer.
 """
 
 from __future__ import annotations
@@ -22,11 +25,13 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+from importlib import import_module
 from typing import Any
 
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.conf import settings
+from django.contrib.auth import SESSION_KEY
 
 from follower.events import Frame, Resync, current_event_id, events_after, group_name
 
@@ -42,6 +47,10 @@ class FollowConsumer(AsyncJsonWebsocketConsumer):
     user_id: int | None = None
     cursor: int | None = None
     """Id of the newest event this socket delivered (None until the page's hello)."""
+    session_key: str | None = None
+    """The key of the sign-in the socket connected with (None without a session store)."""
+    signed_out = False
+    """The sign-in ended: the socket was closed with 4401 and sends nothing more."""
 
     async def connect(self) -> None:
         user = self.scope.get("user")
@@ -50,6 +59,8 @@ class FollowConsumer(AsyncJsonWebsocketConsumer):
             await self.close(code=UNAUTHENTICATED)
             return
         self.user_id = user.pk
+        session = self.scope.get("session")
+        self.session_key = session.session_key if session is not None else None
         self.lock = asyncio.Lock()
         self.poller: asyncio.Task[None] | None = None
         await self.channel_layer.group_add(group_name(user.pk), self.channel_name)
@@ -122,6 +133,8 @@ class FollowConsumer(AsyncJsonWebsocketConsumer):
         return True
 
     async def _deliver(self, frames: list[Frame]) -> None:
+        if frames and not await self._still_signed_in():
+            return
         for frame in frames:
             await self.send_json(frame)
             self.cursor = frame["id"]
@@ -131,6 +144,8 @@ class FollowConsumer(AsyncJsonWebsocketConsumer):
         while True:
             await asyncio.sleep(self._poll_interval())
             try:
+                if not await self._still_signed_in():
+                    return
                 newest = await database_sync_to_async(current_event_id)(self.user_id)
                 async with self.lock:
                     if self.cursor is not None and newest > self.cursor:
@@ -138,9 +153,29 @@ class FollowConsumer(AsyncJsonWebsocketConsumer):
             except Exception:
                 logger.exception("follower catch-up failed for user %s", self.user_id)
 
+    async def _still_signed_in(self) -> bool:
+        """Return whether the socket's sign-in still holds; close it with 4401 when not."""
+        if self.signed_out:
+            return False
+        if self.session_key is None:
+            return True
+        signed_in = await database_sync_to_async(_session_user)(self.session_key)
+        if signed_in == str(self.user_id):
+            return True
+        self.signed_out = True
+        await self.close(code=UNAUTHENTICATED)
+        return False
+
     async def _error(self, detail: str) -> None:
         await self.send_json({"type": "error", "detail": detail})
 
     @staticmethod
     def _poll_interval() -> float:
         return float(getattr(settings, "FOLLOWER_POLL_INTERVAL", 1.0))
+
+
+def _session_user(session_key: str) -> str | None:
+    """Return the user id (as stored) the session ``session_key`` is signed in as, now."""
+    store = import_module(settings.SESSION_ENGINE).SessionStore(session_key)
+    user_id: str | None = store.get(SESSION_KEY)
+    return user_id

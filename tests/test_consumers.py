@@ -141,6 +141,31 @@ async def test_through_the_asgi_application_anonymous_is_closed_4401():
     assert (await communicator.receive_output())["code"] == UNAUTHENTICATED
 
 
+@pytest.mark.parametrize("how", ["event", "poll"])
+async def test_a_socket_whose_sign_in_ended_is_closed_4401_and_sends_nothing(ada, settings, how):
+    """Signed out since it connected (another user may be signed in on that browser now)."""
+    from config.asgi import application
+
+    settings.FOLLOWER_POLL_INTERVAL = 0.05 if how == "poll" else 0
+    client = Client()
+    await database_sync_to_async(client.force_login)(ada)
+    cookie = f"sessionid={client.cookies['sessionid'].value}"
+    communicator = WebsocketCommunicator(
+        application,
+        "/ws/follow/",
+        headers=[(b"cookie", cookie.encode()), (b"origin", b"http://testserver")],
+    )
+    await communicator.connect()
+    await hello(communicator, None)
+    await communicator.receive_json_from()
+    await database_sync_to_async(client.logout)()
+    if how == "event":
+        await emit(ada)
+    closed = await communicator.receive_output(timeout=2)
+    assert closed == {"type": "websocket.close", "code": UNAUTHENTICATED}
+    await communicator.wait()
+
+
 # --- reconnecting ----------------------------------------------------------------------------
 
 

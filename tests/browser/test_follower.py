@@ -499,3 +499,26 @@ def test_an_idle_page_keeps_its_socket(make_user, open_page):
     page.wait_for_timeout(6500)
     assert page.evaluate("() => window.__closes") == []
     assert page.evaluate("() => window.__statuses") == ["connected"]
+
+
+def test_a_tab_left_open_after_signing_out_hears_nothing_more(make_user, open_page, asgi_server):
+    """Two users on one browser: ada signs out in another tab and bob signs in."""
+    ada, bob = make_user("ada"), make_user("bob")
+    source = conversation(ada, "Refactor the parser")
+    tab = open_page(ada, source)
+
+    other = tab.context.new_page()
+    other.goto("/")
+    other.get_by_role("button", name="Sign out").click()
+    other.wait_for_url("**/accounts/login/**")
+    client = Client()
+    client.force_login(bob)
+    cookie = client.cookies["sessionid"].value
+    tab.context.add_cookies([{"name": "sessionid", "value": cookie, "url": asgi_server.url}])
+
+    hand_off(source)
+    conversation(bob, "Bob's own work")
+    tab.wait_for_function("() => window.__follower.state === 'unavailable'")
+    tab.wait_for_timeout(500)
+    assert tab.evaluate("() => window.__events") == []
+    assert tab.url.endswith(f"/s/{source.pk}/")
