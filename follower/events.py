@@ -42,7 +42,8 @@ class EventKind(StrEnum):
     HANDOFF_PHASE = "handoff.phase"
     """``{"record", "source", "target", "phase"}``: a record was created or changed phase."""
     REDIRECT_COMMITTED = "redirect.committed"
-    """``{"source", "destination"}``: ``source`` now forwards to ``destination``."""
+    """``{"source", "destination", "previous"}``: ``source`` now forwards to ``destination``;
+    ``previous`` is where it forwarded before (None: it did not)."""
 
 
 @dataclass(frozen=True)

@@ -104,6 +104,9 @@ def record_saved(instance: Any, created: bool, raw: bool = False, **kwargs: Any)
 def redirect_saved(instance: Any, created: bool, raw: bool = False, **kwargs: Any) -> None:
     """Publish ``redirect.committed`` when a redirect is added or re-pointed.
 
+    ``previous`` is where the source led before (None for a new redirect), so a page that
+    subscribed before the change but reads a snapshot taken after it still sees the transition.
+
     Redirects that led to this source now lead further (the map keeps every entry at the end
     of its chain, DESIGN.md invariant 5): each gets its own ``redirect.committed`` too, however
     the handoff app re-points their rows.
@@ -111,10 +114,19 @@ def redirect_saved(instance: Any, created: bool, raw: bool = False, **kwargs: An
     if raw or not (created or _changed(instance, ("destination_id",))):
         return
     owner = _owner(instance.source_id)
+    before = getattr(instance, _BEFORE, None)
+    previous = before["destination_id"] if before is not None and not created else None
     leading_here = type(instance)._default_manager.filter(destination_id=instance.source_id)
-    sources = [instance.source_id, *leading_here.values_list("source_id", flat=True)]
-    for source_id in sources:
-        payload = {"source": str(source_id), "destination": str(instance.destination_id)}
+    entries = [(instance.source_id, previous)] + [
+        (source_id, instance.source_id)
+        for source_id in leading_here.values_list("source_id", flat=True)
+    ]
+    for source_id, led_to in entries:
+        payload = {
+            "source": str(source_id),
+            "destination": str(instance.destination_id),
+            "previous": str(led_to) if led_to is not None else None,
+        }
         publish(owner, EventKind.REDIRECT_COMMITTED, payload)
 
 

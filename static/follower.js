@@ -82,11 +82,21 @@ async function loadSnapshot() {
     const response = await fetch(config.snapshotUrl, { headers: { Accept: "application/json" } });
     if (!response.ok) throw new Error(`snapshot: HTTP ${response.status}`);
     const snapshot = await response.json();
+    const queued = pending;
+    pending = [];
+    // Events that came after subscribing but are already in the snapshot are transitions this
+    // page saw happen: where a redirect led before them is the baseline, not the snapshot.
+    for (const frame of queued) {
+      if (frame.id > snapshot.last_event_id) continue;
+      stale = true; // the session list has not shown them
+      const { source, previous } = frame.payload;
+      if (frame.kind === "redirect.committed" && previous !== undefined) {
+        if (!Object.hasOwn(follower.baseline, source)) follower.baseline[source] = previous;
+      }
+    }
     follower.lastId = Math.max(follower.lastId ?? 0, snapshot.last_event_id);
     for (const row of snapshot.sessions) see(row.id, row.redirect_to);
     loaded = true;
-    const queued = pending;
-    pending = [];
     queued.forEach(apply);
     if (stale) {
       stale = false;

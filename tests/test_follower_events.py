@@ -299,9 +299,9 @@ def test_redirect_saved_is_redirect_committed(ada):
     redirect.destination = final
     redirect.save()
     frames = replayed(ada, 3)
-    assert [(f["kind"], f["payload"]["destination"]) for f in frames] == [
-        ("redirect.committed", str(first.pk)),
-        ("redirect.committed", str(final.pk)),
+    assert [(f["kind"], f["payload"]["destination"], f["payload"]["previous"]) for f in frames] == [
+        ("redirect.committed", str(first.pk), None),
+        ("redirect.committed", str(final.pk), str(first.pk)),
     ]
 
 
@@ -314,9 +314,11 @@ def test_redirect_from_a_successor_re_points_the_redirects_leading_to_it(ada):
     Redirect.objects.create(source=second, destination=third)
     Redirect.objects.filter(source=first).update(destination=third)
     frames = replayed(ada, before["last_event_id"])
-    assert {(f["payload"]["source"], f["payload"]["destination"]) for f in frames} == {
-        (str(second.pk), str(third.pk)),
-        (str(first.pk), str(third.pk)),
+    assert {
+        tuple(f["payload"][k] for k in ("source", "destination", "previous")) for f in frames
+    } == {
+        (str(second.pk), str(third.pk), None),
+        (str(first.pk), str(third.pk), str(second.pk)),
     }
     state = before
     for frame in frames:

@@ -144,10 +144,11 @@ def memory_server(asgi_server: AsgiServer) -> Iterator[AsgiServer]:
 @pytest.fixture
 def open_page(browser: Any, asgi_server: AsgiServer) -> Iterator[Callable[..., Any]]:
     """Return ``open_page(user, session=None, *, path=None, server=asgi_server, wait=True,
-    config=None)``: a signed-in page on a conversation (or ``path``, or the index).
+    config=None, setup=None)``: a signed-in page on a conversation (or ``path``, or the index).
 
     Each user gets one browser context (one cookie jar) per server: two pages of one user are
-    two tabs. ``config`` is merged into ``FAST``; ``wait=False`` does not wait for the follower.
+    two tabs. ``config`` is merged into ``FAST``; ``wait=False`` does not wait for the follower;
+    ``setup(page)`` runs before the page loads (to route requests).
     ``page.problems`` collects the page's console errors and uncaught exceptions.
     """
     contexts: dict[tuple[int, int], Any] = {}
@@ -174,8 +175,11 @@ def open_page(browser: Any, asgi_server: AsgiServer) -> Iterator[Callable[..., A
         server: AsgiServer = asgi_server,
         wait: bool = True,
         config: dict[str, Any] | None = None,
+        setup: Callable[[Any], None] | None = None,
     ) -> Any:
         page = context_of(user, server).new_page()
+        if setup is not None:
+            setup(page)
         page.problems = []
         page.on(
             "console",
@@ -522,3 +526,28 @@ def test_a_tab_left_open_after_signing_out_hears_nothing_more(make_user, open_pa
     tab.wait_for_timeout(500)
     assert tab.evaluate("() => window.__events") == []
     assert tab.url.endswith(f"/s/{source.pk}/")
+
+
+def test_handoff_between_subscribing_and_reading_the_snapshot_moves_the_page(make_user, open_page):
+    """The page has subscribed and still waits for its snapshot when the handoff commits: it saw
+    the transition happen (DESIGN.md invariant 10: nothing falls between the two)."""
+    ada = make_user("ada")
+    source = conversation(ada, "Refactor the parser")
+    held: list[Any] = []
+    frames: list[str] = []
+
+    def setup(page: Any) -> None:
+        page.route("**/follow/snapshot", lambda route: held.append(route))
+        page.on("websocket", lambda ws: ws.on("framereceived", lambda f: frames.append(f)))
+
+    page = open_page(ada, source, wait=False, setup=setup)
+    while not held:
+        page.wait_for_timeout(20)
+    assert page.get_by_text("This conversation continues in").count() == 0
+
+    successor = hand_off(source)
+    while not any("redirect.committed" in frame for frame in frames):
+        page.wait_for_timeout(20)
+    held[0].continue_()
+
+    page.wait_for_url(f"**/s/{successor.pk}/")
