@@ -12,12 +12,13 @@ Protocol, one JSON object per frame:
 - server → client ``{"type": "error", "detail": str}`` for a bad frame; nothing else changes.
 
 Anonymous sockets are accepted and closed at once with code 4401, so the page can tell
-"signed out" from "network down". A socket whose sign-in ended since it connected (signed out,
-perhaps another user signed in on the same browser) is closed with 4401 too before it sends
-anything more: the sign-in is checked before each delivery and on each poll. Besides the group
-messages the consumer looks for stored events every ``FOLLOWER_POLL_INTERVAL`` seconds
-(default 1; 0 turns it off): events published by another process reach the page even on the
-in-memory channel layer.
+"signed out" from "network down"; so are sockets of a page rendered for another user than the
+one signed in now (the page opens ``/ws/follow/?user=<its user's id>``). A socket whose sign-in
+ended since it connected (signed out, perhaps another user signed in on the same browser) is
+closed with 4401 too before it sends anything more: the sign-in is checked before each delivery
+and on each poll. Besides the group messages the consumer looks for stored events every
+``FOLLOWER_POLL_INTERVAL`` seconds (default 1; 0 turns it off): events published by another
+process reach the page even on the in-memory channel layer.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ import json
 import logging
 from importlib import import_module
 from typing import Any
+from urllib.parse import parse_qs
 
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
@@ -55,7 +57,7 @@ class FollowConsumer(AsyncJsonWebsocketConsumer):
     async def connect(self) -> None:
         user = self.scope.get("user")
         await self.accept()
-        if user is None or not user.is_authenticated:
+        if user is None or not user.is_authenticated or not self._page_of(user):
             await self.close(code=UNAUTHENTICATED)
             return
         self.user_id = user.pk
@@ -64,6 +66,16 @@ class FollowConsumer(AsyncJsonWebsocketConsumer):
         self.lock = asyncio.Lock()
         self.poller: asyncio.Task[None] | None = None
         await self.channel_layer.group_add(group_name(user.pk), self.channel_name)
+
+    def _page_of(self, user: Any) -> bool:
+        """Return whether the page that opened the socket belongs to ``user``.
+
+        The page names its user in the query (``?user=<id>``): a page rendered for someone
+        else (who signed out; another user signed in on the same browser) is refused.
+        """
+        query = parse_qs(self.scope.get("query_string", b"").decode("latin-1"))
+        named = query.get("user")
+        return named is None or named == [str(user.pk)]
 
     async def disconnect(self, code: int) -> None:
         if self.user_id is None:

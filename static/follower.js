@@ -44,7 +44,9 @@ function setState(state) {
 
 function connect() {
   const scheme = location.protocol === "https:" ? "wss" : "ws";
-  const socket = new WebSocket(`${scheme}://${location.host}${config.socketPath}`);
+  // The server refuses (4401) a page rendered for someone else than who is signed in now.
+  const user = encodeURIComponent(document.body.dataset.userId);
+  const socket = new WebSocket(`${scheme}://${location.host}${config.socketPath}?user=${user}`);
   follower.socket = socket;
   socket.onopen = () => {
     socket.send(JSON.stringify({ type: "hello", last_event_id: follower.lastId }));

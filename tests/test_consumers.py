@@ -166,6 +166,22 @@ async def test_a_socket_whose_sign_in_ended_is_closed_4401_and_sends_nothing(ada
     await communicator.wait()
 
 
+@pytest.mark.parametrize(("named", "accepted"), [("own", True), ("other", False), (None, True)])
+async def test_a_page_names_its_user_and_another_users_page_is_refused(ada, bob, named, accepted):
+    """``?user=`` is the user the page was rendered for; bob signed in on ada's page: 4401."""
+    user = {"own": ada, "other": bob, None: None}[named]
+    path = "/ws/follow/" if user is None else f"/ws/follow/?user={user.pk}"
+    communicator = WebsocketCommunicator(FollowConsumer.as_asgi(), path)
+    communicator.scope["user"] = ada
+    await communicator.connect()
+    if accepted:
+        await hello(communicator, None)
+        assert (await communicator.receive_json_from())["type"] == "ready"
+        await communicator.disconnect()
+    else:
+        assert (await communicator.receive_output())["code"] == UNAUTHENTICATED
+
+
 # --- reconnecting ----------------------------------------------------------------------------
 
 

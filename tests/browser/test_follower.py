@@ -25,6 +25,7 @@ from typing import Any, TypeVar
 from unittest import mock
 
 import pytest
+from django.contrib.sessions.models import Session as DjangoSession
 from django.core.management import call_command
 from django.db import connection, connections
 from django.test import Client
@@ -551,3 +552,24 @@ def test_handoff_between_subscribing_and_reading_the_snapshot_moves_the_page(mak
     held[0].continue_()
 
     page.wait_for_url(f"**/s/{successor.pk}/")
+
+
+def test_a_page_reconnecting_as_another_user_hears_nothing(make_user, open_page, asgi_server):
+    """ada's tab lost its socket; meanwhile ada was signed out and bob signed in on the browser."""
+    ada, bob = make_user("ada"), make_user("bob")
+    source = conversation(ada, "Refactor the parser")
+    tab = open_page(ada, source)
+
+    asgi_server.stop()
+    tab.wait_for_function("() => window.__follower.state === 'unavailable'")
+    DjangoSession.objects.all().delete()
+    client = Client()
+    client.force_login(bob)
+    cookie = client.cookies["sessionid"].value
+    tab.context.add_cookies([{"name": "sessionid", "value": cookie, "url": asgi_server.url}])
+    asgi_server.start()
+
+    hand_off(conversation(bob, "Bob's own work"))
+    tab.wait_for_timeout(1500)
+    assert tab.evaluate("() => window.__events") == []
+    assert tab.evaluate("() => window.__statuses") == ["connected", "unavailable"]
