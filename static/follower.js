@@ -182,6 +182,8 @@ async function refreshSessionList() {
   const version = ++listVersion;
   const response = await fetch(url);
   if (!response.ok) throw new Error(`session list: HTTP ${response.status}`);
+  // Signed out meanwhile: the answer is the sign-in page, not a session list.
+  if (response.redirected) throw new Error("session list: signed out");
   const html = await response.text();
   if (version !== listVersion) return;
   list.innerHTML = html;

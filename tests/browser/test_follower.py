@@ -573,3 +573,17 @@ def test_a_page_reconnecting_as_another_user_hears_nothing(make_user, open_page,
     tab.wait_for_timeout(1500)
     assert tab.evaluate("() => window.__events") == []
     assert tab.evaluate("() => window.__statuses") == ["connected", "unavailable"]
+
+
+def test_signing_out_while_retrying_leaves_the_sidebar_alone(make_user, open_page):
+    """The session list URL answers with the sign-in page then: it is not a session list."""
+    ada = make_user("ada")
+    source = conversation(ada, "Refactor the parser")
+    page = open_page(ada, source, config={"retryInterval": 300})
+
+    hand_off(source, start=False)
+    page.wait_for_function("() => window.__follower.jump === 'retrying'")
+    DjangoSession.objects.all().delete()
+    page.wait_for_function("() => window.__follower.jump === 'gave-up'")
+    assert page.locator("#session-list form").count() == 0
+    assert row(page, source).is_visible()
