@@ -128,7 +128,8 @@ def evaluate(session_id: Any) -> bool:
 
     A pending request (``requested``, e.g. a deferred ``now``) runs as a manual attempt;
     otherwise an automatic one needs ``autoHandoff``, the main's ``enabled``, an idle session
-    and a revision not attempted yet. Never raises for a session that cannot take part.
+    and a revision not attempted yet; when none may run, stale ``deferred`` blockers are
+    cleared. Never raises for a session that cannot take part.
     """
     controller = services.get(services.SESSION_CONTROLLER)
     session = controller.get(str(session_id)) if controller is not None else None
@@ -149,6 +150,9 @@ def evaluate(session_id: Any) -> bool:
     )
     if eligible:
         tasks.enqueue_attempt(session_id, manual=False)
+    elif state.deferred:
+        # No attempt will run: the blockers of the last one no longer defer anything.
+        store.update_main_state(session_id, deferred=[])
     return bool(eligible)
 
 

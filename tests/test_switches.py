@@ -270,3 +270,18 @@ def test_now_on_a_handed_off_source_is_refused_with_nothing_changed():
     with pytest.raises(AlreadyHandedOff, match="disable"):
         operations.request_now(source.pk)
     assert MainState.objects.get(session=source).requested is False
+
+
+def test_deferred_is_cleared_when_a_blocker_clears_and_no_attempt_can_run(
+    immediate_tasks, django_capture_on_commit_callbacks
+):
+    # The status must not keep showing blockers of an attempt that will not run any more.
+    auto_handoff(True)
+    source = make_source()
+    helper = create_session(make_user(), cwd=source.cwd, parent=source)
+    assert operations.enable(source.pk).deferred == [f"owned-agent:{helper.pk}"]
+    auto_handoff(False)
+    with django_capture_on_commit_callbacks(execute=True):
+        runtime.dispose(helper)
+    assert not HandoffRecord.objects.exists()
+    assert operations.status(source.pk).deferred == []
