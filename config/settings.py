@@ -44,6 +44,7 @@ INSTALLED_APPS = [
     "django_tasks_db",
     "host",
     "handoff",
+    "handoff.web",
     "handoff_settings",
     "follower",
 ]
@@ -174,7 +175,7 @@ HANDOFF_SERVICES: dict[str, str | None] = {
     "compaction": "host.services.Compaction",
     "usage_projection": "host.services.UsageProjection",
     "token_meter": "host.services.TokenMeter",
-    "settings_store": "handoff_settings.store.DatabaseSettingsStore",
+    "settings_store": "handoff.settings_store.DatabaseSettingsStore",
     "status_channel": "follower.channel.StatusChannel",
     "llm": "host.services.LLM",
 }

@@ -52,8 +52,8 @@ from handoff.core.tokens import TokenLabel, TokenReading
 from handoff.core.trigger import Metrics, threshold
 from handoff.exceptions import PhaseError
 from handoff.models import HandoffRecord, MainState
+from handoff.settings_store import SettingsValues
 from handoff.status import record_dict
-from handoff_settings.store import SettingsValues
 
 logger = logging.getLogger(__name__)
 

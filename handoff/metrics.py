@@ -15,7 +15,7 @@ from django.conf import settings
 from handoff import services
 from handoff.core.tokens import TokenBasis, TokenReading, read_tokens
 from handoff.core.trigger import Metrics
-from handoff_settings.store import SettingsValues
+from handoff.settings_store import SettingsValues
 
 
 def token_reading(session: Any, values: SettingsValues) -> TokenReading:

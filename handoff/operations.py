@@ -20,12 +20,12 @@ from typing import Any
 
 from django.db import transaction
 
+from handoff import attempt as attempts
 from handoff import metrics, services, store, tasks
 from handoff import status as status_module
-from handoff import transaction as attempts
+from handoff.attempt import AttemptOutcome
 from handoff.exceptions import AlreadyHandedOff, NotAMain, ServiceUnavailable, SessionNotFound
 from handoff.status import StatusReport
-from handoff.transaction import AttemptOutcome
 
 logger = logging.getLogger(__name__)
 

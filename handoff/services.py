@@ -24,7 +24,7 @@ from typing import Any, Protocol
 from django.conf import settings
 from django.utils.module_loading import import_string
 
-from handoff_settings.store import ProcessSettingsStore, SettingsStore, SettingsValues
+from handoff.settings_store import ProcessSettingsStore, SettingsStore, SettingsValues
 
 SESSION_CONTROLLER = "session_controller"
 WORKSPACE_REGISTRY = "workspace_registry"

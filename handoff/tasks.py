@@ -11,7 +11,7 @@ from typing import Any
 
 from django_tasks import task
 
-from handoff import transaction as attempts
+from handoff import attempt as attempts
 
 
 @task()

@@ -1,1 +1,2 @@
-"""The global handoff settings (one row) and the Settings → Conversation Collaboration card."""
+"""Settings → Conversation Collaboration: the card (and admin page) editing the handoff's
+global settings, which live in the engine (``handoff.settings_store``)."""

@@ -2,12 +2,7 @@ from django.apps import AppConfig
 
 
 class HandoffSettingsConfig(AppConfig):
+    """Settings → Conversation Collaboration: the card that edits the engine's settings."""
+
     name = "handoff_settings"
     verbose_name = "Conversation Collaboration settings"
-
-    def ready(self) -> None:
-        """Answer ``/handoff`` in the chat composer (``host.signals.composer_command``)."""
-        from handoff_settings.commands import handoff_command
-        from host.signals import composer_command
-
-        composer_command.connect(handoff_command, dispatch_uid="handoff_settings.commands")

@@ -15,8 +15,8 @@ from django.db import transaction
 from handoff import services
 from handoff.core.tokens import TokenBasis
 from handoff.core.trigger import RANGES
+from handoff.settings_store import EDITABLE, SettingsValues
 from handoff_settings.models import HandoffSettings
-from handoff_settings.store import EDITABLE, SettingsValues
 
 
 def _bounds(name: str) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""URL routes of the Conversation Collaboration card and the sessions' handoff panels."""
+"""URL routes of the Conversation Collaboration card."""
 
 from __future__ import annotations
 
@@ -11,6 +11,4 @@ urlpatterns: list[URLPattern] = [
     path("", views.card, name="card"),
     path("activity/", views.activity, name="activity"),
     path("field/<str:name>/", views.save_field, name="field"),
-    path("sessions/<uuid:session_id>/panel/", views.panel, name="panel"),
-    path("sessions/<uuid:session_id>/<str:action>/", views.session_action, name="session_action"),
 ]

@@ -1,33 +1,23 @@
-"""Settings → Conversation Collaboration (issue 3, §3) and the conversation page's handoff panel.
+"""Settings → Conversation Collaboration (issue 3, §3).
 
 The card saves each field the moment it changes (one htmx POST per field). Only staff change the
-global settings: others see the card read-only and get 403 when they post. The panel's switch
-and "Hand off now" act on the signed-in user's own session (anyone else's is a 404).
+global settings: others see the card read-only and get 403 when they post.
 """
 
 from __future__ import annotations
 
 from typing import Any
-from uuid import UUID
 
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, render
+from django.shortcuts import render
 from django.views.decorators.http import require_GET, require_POST
-from django_htmx.http import trigger_client_event
 
 from handoff import operations, services
 from handoff.exceptions import HandoffError
 from handoff.models import HandoffRecord, MainState
+from handoff.web.panel import describe_blocker
 from handoff_settings.forms import HandoffSettingsForm
-from handoff_settings.panel import describe_blocker, session_panel
-from host.models import Session
-
-SESSION_ACTIONS = {
-    "enable": operations.enable,
-    "disable": operations.disable,
-    "now": operations.request_now,
-}
 
 
 def _field_context(form: HandoffSettingsForm, name: str, **extra: Any) -> dict[str, Any]:
@@ -118,43 +108,3 @@ def save_field(request: HttpRequest, name: str) -> HttpResponse:
         errors=[str(e) for errs in form.errors.values() for e in errs],
     )
     return render(request, "settings/_field.html", context, status=422)
-
-
-def _owned_session(request: HttpRequest, session_id: UUID) -> Session:
-    return get_object_or_404(Session, pk=session_id, owner_id=request.user.pk)
-
-
-def _panel_response(request: HttpRequest, context: dict[str, Any], status: int = 200) -> Any:
-    """Render the panel; ask the page to refresh its sidebar when the attempt's phase moved
-    (``?phase=`` is the phase the page showed) or the user acted."""
-    response = render(request, "chat/handoff_panel.html", context, status=status)
-    last = (context.get("report") or {}).get("last") or {}
-    if request.method == "POST" or request.GET.get("phase", "") != last.get("phase", ""):
-        trigger_client_event(response, "sidebar:refresh")
-    return response
-
-
-@require_GET
-def panel(request: HttpRequest, session_id: UUID) -> HttpResponse:
-    """The handoff panel of one of the user's sessions (polled while an attempt runs)."""
-    session = _owned_session(request, session_id)
-    return _panel_response(request, session_panel(session))
-
-
-@require_POST
-def session_action(request: HttpRequest, session_id: UUID, action: str) -> HttpResponse:
-    """Enable or disable the session's automatic handoff, or ask for one now; show the panel.
-
-    ``now`` only requests the attempt (it runs in the background). A refusal (a subagent, a
-    missing service) is shown in the panel with status 409; nothing changed then.
-    """
-    session = _owned_session(request, session_id)
-    operation = SESSION_ACTIONS.get(action)
-    if operation is None:
-        raise Http404(f"No action {action!r}.")
-    try:
-        operation(session.pk)
-    except HandoffError as exc:
-        context = session_panel(session) | {"action_error": str(exc)}
-        return _panel_response(request, context, status=409)
-    return _panel_response(request, session_panel(session))

@@ -9,8 +9,8 @@ import pytest
 from django.contrib.auth import get_user_model
 
 from handoff import services
+from handoff.attempt import Attempt, AttemptOutcome, checkpoint
 from handoff.models import HandoffRecord
-from handoff.transaction import Attempt, AttemptOutcome, checkpoint
 from host import log
 from host.models import Session, Workspace
 from host.sessions import create_session

@@ -10,12 +10,13 @@ from typing import Any
 import pytest
 from handoff_support import auto_handoff, make_source, record_of, target_of
 
-from handoff import operations, services, status, transaction
+from handoff import attempt as attempts
+from handoff import operations, services, status
 from handoff.core.phases import Phase
 from handoff.exceptions import ServiceUnavailable
 from handoff.models import HandoffRecord, MainState, Redirect
+from handoff.settings_store import ProcessSettingsStore
 from handoff_settings.models import HandoffSettings
-from handoff_settings.store import ProcessSettingsStore
 from host.models import Session
 
 pytestmark = pytest.mark.django_db
@@ -31,7 +32,7 @@ def without(settings: Any):
     return leave_out
 
 
-def rows_of(outcome: transaction.AttemptOutcome) -> dict[str, dict[str, str]]:
+def rows_of(outcome: attempts.AttemptOutcome) -> dict[str, dict[str, str]]:
     record = record_of(outcome)
     return {row["setting"]: row for row in record.inheritance}
 
@@ -43,7 +44,7 @@ def test_no_session_controller_fails_clearly_and_turns_automatic_off(without, im
     without("session_controller")
     with pytest.raises(ServiceUnavailable, match="no session_controller service"):
         operations.request_now(source.pk)
-    outcome = transaction.run(source.pk, manual=True)
+    outcome = attempts.run(source.pk, manual=True)
     assert outcome.outcome == "refused"
     assert "no session controller" in outcome.detail
     assert operations.evaluate(source.pk) is False
@@ -102,7 +103,7 @@ def test_no_token_sources_label_unavailable_automatic_off_manual_works(without):
     without("token_meter", "usage_projection")
     report = operations.status(source.pk)
     assert report.tokens.as_dict() == {"value": 0, "basis": "context", "label": "unavailable"}
-    automatic = transaction.run(source.pk, manual=False)
+    automatic = attempts.run(source.pk, manual=False)
     assert (automatic.outcome, "unavailable" in automatic.detail) == ("no-trigger", True)
     assert operations.run_attempt(source.pk, manual=True).outcome == "started"
 

@@ -13,7 +13,8 @@ from handoff_support import (
     target_of,
 )
 
-from handoff import operations, recovery, services, store, transaction
+from handoff import attempt as attempts
+from handoff import operations, recovery, services, store
 from handoff.core.phases import Phase
 from handoff.models import HandoffRecord, MainState, Redirect
 from host import runtime
@@ -34,7 +35,7 @@ def drafts(source: Session) -> list[Session]:
     return list(Session.objects.exclude(pk=source.pk).filter(parent__isnull=True))
 
 
-def run_now(source: Session) -> transaction.AttemptOutcome:
+def run_now(source: Session) -> attempts.AttemptOutcome:
     return operations.run_attempt(source.pk, manual=True)
 
 
@@ -66,7 +67,7 @@ def test_guard_refusal_makes_no_record(setup, refusal):
         store.add_redirect(source.pk, other.pk, None)
     elif setup == "running":
         Session.objects.filter(pk=source.pk).update(status="running")
-    outcome = transaction.run(session.pk, manual=True)
+    outcome = attempts.run(session.pk, manual=True)
     assert (outcome.outcome, outcome.detail) == ("refused", refusal)
     assert not HandoffRecord.objects.exists()
 
@@ -85,7 +86,7 @@ def test_no_trigger_makes_no_record():
     source = make_source(tokens=1_000)
     MainState.objects.create(session=source, enabled=True)
     services.settings_store().save(auto_handoff=True)
-    outcome = transaction.run(source.pk, manual=False)
+    outcome = attempts.run(source.pk, manual=False)
     assert outcome.outcome == "no-trigger"
     assert "no trigger" in outcome.detail
     assert not HandoffRecord.objects.exists()
@@ -218,7 +219,7 @@ def test_start_throws_leaves_committed_start_pending_with_the_target_kept(at_poi
 def test_a_draft_that_was_woken_is_not_discarded(at_point):
     source = make_source()
 
-    def wake_and_change(attempt: transaction.Attempt) -> None:
+    def wake_and_change(attempt: attempts.Attempt) -> None:
         runtime.begin_turn(attempt.successor, user_initiated=False)
         add_turn(source, "Changed my mind.", tokens=10)
 
@@ -252,7 +253,7 @@ def test_a_committed_successor_is_kept_when_its_record_was_moved_meanwhile(at_po
     # Recovery in another worker marks the committed record start-pending while start fails.
     source = make_source()
 
-    def recovered_then_boom(attempt: transaction.Attempt) -> None:
+    def recovered_then_boom(attempt: attempts.Attempt) -> None:
         assert attempt.record is not None
         recovery.recover_record(HandoffRecord.objects.get(pk=attempt.record.pk))
         raise RuntimeError("runtime down")

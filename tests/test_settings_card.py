@@ -10,8 +10,8 @@ from django.urls import reverse
 
 from handoff import services
 from handoff.models import HandoffRecord, MainState
+from handoff.web.panel import describe_blocker, progress
 from handoff_settings.models import HandoffSettings
-from handoff_settings.panel import describe_blocker, progress
 from host import log
 from host.models import Role, Session, SourceKind
 from host.sessions import create_session
@@ -224,18 +224,18 @@ def test_card_shows_only_the_users_own_records(client: Client, staff: Any, membe
 
 def test_panel_switch_enables_and_disables(as_staff: Client, staff: Any):
     session = talked(staff, "Work")
-    url = reverse("handoff_settings:session_action", args=[session.pk, "enable"])
+    url = reverse("handoff_web:session_action", args=[session.pk, "enable"])
     html = as_staff.post(url, headers=HTMX).content.decode()
     assert MainState.objects.get(session=session).enabled
     assert "checked" in html
-    as_staff.post(reverse("handoff_settings:session_action", args=[session.pk, "disable"]))
+    as_staff.post(reverse("handoff_web:session_action", args=[session.pk, "disable"]))
     assert not MainState.objects.get(session=session).enabled
 
 
 def test_panel_hand_off_now_requests_and_polls(as_staff: Client, staff: Any, settings: Any):
     settings.TASKS = {"default": {"BACKEND": "django_tasks.backends.dummy.DummyBackend"}}
     session = talked(staff, "Work")
-    url = reverse("handoff_settings:session_action", args=[session.pk, "now"])
+    url = reverse("handoff_web:session_action", args=[session.pk, "now"])
     html = as_staff.post(url, headers=HTMX).content.decode()
     assert MainState.objects.get(session=session).requested
     assert 'hx-trigger="every 1s"' in html
@@ -245,8 +245,8 @@ def test_panel_hand_off_now_requests_and_polls(as_staff: Client, staff: Any, set
 def test_panel_of_another_users_session_is_404(client: Client, staff: Any, member: Any):
     session = talked(staff, "Work")
     client.force_login(member)
-    assert client.get(reverse("handoff_settings:panel", args=[session.pk])).status_code == 404
-    url = reverse("handoff_settings:session_action", args=[session.pk, "enable"])
+    assert client.get(reverse("handoff_web:panel", args=[session.pk])).status_code == 404
+    url = reverse("handoff_web:session_action", args=[session.pk, "enable"])
     assert client.post(url).status_code == 404
     assert not MainState.objects.filter(session=session).exists()
 
@@ -254,16 +254,16 @@ def test_panel_of_another_users_session_is_404(client: Client, staff: Any, membe
 def test_panel_on_a_subagent_says_handoff_is_not_available(as_staff: Client, staff: Any):
     main = talked(staff, "Main")
     sub = create_session(staff, title="Helper", parent=main)
-    html = as_staff.get(reverse("handoff_settings:panel", args=[sub.pk])).content.decode()
+    html = as_staff.get(reverse("handoff_web:panel", args=[sub.pk])).content.decode()
     assert "Handoff is not available for this conversation" in html
-    url = reverse("handoff_settings:session_action", args=[sub.pk, "now"])
+    url = reverse("handoff_web:session_action", args=[sub.pk, "now"])
     assert as_staff.post(url).status_code == 409
 
 
 def test_panel_shows_deferred_blockers_in_words(as_staff: Client, staff: Any):
     session = talked(staff, "Work")
     MainState.objects.create(session=session, enabled=True, deferred=["activity:turn"])
-    html = as_staff.get(reverse("handoff_settings:panel", args=[session.pk])).content.decode()
+    html = as_staff.get(reverse("handoff_web:panel", args=[session.pk])).content.decode()
     assert "Deferred" in html and "something is in flight (turn)" in html
 
 
@@ -301,7 +301,7 @@ def test_panel_asks_for_a_sidebar_refresh_when_the_phase_moved(as_staff: Client,
     HandoffRecord.objects.create(
         source=session, phase="prepared", reason="manual", source_revision=1
     )
-    url = reverse("handoff_settings:panel", args=[session.pk])
+    url = reverse("handoff_web:panel", args=[session.pk])
     moved = as_staff.get(url, {"phase": "summarizing"}, headers=HTMX)
     same = as_staff.get(url, {"phase": "prepared"}, headers=HTMX)
     assert "sidebar:refresh" in moved["HX-Trigger"]

@@ -1,4 +1,4 @@
-"""handoff_settings.store: the settings store service (seed 000 config table; §6.3 settings)."""
+"""handoff.settings_store: the settings store service (seed 000 config table; §6.3 settings)."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import pytest
 from django.core.exceptions import ValidationError
 
 from handoff.core.trigger import TriggerConfig
+from handoff.settings_store import DatabaseSettingsStore, ProcessSettingsStore
 from handoff_settings.models import HandoffSettings
-from handoff_settings.store import DatabaseSettingsStore, ProcessSettingsStore
 
 pytestmark = pytest.mark.django_db
 

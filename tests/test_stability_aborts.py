@@ -11,7 +11,8 @@ from collections.abc import Callable
 import pytest
 from handoff_support import add_turn, at_point, auto_handoff, make_source
 
-from handoff import operations, services, store, transaction
+from handoff import attempt as attempts
+from handoff import operations, services, store
 from handoff.core.phases import Phase
 from handoff.models import HandoffRecord, MainState, Redirect
 from host import runtime
@@ -33,13 +34,13 @@ def aborted(source: Session, reason: str) -> None:
     assert source.title == "Refactor the parser"
 
 
-def automatic(source: Session) -> transaction.AttemptOutcome:
+def automatic(source: Session) -> attempts.AttemptOutcome:
     auto_handoff(True)
     MainState.objects.create(session=source, enabled=True)
-    return transaction.run(source.pk, manual=False)
+    return attempts.run(source.pk, manual=False)
 
 
-def during_summary(at_point: Callable, change: Callable[[transaction.Attempt], object]) -> None:
+def during_summary(at_point: Callable, change: Callable[[attempts.Attempt], object]) -> None:
     at_point("summarize", change)
 
 

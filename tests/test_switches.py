@@ -6,7 +6,8 @@ import pytest
 from django_tasks_db.models import DBTaskResult
 from handoff_support import add_turn, at_point, auto_handoff, boom, make_source, make_user
 
-from handoff import operations, services, store, transaction
+from handoff import attempt as attempts
+from handoff import operations, services, store
 from handoff.core.phases import Phase
 from handoff.exceptions import AlreadyHandedOff, NotAMain, SessionNotFound
 from handoff.models import HandoffRecord, MainState, Redirect
@@ -127,7 +128,7 @@ def test_failed_automatic_attempt_is_not_retried_at_the_same_revision(immediate_
     at_point("summarize", boom())
     operations.enable(source.pk)
     assert HandoffRecord.objects.get().phase == Phase.FAILED
-    outcome = transaction.run(source.pk, manual=False)
+    outcome = attempts.run(source.pk, manual=False)
     assert outcome.outcome == "no-trigger"
     assert "already ran at revision" in outcome.detail
     session_idle.send(sender=Session, session=source)

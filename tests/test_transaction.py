@@ -20,7 +20,8 @@ from handoff_support import (
     record_of,
 )
 
-from handoff import operations, services, transaction
+from handoff import attempt as attempts
+from handoff import operations, services
 from handoff.core.phases import Phase, Reason
 from handoff.models import HandoffRecord, MainState, Redirect
 from host.intake import post_message
@@ -129,7 +130,7 @@ def test_capacity_comes_from_the_transcript_then_the_settings_table_else_zero():
 def test_the_brief_is_durable_before_the_redirect_exists(at_point):
     seen: dict[str, Any] = {}
 
-    def look(attempt: transaction.Attempt) -> None:
+    def look(attempt: attempts.Attempt) -> None:
         assert attempt.record is not None
         record = HandoffRecord.objects.get(pk=attempt.record.pk)
         seen["brief"] = record.brief
@@ -183,7 +184,7 @@ def test_summarize_runs_outside_any_database_transaction(at_point):
 def test_a_second_attempt_in_sequence_makes_no_second_successor():
     source = make_source()
     first = operations.run_attempt(source.pk, manual=True)
-    again = transaction.run(source.pk, manual=True)
+    again = attempts.run(source.pk, manual=True)
     assert first.outcome == "started"
     assert again.outcome == "refused"
     assert HandoffRecord.objects.count() == 1
@@ -192,8 +193,8 @@ def test_a_second_attempt_in_sequence_makes_no_second_successor():
 
 def test_an_attempt_in_progress_refuses_a_second_one(at_point):
     source = make_source()
-    inner: list[transaction.AttemptOutcome] = []
-    at_point("summarize", lambda attempt: inner.append(transaction.run(source.pk, manual=True)))
+    inner: list[attempts.AttemptOutcome] = []
+    at_point("summarize", lambda attempt: inner.append(attempts.run(source.pk, manual=True)))
     operations.run_attempt(source.pk, manual=True)
     assert inner[0].outcome == "refused"
     assert "already in progress" in inner[0].detail
@@ -216,7 +217,7 @@ def test_two_workers_on_one_source_make_at_most_one_successor():
     def worker() -> None:
         try:
             barrier.wait()
-            outcomes.append(transaction.run(source.pk, manual=True).outcome)
+            outcomes.append(attempts.run(source.pk, manual=True).outcome)
         finally:
             connections.close_all()
 
@@ -271,7 +272,7 @@ def test_input_posted_between_the_route_and_the_start_still_ends_started(at_poin
     source = make_source()
     posted = []
 
-    def post_to_source(attempt: transaction.Attempt) -> None:
+    def post_to_source(attempt: attempts.Attempt) -> None:
         fresh = Session.objects.get(pk=source.pk)
         posted.append(post_message(fresh, content="One more thing: keep the old API."))
 

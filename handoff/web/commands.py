@@ -15,7 +15,7 @@ from django.template.loader import render_to_string
 from handoff import operations
 from handoff.exceptions import HandoffError
 from handoff.status import StatusReport
-from handoff_settings.panel import describe_blocker
+from handoff.web.panel import describe_blocker
 from host.signals import CommandReply
 
 COMMAND = "handoff"

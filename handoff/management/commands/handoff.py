@@ -21,10 +21,10 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from handoff import operations
+from handoff.attempt import AttemptOutcome, Outcome
 from handoff.exceptions import HandoffError
 from handoff.models import HandoffRecord
 from handoff.status import StatusReport, record_dict
-from handoff.transaction import AttemptOutcome, Outcome
 
 MIN_PREFIX = 6
 ACTIONS: dict[str, Callable[[Any], StatusReport]] = {

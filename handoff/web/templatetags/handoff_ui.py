@@ -9,7 +9,7 @@ from typing import Any
 
 from django import template
 
-from handoff_settings.panel import session_panel
+from handoff.web.panel import session_panel
 from host.models import Session
 
 register = template.Library()

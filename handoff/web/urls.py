@@ -1,0 +1,13 @@
+"""URL routes of a conversation's handoff panel (its switch and "Hand off now")."""
+
+from __future__ import annotations
+
+from django.urls import URLPattern, path
+
+from handoff.web import views
+
+app_name = "handoff_web"
+urlpatterns: list[URLPattern] = [
+    path("sessions/<uuid:session_id>/panel/", views.panel, name="panel"),
+    path("sessions/<uuid:session_id>/<str:action>/", views.session_action, name="session_action"),
+]
