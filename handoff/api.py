@@ -10,8 +10,7 @@ service, and records are filtered through their ``source`` relation.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any, Literal
+from typing import Any
 from uuid import UUID
 
 from django.http import HttpRequest
@@ -19,11 +18,11 @@ from ninja import Field, Query, Router, Schema
 from ninja.errors import HttpError
 from pydantic import ConfigDict
 
-from handoff import operations, services
+from handoff import operations
 from handoff.core.phases import Phase
-from handoff.exceptions import ServiceUnavailable
+from handoff.exceptions import SessionNotFound
 from handoff.models import HandoffRecord
-from handoff.status import StatusReport, record_dict
+from handoff.status import record_dict
 
 sessions_router = Router(tags=["handoff"])
 records_router = Router(tags=["handoff"])
@@ -91,7 +90,7 @@ class HandoffActionIn(Schema):
 
     model_config = ConfigDict(extra="forbid")
 
-    action: Literal["enable", "disable", "now", "status"]
+    action: operations.Action
 
 
 class RecordFilters(Schema):
@@ -106,28 +105,16 @@ class RecordPage(Schema):
     count: int
 
 
-ACTIONS: dict[str, Callable[[Any], StatusReport]] = {
-    "enable": operations.enable,
-    "disable": operations.disable,
-    "now": operations.request_now,
-    "status": operations.status,
-}
-
-
 def ensure_owned(request: HttpRequest, session_id: UUID) -> None:
     """Raise ``HttpError(404)`` unless the session exists and belongs to the caller.
 
     The answer is the same for a missing session and another user's (ids never leak).
     Raises ``ServiceUnavailable`` (409) when the host provides no session controller.
     """
-    controller = services.get(services.SESSION_CONTROLLER)
-    if controller is None:
-        raise ServiceUnavailable(
-            services.SESSION_CONTROLLER, "sessions cannot be read, so handoff is unavailable"
-        )
-    session = controller.get(str(session_id))
-    if session is None or session.owner_id != request.auth.pk:  # type: ignore[attr-defined]
-        raise HttpError(404, f"Session {session_id} not found.")
+    try:
+        operations.owned_session(session_id, request.auth.pk)  # type: ignore[attr-defined]
+    except SessionNotFound as exc:
+        raise HttpError(404, f"Session {session_id} not found.") from exc
 
 
 def _callers_records(request: HttpRequest) -> Any:
@@ -146,7 +133,7 @@ def handoff_action(request: HttpRequest, session_id: UUID, payload: HandoffActio
     this request). A refusal (e.g. a subagent) raises a ``HandoffError`` answered 409.
     """
     ensure_owned(request, session_id)
-    return ACTIONS[payload.action](session_id).as_dict()
+    return operations.act(payload.action, session_id).as_dict()
 
 
 @records_router.get("", response=RecordPage, summary="List handoff records")

@@ -1,18 +1,22 @@
-"""Handoff records, per-main state and redirects (seed 000, State).
+"""Handoff records, per-main state, redirects and the global settings row (seed 000, State).
 
 These replace the seed's ``handoffs.json``: ``MainState`` is an entry of ``mains``,
 ``HandoffRecord`` one of ``records``, ``Redirect`` one of ``redirects``. Each write happens in a
 database transaction, so a crash half-way leaves the last committed state (the seed's
-"rollback-aware writes").
+"rollback-aware writes"). ``HandoffSettings`` is the settings store's row (seed 000, Trigger
+config table), read and written only through ``handoff.settings_store``.
 """
 
 from __future__ import annotations
 
 import uuid
 
+from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
 from handoff.core.phases import Phase, Reason
+from handoff.core.tokens import BASIS_LABELS, TokenBasis
+from handoff.core.trigger import RANGES, TriggerConfig
 
 
 class HandoffRecord(models.Model):
@@ -82,3 +86,46 @@ class Redirect(models.Model):
 
     def __str__(self) -> str:
         return f"{self.source_id} -> {self.destination_id}"
+
+
+def _in_range(name: str) -> list[MinValueValidator | MaxValueValidator]:
+    """The seed's range of trigger setting ``name`` (``handoff.core.trigger.RANGES``)."""
+    low, high = RANGES[name]
+    return [MinValueValidator(low), MaxValueValidator(high)]
+
+
+class HandoffSettings(models.Model):
+    """The singleton settings row (pk 1); ranges and defaults are the trigger's (seed 000).
+
+    The table keeps the name it had in the ``handoff_settings`` app, which held it before.
+    """
+
+    auto_handoff = models.BooleanField(default=False)
+    handoff_ratio = models.FloatField(
+        default=TriggerConfig.handoff_ratio, validators=_in_range("handoff_ratio")
+    )
+    handoff_tokens = models.PositiveIntegerField(
+        default=TriggerConfig.handoff_tokens, validators=_in_range("handoff_tokens")
+    )
+    handoff_min_turns = models.PositiveIntegerField(
+        default=TriggerConfig.handoff_min_turns, validators=_in_range("handoff_min_turns")
+    )
+    handoff_compactions = models.PositiveIntegerField(
+        default=TriggerConfig.handoff_compactions, validators=_in_range("handoff_compactions")
+    )
+    token_basis = models.CharField(
+        max_length=20, choices=list(BASIS_LABELS.items()), default=TokenBasis.CONTEXT.value
+    )
+    context_windows = models.JSONField(
+        default=dict, blank=True, help_text="Model name -> context window in tokens (overrides)."
+    )
+    version = models.PositiveIntegerField(default=0, help_text="Bumped on every save.")
+    updated = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        db_table = "handoff_settings_handoffsettings"
+        verbose_name = "handoff settings"
+        verbose_name_plural = "handoff settings"
+
+    def __str__(self) -> str:
+        return "Handoff settings"

@@ -6,7 +6,10 @@
 - ``request_now``: sets ``requested`` and enqueues a manual attempt (never waits for it);
 - ``run_attempt``: runs the eight steps synchronously (the task, ``handoff now --wait``);
 - ``status``: the one status report;
-- ``evaluate``: the automatic evaluation run when a session turns idle or a blocker clears.
+- ``evaluate``: the automatic evaluation run when a session turns idle or a blocker clears;
+- ``act``: one of the ``Action`` table (``enable``, ``disable``, ``now``, ``status``), as the API,
+  the composer, the panel and ``manage.py handoff`` name them;
+- ``owned_session``: the one ownership check of the handoff's surfaces.
 
 Every operation checks its session first and raises a ``HandoffError`` with nothing changed:
 ``ServiceUnavailable`` (no session controller), ``SessionNotFound``, ``NotAMain`` (a subagent),
@@ -16,6 +19,8 @@ Every operation checks its session first and raises a ``HandoffError`` with noth
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
+from enum import StrEnum
 from typing import Any
 
 from django.db import transaction
@@ -53,6 +58,18 @@ def _not_handed_off(session_id: Any) -> None:
     redirect = store.redirect_of(str(session_id))
     if redirect is not None:
         raise AlreadyHandedOff(session_id, redirect.destination_id)
+
+
+def owned_session(session_id: Any, user_id: Any) -> Any:
+    """Return the session ``session_id`` if it exists and belongs to user ``user_id``.
+
+    Raises ``SessionNotFound`` for a missing, malformed or another user's session (the same
+    answer, so ids never leak) and ``ServiceUnavailable`` without a session controller.
+    """
+    session = _controller().get(str(session_id))
+    if session is None or session.owner_id != user_id:
+        raise SessionNotFound(session_id)
+    return session
 
 
 def status(session_id: Any) -> StatusReport:
@@ -185,3 +202,29 @@ def compact_if_due(session_id: Any) -> bool:
 def on_blocker_cleared(sender: Any, session: Any, **kwargs: Any) -> None:
     """``blocker_cleared`` receiver: evaluate the main the cleared blocker belonged to."""
     evaluate(session.parent_id or session.pk)
+
+
+class Action(StrEnum):
+    """What a user asks of a main's handoff, by the name every surface uses (issue 2, §7)."""
+
+    ENABLE = "enable"
+    DISABLE = "disable"
+    NOW = "now"
+    STATUS = "status"
+
+
+ACTIONS: dict[Action, Callable[[Any], StatusReport]] = {
+    Action.ENABLE: enable,
+    Action.DISABLE: disable,
+    Action.NOW: request_now,
+    Action.STATUS: status,
+}
+
+
+def act(action: Action | str, session_id: Any) -> StatusReport:
+    """Run ``action`` on ``session_id`` and return the status report.
+
+    Raises ``ValueError`` for a name outside ``Action`` and the operation's ``HandoffError``
+    (nothing changed then).
+    """
+    return ACTIONS[Action(action)](session_id)

@@ -1,4 +1,8 @@
-"""The settings store service (seed 003 §6.3 ``settings``): the global switch and thresholds.
+"""The engine's settings (seed 003 §6.3 ``settings``): the global switch, thresholds, token basis.
+
+``SettingsValues`` is one read of them, ``validate`` their rules: the ranges and defaults are the
+trigger's (``handoff.core.trigger``), the bases ``handoff.core.tokens.TokenBasis``. The
+Settings → Conversation Collaboration card (``handoff_settings``) edits them through a store.
 
 ``DatabaseSettingsStore`` keeps them in the ``HandoffSettings`` singleton row and re-reads it at
 every ``load()`` (a toggle in another process is seen by the next step of an attempt).
@@ -18,7 +22,9 @@ from django.db import transaction
 
 from handoff.core.tokens import TokenBasis
 from handoff.core.trigger import TriggerConfig
-from handoff_settings.models import HandoffSettings
+from handoff.models import HandoffSettings
+
+_DEFAULTS = TriggerConfig()
 
 
 @dataclass(frozen=True)
@@ -28,10 +34,10 @@ class SettingsValues:
     and ``version`` (bumped on every save)."""
 
     auto_handoff: bool = False
-    handoff_ratio: float = 0.75
-    handoff_tokens: int = 120_000
-    handoff_min_turns: int = 4
-    handoff_compactions: int = 3
+    handoff_ratio: float = _DEFAULTS.handoff_ratio
+    handoff_tokens: int = _DEFAULTS.handoff_tokens
+    handoff_min_turns: int = _DEFAULTS.handoff_min_turns
+    handoff_compactions: int = _DEFAULTS.handoff_compactions
     token_basis: str = TokenBasis.CONTEXT.value
     context_windows: dict[str, int] = field(default_factory=dict)
     version: int = 0

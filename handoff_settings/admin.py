@@ -16,8 +16,8 @@ from django.db.models import Model
 from django.http import HttpRequest
 
 from handoff import services
+from handoff.models import HandoffSettings
 from handoff.settings_store import validate
-from handoff_settings.models import HandoffSettings
 
 
 class ContextWindowsForm(forms.ModelForm):  # type: ignore[type-arg]

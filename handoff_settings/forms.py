@@ -13,10 +13,10 @@ from django import forms
 from django.db import transaction
 
 from handoff import services
-from handoff.core.tokens import TokenBasis
+from handoff.core.tokens import BASIS_LABELS
 from handoff.core.trigger import RANGES
+from handoff.models import HandoffSettings
 from handoff.settings_store import EDITABLE, SettingsValues
-from handoff_settings.models import HandoffSettings
 
 
 def _bounds(name: str) -> dict[str, Any]:
@@ -64,10 +64,7 @@ class HandoffSettingsForm(forms.Form):
     )
     token_basis = forms.ChoiceField(
         label="Token basis",
-        choices=[
-            (TokenBasis.CONTEXT.value, "Current context"),
-            (TokenBasis.CUMULATIVE.value, "Cumulative usage"),
-        ],
+        choices=list(BASIS_LABELS.items()),
         help_text=(
             "Current context: the prompt of the latest model call. "
             "Cumulative: the four usage buckets summed over the whole conversation."

@@ -8,8 +8,7 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from handoff.models import HandoffRecord, MainState, Redirect
-from handoff_settings.models import HandoffSettings
+from handoff.models import HandoffRecord, HandoffSettings, MainState, Redirect
 from host import log
 from host.models import Role, Session, SourceKind
 from host.sessions import create_session
@@ -173,7 +172,7 @@ def test_session_admin_edits_only_the_title(admin_client: Client, root: Any):
 
 def test_context_windows_are_saved_through_the_store(admin_client: Client):
     row, _ = HandoffSettings.objects.get_or_create(pk=1)
-    url = reverse("admin:handoff_settings_handoffsettings_change", args=[row.pk])
+    url = reverse("admin:handoff_handoffsettings_change", args=[row.pk])
     admin_client.post(url, {"context_windows": '{"my-model": 64000}'})
     row.refresh_from_db()
     assert row.context_windows == {"my-model": 64000}
@@ -182,7 +181,7 @@ def test_context_windows_are_saved_through_the_store(admin_client: Client):
 
 def test_bad_context_windows_are_refused(admin_client: Client):
     row, _ = HandoffSettings.objects.get_or_create(pk=1)
-    url = reverse("admin:handoff_settings_handoffsettings_change", args=[row.pk])
+    url = reverse("admin:handoff_handoffsettings_change", args=[row.pk])
     response = admin_client.post(url, {"context_windows": '{"my-model": -5}'})
     assert response.status_code == 200
     assert "whole numbers of tokens" in response.content.decode()

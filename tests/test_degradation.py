@@ -14,9 +14,8 @@ from handoff import attempt as attempts
 from handoff import operations, services, status
 from handoff.core.phases import Phase
 from handoff.exceptions import ServiceUnavailable
-from handoff.models import HandoffRecord, MainState, Redirect
+from handoff.models import HandoffRecord, HandoffSettings, MainState, Redirect
 from handoff.settings_store import ProcessSettingsStore
-from handoff_settings.models import HandoffSettings
 from host.models import Session
 
 pytestmark = pytest.mark.django_db

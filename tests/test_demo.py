@@ -5,8 +5,7 @@ from __future__ import annotations
 import pytest
 
 from handoff import operations
-from handoff.models import HandoffRecord
-from handoff_settings.models import HandoffSettings
+from handoff.models import HandoffRecord, HandoffSettings
 from host.demo import DEMO_PASSWORD, demo_user, seed_demo
 from host.models import Session
 

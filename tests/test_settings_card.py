@@ -9,9 +9,8 @@ from django.test import Client
 from django.urls import reverse
 
 from handoff import services
-from handoff.models import HandoffRecord, MainState
+from handoff.models import HandoffRecord, HandoffSettings, MainState
 from handoff.web.panel import describe_blocker, progress
-from handoff_settings.models import HandoffSettings
 from host import log
 from host.models import Role, Session, SourceKind
 from host.sessions import create_session

@@ -6,8 +6,8 @@ import pytest
 from django.core.exceptions import ValidationError
 
 from handoff.core.trigger import TriggerConfig
+from handoff.models import HandoffSettings
 from handoff.settings_store import DatabaseSettingsStore, ProcessSettingsStore
-from handoff_settings.models import HandoffSettings
 
 pytestmark = pytest.mark.django_db
 

@@ -13,6 +13,13 @@ class TokenBasis(StrEnum):
     CUMULATIVE = "cumulative"
 
 
+# How each basis is named on every surface (the card, the admin, the settings row's choices).
+BASIS_LABELS: dict[str, str] = {
+    TokenBasis.CONTEXT.value: "Current context",
+    TokenBasis.CUMULATIVE.value: "Cumulative usage",
+}
+
+
 class TokenLabel(StrEnum):
     """Seed 003 §5.2: how far a token figure can be trusted."""
 

@@ -7,25 +7,24 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from django.template.loader import render_to_string
 
 from handoff import operations
 from handoff.exceptions import HandoffError
-from handoff.status import StatusReport
+from handoff.operations import Action
 from handoff.web.panel import describe_blocker
 from host.signals import CommandReply
 
 COMMAND = "handoff"
 USAGE = "Use /handoff [now | enable | disable | status]."
 
-_ACTIONS: dict[str, tuple[Callable[[Any], StatusReport], str]] = {
-    "now": (operations.request_now, "Handoff requested: the brief is being written."),
-    "enable": (operations.enable, "Automatic handoff enabled for this conversation."),
-    "disable": (operations.disable, "Automatic handoff disabled for this conversation."),
-    "status": (operations.status, "Handoff status"),
+REPLIES: dict[Action, str] = {
+    Action.NOW: "Handoff requested: the brief is being written.",
+    Action.ENABLE: "Automatic handoff enabled for this conversation.",
+    Action.DISABLE: "Automatic handoff disabled for this conversation.",
+    Action.STATUS: "Handoff status",
 }
 
 
@@ -39,15 +38,15 @@ def handoff_command(
     """
     if command != COMMAND:
         return None
-    action = argument or "now"
-    if action not in _ACTIONS:
+    action = argument or Action.NOW
+    if action not in REPLIES:
         return CommandReply(f"Unknown /handoff action “{argument}”. {USAGE}", ok=False)
-    operation, message = _ACTIONS[action]
+    message = REPLIES[Action(action)]
     try:
-        report = operation(session.pk).as_dict()
+        report = operations.act(action, session.pk).as_dict()
     except HandoffError as exc:
         return CommandReply(f"/handoff {action}: {exc}", ok=False)
-    if action != "status":
+    if action != Action.STATUS:
         return CommandReply(message)
     html = render_to_string(
         "chat/_status_report.html",

@@ -13,8 +13,7 @@ from typing import Any
 
 from handoff import operations
 from handoff.core.phases import Phase
-from handoff.exceptions import HandoffError, NotAMain
-from host.models import Session
+from handoff.exceptions import HandoffError, NotAMain, SessionNotFound
 
 # The phases an attempt goes through on success, in order (seed 000, The transaction).
 PHASE_STEPS: tuple[tuple[Phase, str], ...] = (
@@ -82,7 +81,15 @@ def _state(position: int, index: int, *, finished: bool) -> str:
     return "current" if position == index else "todo"
 
 
-def session_panel(session: Session) -> dict[str, Any]:
+def _successor(session: Any, successor_id: str) -> Any:
+    """Return the redirect's destination when it is the same user's session, else None."""
+    try:
+        return operations.owned_session(successor_id, session.owner_id)
+    except SessionNotFound:
+        return None
+
+
+def session_panel(session: Any) -> dict[str, Any]:
     """Return the template context of the handoff panel of ``session`` (its owner's view).
 
     Keys: ``session``, ``report`` (the status report dict, or None with ``error`` when the
@@ -99,9 +106,7 @@ def session_panel(session: Session) -> dict[str, Any]:
         return context | {"report": None, "error": str(exc), "polling": False}
     last = report.get("last")
     if report.get("redirect"):
-        context["successor"] = Session.objects.filter(
-            pk=report["redirect"], owner_id=session.owner_id
-        ).first()
+        context["successor"] = _successor(session, report["redirect"])
     unfinished = last is not None and last["phase"] in UNFINISHED_PHASES
     return context | {
         "report": report,

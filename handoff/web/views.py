@@ -10,24 +10,25 @@ from typing import Any
 from uuid import UUID
 
 from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, render
+from django.shortcuts import render
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import trigger_client_event
 
 from handoff import operations
-from handoff.exceptions import HandoffError
+from handoff.exceptions import HandoffError, SessionNotFound
+from handoff.operations import Action
 from handoff.web.panel import session_panel
-from host.models import Session
 
-SESSION_ACTIONS = {
-    "enable": operations.enable,
-    "disable": operations.disable,
-    "now": operations.request_now,
-}
+# What the panel's buttons post (reading the status is the panel itself).
+SESSION_ACTIONS = frozenset({Action.ENABLE, Action.DISABLE, Action.NOW})
 
 
-def _owned_session(request: HttpRequest, session_id: UUID) -> Session:
-    return get_object_or_404(Session, pk=session_id, owner_id=request.user.pk)
+def _owned_session(request: HttpRequest, session_id: UUID) -> Any:
+    """Return the signed-in user's session; 404 for a missing one and anyone else's alike."""
+    try:
+        return operations.owned_session(session_id, request.user.pk)
+    except SessionNotFound as exc:
+        raise Http404(str(exc)) from exc
 
 
 def _panel_response(request: HttpRequest, context: dict[str, Any], status: int = 200) -> Any:
@@ -55,11 +56,10 @@ def session_action(request: HttpRequest, session_id: UUID, action: str) -> HttpR
     missing service) is shown in the panel with status 409; nothing changed then.
     """
     session = _owned_session(request, session_id)
-    operation = SESSION_ACTIONS.get(action)
-    if operation is None:
+    if action not in SESSION_ACTIONS:
         raise Http404(f"No action {action!r}.")
     try:
-        operation(session.pk)
+        operations.act(action, session.pk)
     except HandoffError as exc:
         context = session_panel(session) | {"action_error": str(exc)}
         return _panel_response(request, context, status=409)

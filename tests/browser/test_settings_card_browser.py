@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from handoff_settings.models import HandoffSettings
+from handoff.models import HandoffSettings
 
 pytestmark = pytest.mark.browser
 

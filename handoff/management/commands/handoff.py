@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
@@ -24,15 +23,9 @@ from handoff import operations
 from handoff.attempt import AttemptOutcome, Outcome
 from handoff.exceptions import HandoffError
 from handoff.models import HandoffRecord
-from handoff.status import StatusReport, record_dict
+from handoff.status import record_dict
 
 MIN_PREFIX = 6
-ACTIONS: dict[str, Callable[[Any], StatusReport]] = {
-    "status": operations.status,
-    "enable": operations.enable,
-    "disable": operations.disable,
-    "now": operations.request_now,
-}
 EXIT_FAILED = 1
 EXIT_DEFERRED = 2
 EXIT_START_PENDING = 3
@@ -140,7 +133,7 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("action", choices=list(ACTIONS), help="what to do")
+        parser.add_argument("action", choices=list(operations.Action), help="what to do")
         parser.add_argument(
             "session", help=f"session UUID, or a unique prefix of at least {MIN_PREFIX} characters"
         )
@@ -161,7 +154,7 @@ class Command(BaseCommand):
             if options["wait"]:
                 self._run_now(session_id, as_json)
             else:
-                self._print_status(ACTIONS[action](session_id).as_dict(), as_json)
+                self._print_status(operations.act(action, session_id).as_dict(), as_json)
         except HandoffError as exc:
             raise CommandError(f"handoff {action}: {exc}") from exc
 
