@@ -17,9 +17,9 @@ def main() -> None:
     django.setup()
     call_command("migrate", verbosity=0)
 
-    from bench import import_memory, redirect_lookup, token_read
+    from bench import handoff_cost, import_memory, redirect_lookup, token_read
 
-    for module in (token_read, redirect_lookup, import_memory):
+    for module in (token_read, redirect_lookup, import_memory, handoff_cost):
         module.run()
 
 

@@ -1,0 +1,177 @@
+"""What one handoff costs: the attempt with the offline summarizer vs a bare ORM write.
+
+Prints, per log size (100 and 5 000 messages), the time of one manual handoff (the eight steps,
+``handoff.attempt.run``) next to the time of the bare ORM baseline (create a session and insert
+one message: two ``INSERT`` statements, each committed), their ratio, and the SQL statements and
+transactions the handoff ran (counted with ``CaptureQueriesContext``). Targets (issue 11): at most
+3× the baseline and about 60 statements, the same count at both sizes.
+
+It runs on the benchmark's database: SQLite by default, PostgreSQL when ``DATABASE_URL`` names
+one (``DATABASE_URL=postgres://… make bench``).
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Callable
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.db import connection
+from django.db.models import Sum
+from django.db.models.functions import Length
+from django.db.transaction import Atomic
+from django.test.utils import CaptureQueriesContext
+
+from handoff import attempt, store
+from host import log
+from host.models import Message, Session, UsageProjection
+from host.sessions import create_session
+from host.usage import Usage
+
+SIZES = (100, 5_000)
+ROUNDS = 5
+CWD = "/work/bench"
+MODEL = "claude-sonnet-4-5"
+
+
+def _user() -> Any:
+    user, _ = get_user_model().objects.get_or_create(username="bench-handoff")
+    return user
+
+
+def _message(session: Session, seq: int) -> Message:
+    """Message ``seq`` of a typical exchange: a user request, or an answer carrying usage."""
+    if seq % 2:
+        text = f"Please refactor {CWD}/src/module_{seq}.py so it streams; keep the API as is."
+        return Message(session=session, seq=seq, role="user", source_kind="user", content=text)
+    return Message(
+        session=session,
+        seq=seq,
+        role="assistant",
+        source_kind="assistant",
+        content=f"Done: {CWD}/src/module_{seq - 1}.py streams now. Next I will run the tests.",
+        uncached_input_tokens=20_000 + seq,
+        output_tokens=200,
+        cache_read_tokens=0,
+        cache_write_tokens=0,
+    )
+
+
+def source_with(messages: int) -> Session:
+    """Return an idle main with ``messages`` log entries whose manual handoff is requested.
+
+    The log is bulk-inserted and the session row and usage projection are set to what
+    appending it one message at a time would have left (revision, turns, the four buckets).
+    """
+    session = create_session(_user(), cwd=CWD, title=f"bench {messages}")
+    log.select_model(session, MODEL)
+    first = session.revision + 1
+    Message.objects.bulk_create(
+        [_message(session, seq) for seq in range(first, first + messages)], batch_size=500
+    )
+    sums = Message.objects.filter(session=session).aggregate(
+        a=Sum("uncached_input_tokens"), b=Sum("output_tokens"), chars=Sum(Length("content"))
+    )
+    last = Message.objects.filter(session=session, role="assistant").order_by("-seq").first()
+    UsageProjection.objects.filter(session=session).update(
+        uncached_input_tokens=sums["a"] or 0,
+        output_tokens=sums["b"] or 0,
+        context_tokens=last.uncached_input_tokens if last else 0,
+        context_seq=last.seq if last else 0,
+        effective_chars=sums["chars"] or 0,
+    )
+    Session.objects.filter(pk=session.pk).update(
+        revision=first + messages - 1, turns=messages // 2, blank=False
+    )
+    store.update_main_state(session.pk, requested=True)
+    session.refresh_from_db()
+    return session
+
+
+def handoff(session: Session) -> attempt.AttemptOutcome:
+    """Run the manual attempt on ``session``; raise unless it ends ``started``."""
+    outcome = attempt.run(session.pk, manual=True)
+    if outcome.outcome is not attempt.Outcome.STARTED:
+        raise RuntimeError(f"the benchmark's handoff ended {outcome.outcome}: {outcome.detail}")
+    return outcome
+
+
+def baseline() -> None:
+    """The bare ORM write: create a session, insert one message (two autocommitted INSERTs)."""
+    session = Session.objects.create(owner=_user(), cwd=CWD, title="baseline", blank=True)
+    Message.objects.create(session=session, seq=1, role="user", source_kind="plugin", content="x")
+
+
+def _timed(action: Callable[[], object]) -> float:
+    start = time.perf_counter()
+    action()
+    return time.perf_counter() - start
+
+
+class TransactionCounter:
+    """Counts the transactions run inside it: outermost ``atomic`` blocks, plus each write
+    statement autocommitted outside one."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self._enter = Atomic.__enter__
+
+    def __enter__(self) -> TransactionCounter:
+        enter, counter = self._enter, self
+
+        def counting_enter(atomic: Atomic) -> None:
+            if not connection.in_atomic_block:
+                counter.count += 1
+            enter(atomic)
+
+        Atomic.__enter__ = counting_enter  # type: ignore[method-assign]
+        self._wrapper = connection.execute_wrapper(self._autocommitted)
+        self._wrapper.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._wrapper.__exit__(None, None, None)
+        Atomic.__enter__ = self._enter  # type: ignore[method-assign]
+
+    def _autocommitted(self, execute: Any, sql: str, params: Any, many: bool, context: Any) -> Any:
+        if not connection.in_atomic_block and not sql.lstrip().upper().startswith("SELECT"):
+            self.count += 1
+        return execute(sql, params, many, context)
+
+
+def statements_of(action: Callable[[], object]) -> tuple[int, int]:
+    """Return (SQL statements, transactions) ``action`` runs; savepoints are not counted."""
+    with CaptureQueriesContext(connection) as captured, TransactionCounter() as transactions:
+        action()
+    statements = [
+        q["sql"] for q in captured.captured_queries if "SAVEPOINT" not in q["sql"].upper()
+    ]
+    return len(statements), transactions.count
+
+
+def measure(messages: int) -> tuple[float, float, int, int]:
+    """Return (median handoff seconds, median baseline seconds, statements, transactions)."""
+    sources = [source_with(messages) for _ in range(ROUNDS + 1)]
+    counted = sources.pop()
+    statements, transactions = statements_of(lambda: handoff(counted))
+    spent = [_timed(lambda s=s: handoff(s)) for s in sources]
+    bare = [_timed(baseline) for _ in range(ROUNDS * 4)]
+    return statistics.median(spent), statistics.median(bare), statements, transactions
+
+
+def run() -> None:
+    """Print the side-by-side table for each log size."""
+    vendor = connection.vendor
+    print(f"handoff cost on {vendor}: one offline handoff vs create session + insert message")
+    print(
+        f"{'messages':>9} {'handoff ms':>11} {'baseline ms':>12} {'ratio':>6} "
+        f"{'statements':>11} {'transactions':>13}"
+    )
+    for n in SIZES:
+        spent, bare, statements, transactions = measure(n)
+        print(
+            f"{n:>9} {spent * 1e3:>11.2f} {bare * 1e3:>12.2f} {spent / bare:>6.1f} "
+            f"{statements:>11} {transactions:>13}"
+        )
