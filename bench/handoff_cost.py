@@ -15,6 +15,7 @@ from __future__ import annotations
 import statistics
 import time
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from django.contrib.auth import get_user_model
@@ -28,7 +29,6 @@ from handoff import attempt, store
 from host import log
 from host.models import Message, Session, UsageProjection
 from host.sessions import create_session
-from host.usage import Usage
 
 SIZES = (100, 5_000)
 ROUNDS = 5
@@ -156,7 +156,7 @@ def measure(messages: int) -> tuple[float, float, int, int]:
     sources = [source_with(messages) for _ in range(ROUNDS + 1)]
     counted = sources.pop()
     statements, transactions = statements_of(lambda: handoff(counted))
-    spent = [_timed(lambda s=s: handoff(s)) for s in sources]
+    spent = [_timed(partial(handoff, source)) for source in sources]
     bare = [_timed(baseline) for _ in range(ROUNDS * 4)]
     return statistics.median(spent), statistics.median(bare), statements, transactions
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from datetime import timedelta
 from io import StringIO
+from types import SimpleNamespace
 
 import pytest
 from django.core.management import call_command
@@ -172,7 +173,7 @@ def test_recover_handoffs_every_runs_again_after_each_interval(monkeypatch):
         if len(naps) == 2:
             raise KeyboardInterrupt
 
-    monkeypatch.setattr(recover_handoffs.time, "sleep", nap)
+    monkeypatch.setattr(recover_handoffs, "time", SimpleNamespace(sleep=nap))
     out = StringIO()
     with pytest.raises(KeyboardInterrupt):
         call_command("recover_handoffs", "--every", "60", stdout=out)

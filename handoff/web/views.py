@@ -31,7 +31,9 @@ def _owned_session(request: HttpRequest, session_id: UUID) -> Any:
         raise Http404(str(exc)) from exc
 
 
-def _panel_response(request: HttpRequest, context: dict[str, Any], status: int = 200) -> Any:
+def _panel_response(
+    request: HttpRequest, context: dict[str, Any], status: int = 200
+) -> HttpResponse:
     """Render the panel; ask the page to refresh its sidebar when the attempt's phase moved
     (``?phase=`` is the phase the page showed) or the user acted."""
     response = render(request, "chat/handoff_panel.html", context, status=status)
