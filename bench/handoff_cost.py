@@ -110,6 +110,10 @@ def _timed(action: Callable[[], object]) -> float:
     return time.perf_counter() - start
 
 
+# Statements that write nothing themselves (reads and transaction control).
+_NOT_WRITES = ("SELECT", "BEGIN", "SAVEPOINT", "RELEASE", "COMMIT", "ROLLBACK")
+
+
 class TransactionCounter:
     """Counts the transactions run inside it: outermost ``atomic`` blocks, plus each write
     statement autocommitted outside one."""
@@ -136,7 +140,7 @@ class TransactionCounter:
         Atomic.__enter__ = self._enter  # type: ignore[method-assign]
 
     def _autocommitted(self, execute: Any, sql: str, params: Any, many: bool, context: Any) -> Any:
-        if not connection.in_atomic_block and not sql.lstrip().upper().startswith("SELECT"):
+        if not connection.in_atomic_block and not sql.lstrip().upper().startswith(_NOT_WRITES):
             self.count += 1
         return execute(sql, params, many, context)
 
@@ -146,7 +150,9 @@ def statements_of(action: Callable[[], object]) -> tuple[int, int]:
     with CaptureQueriesContext(connection) as captured, TransactionCounter() as transactions:
         action()
     statements = [
-        q["sql"] for q in captured.captured_queries if "SAVEPOINT" not in q["sql"].upper()
+        q["sql"]
+        for q in captured.captured_queries
+        if not q["sql"].lstrip().upper().startswith(_NOT_WRITES[1:])
     ]
     return len(statements), transactions.count
 

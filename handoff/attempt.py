@@ -2,10 +2,14 @@
 
 ``run(session_id, manual=...)`` runs guard → metrics → reason → blockers → mark_attempt →
 summarize → prepare → commit, one function each, each recording its outcome on the attempt.
-Steps 1–4 read the stability conditions fresh and end the attempt without a record; from step
-5 on every step re-checks ``stable()`` (``handoff.core.stability``), re-reading the session, its
-blockers, the settings store and the main state from storage, so a toggle, a new message or a
-new blocker during summarizing ends the attempt ``failed`` cleanly.
+Steps 1–4 read the stability conditions fresh (the session and its blocker facts once, in
+step 1) and end the attempt without a record; from step 5 on every step re-checks ``stable()``
+(``handoff.core.stability``), re-reading the session with its blockers (one
+``SessionController.observe``), the settings store and the main state from storage, so a toggle,
+a new message or a new blocker during summarizing ends the attempt ``failed`` cleanly. The
+summary is checked after the call as well; the commit's last check runs under the main state's
+lock. The writes are grouped into few transactions: mark, prepare (brief, draft, inheritance),
+seed, route, start.
 
 Failure outcomes (seed 000):
 
@@ -23,8 +27,8 @@ A draft is discarded (archived, nothing else) only while it is an unwoken draft 
 created. The summary runs outside any database transaction. Two attempts on one source end in
 at most one successor: step 5 claims the source under a row lock on its main state.
 
-``checkpoint`` is the fault-injection seam: it is sent at each named point with the attempt, and
-an exception a receiver raises counts as that point failing (points: ``summarize``,
+``fault_point`` is the fault-injection seam: it is sent at each named point with the attempt,
+and an exception a receiver raises counts as that point failing (points: ``summarize``,
 ``before_seed``, ``flush``, ``before_commit``, ``redirect``, ``start``).
 """
 
@@ -52,12 +56,16 @@ from handoff.core.tokens import TokenLabel, TokenReading
 from handoff.core.trigger import Metrics, threshold
 from handoff.exceptions import PhaseError
 from handoff.models import HandoffRecord, MainState
+from handoff.services import HostSession, SessionController, SessionObservation
 from handoff.settings_store import SettingsValues
 from handoff.status import record_dict
 
 logger = logging.getLogger(__name__)
 
-checkpoint = Signal()  # sent as checkpoint.send(sender=Attempt, point=str, attempt=Attempt)
+fault_point = Signal()  # sent as fault_point.send(sender=Attempt, point=str, attempt=Attempt)
+
+# What the offline summarizer reads of the log (characters of content, newest first).
+OFFLINE_CONTEXT_CHARS = 16_000
 
 # Host session status values the engine reads (host-agnostic strings).
 IDLE = "idle"
@@ -90,17 +98,37 @@ class Attempt:
 
     session_id: str
     manual: bool
-    controller: Any = None
-    source: Any = None
+    controller: SessionController | None = None
+    observation: SessionObservation | None = None
+    state: MainState | None = None
     revision: int = 0
+    routed: bool = False
     values: SettingsValues | None = None
     metrics: Metrics | None = None
     reading: TokenReading | None = None
     reason: Reason | None = None
     record: HandoffRecord | None = None
     brief: dict[str, Any] | None = None
-    successor: Any = None
+    successor: HostSession | None = None
     steps: list[StepResult] = field(default_factory=list)
+
+    @property
+    def host(self) -> SessionController:
+        """The session controller the guard found (step 1)."""
+        assert self.controller is not None, "the guard has not run"
+        return self.controller
+
+    @property
+    def source(self) -> HostSession:
+        """The source as last read (the guard, then each ``stable()`` re-check)."""
+        assert self.observation is not None, "the guard has not run"
+        return self.observation.session
+
+    @property
+    def draft(self) -> HostSession:
+        """The successor this attempt created (step 7)."""
+        assert self.successor is not None, "no successor was created"
+        return self.successor
 
     def note(self, step: str, detail: str = "", ok: bool = True) -> None:
         """Record a step's outcome."""
@@ -170,37 +198,44 @@ class Fail(Exception):
 
 
 def _point(attempt: Attempt, point: str) -> None:
-    checkpoint.send(sender=Attempt, point=point, attempt=attempt)
+    fault_point.send(sender=Attempt, point=point, attempt=attempt)
 
 
 # --- reading the facts ---------------------------------------------------------------------
 
 
-def blocker_facts(controller: Any, session: Any) -> BlockerFacts:
-    """Return the host's blocker facts about ``session`` read now."""
+def blocker_facts(observed: SessionObservation) -> BlockerFacts:
+    """Return the blocker facts of an observed session (seed 000, Deferral)."""
     return BlockerFacts(
-        activities=controller.in_flight(session),
-        live_owned_agents=controller.live_subagents(session),
-        team_members=controller.team_size(session),
-        pending_inbox=controller.pending_inbox(session),
-        permission_preset=session.permission_preset,
+        activities=list(observed.activities),
+        live_owned_agents=list(observed.live_subagents),
+        team_members=observed.team_members,
+        pending_inbox=observed.pending_inbox,
+        permission_preset=observed.session.permission_preset,
     )
 
 
-def unstable(attempt: Attempt) -> str | None:
-    """Re-check ``stable()`` from storage: the session, its blockers, settings, main state."""
+def unstable(attempt: Attempt, state: MainState | None = None) -> str | None:
+    """Re-check ``stable()`` from storage: the session with its blockers, settings, main state.
+
+    Three reads (the observation, the settings, the main state); two when the caller holds the
+    main state locked and passes it. The attempt's source becomes the session read here.
+    """
     assert attempt.reason is not None
-    source = attempt.controller.get(attempt.session_id)
-    if source is None:
+    observed = attempt.host.observe(attempt.session_id)
+    if observed is None:
         return "the session no longer exists"
-    state = store.find_main_state(attempt.session_id)
+    attempt.observation = observed
+    source = observed.session
+    if state is None:
+        state = store.find_main_state(attempt.session_id)
     values = services.load_settings()
     facts = StabilityFacts(
         disposed=source.status == DISPOSED,
         idle=source.status == IDLE,
         revision=int(source.revision),
         archived=bool(source.archived),
-        blockers=find_blockers(blocker_facts(attempt.controller, source), manual=attempt.manual),
+        blockers=find_blockers(blocker_facts(observed), manual=attempt.manual),
         auto_handoff=values.auto_handoff,
         enabled=bool(state and state.enabled),
         requested=bool(state and state.requested),
@@ -223,7 +258,7 @@ def guard(attempt: Attempt) -> None:
     A manual request refused because the session is not idle stays ``requested``: the next
     ``session_idle`` evaluation runs it (seed 000: no mid-turn migration, it waits for idle).
     """
-    controller = services.get(services.SESSION_CONTROLLER)
+    controller = services.session_controller()
     if controller is None:
         raise Stop(
             Outcome.REFUSED,
@@ -231,12 +266,14 @@ def guard(attempt: Attempt) -> None:
             "and automatic handoff is off",
         )
     attempt.controller = controller
-    source = controller.get(attempt.session_id)
-    if source is None:
+    observed = controller.observe(attempt.session_id)
+    if observed is None:
         raise Stop(Outcome.REFUSED, f"no session {attempt.session_id}")
+    source = observed.session
+    attempt.state = store.find_main_state(attempt.session_id)
     refusal = guard_refusal(
         GuardFacts(
-            registered_main=store.find_main_state(attempt.session_id) is not None,
+            registered_main=attempt.state is not None,
             idle=source.status == IDLE,
             archived=bool(source.archived),
             subagent=source.parent_id is not None,
@@ -246,7 +283,7 @@ def guard(attempt: Attempt) -> None:
     if refusal is not None:
         # Not idle: no mid-turn migration, the request waits for the next idle (seed 000).
         raise Stop(Outcome.REFUSED, MESSAGES[refusal], keeps_request=refusal == NOT_IDLE)
-    attempt.source = source
+    attempt.observation = observed
     attempt.revision = int(source.revision)
     attempt.note(Step.GUARD, f"revision {attempt.revision}")
 
@@ -263,7 +300,7 @@ def reason(attempt: Attempt) -> None:
     assert attempt.values is not None and attempt.metrics is not None
     assert attempt.reading is not None
     if not attempt.manual:
-        state = store.find_main_state(attempt.session_id)
+        state = attempt.state
         if not attempt.values.auto_handoff or state is None or not state.enabled:
             raise Stop(Outcome.NO_TRIGGER, "automatic handoff needs autoHandoff and enable")
         if state.last_attempt_seq == attempt.revision:
@@ -291,9 +328,16 @@ def reason(attempt: Attempt) -> None:
 
 
 def blockers(attempt: Attempt) -> None:
-    """Step 4: any blocker defers the attempt and is written into ``deferred``."""
-    found = find_blockers(blocker_facts(attempt.controller, attempt.source), manual=attempt.manual)
-    store.update_main_state(attempt.session_id, deferred=found)
+    """Step 4: any blocker defers the attempt and is written into ``deferred``.
+
+    The facts are the guard's observation (read in step 1); ``deferred`` is written only when
+    it changes.
+    """
+    assert attempt.observation is not None
+    found = find_blockers(blocker_facts(attempt.observation), manual=attempt.manual)
+    known = list(attempt.state.deferred) if attempt.state is not None else []
+    if found != known:
+        attempt.state = store.update_main_state(attempt.session_id, deferred=found)
     if found:
         raise Stop(Outcome.DEFERRED, f"deferred by {', '.join(found)}", found, keeps_request=True)
     attempt.note(Step.BLOCKERS)
@@ -321,7 +365,7 @@ def mark_attempt(attempt: Attempt) -> None:
             )
         if store.redirect_of(attempt.session_id) is not None:
             raise Stop(Outcome.REFUSED, MESSAGES["already-redirected"])
-        why = unstable(attempt)
+        why = unstable(attempt, state)
         if why is not None:
             raise Stop(Outcome.REFUSED, f"not stable: {why}")
         attempt.record = store.create_record(
@@ -335,11 +379,24 @@ def mark_attempt(attempt: Attempt) -> None:
     attempt.note(Step.MARK_ATTEMPT, str(attempt.record.pk))
 
 
+def context_budget() -> int:
+    """How much of the log the summary reads, in characters of content (newest first).
+
+    The summary model's window (``summarizer.UNKNOWN_WINDOW`` when unknown) at the summarizer's
+    generous characters per token; the offline summarizer reads the last
+    ``OFFLINE_CONTEXT_CHARS``. Either way the read is bounded whatever the log's length.
+    """
+    llm = services.llm()
+    if llm is None or llm.offline:
+        return OFFLINE_CONTEXT_CHARS
+    return (llm.window() or summarizer.UNKNOWN_WINDOW) * summarizer.CHARS_PER_TOKEN
+
+
 def summarize(attempt: Attempt) -> None:
     """Step 6: one model call (outside any transaction) whose JSON must be a valid brief."""
     _check(attempt, Step.SUMMARIZE)
     try:
-        context = attempt.controller.effective_context(attempt.source)
+        context = attempt.host.effective_context(attempt.source, max_chars=context_budget())
         _point(attempt, "summarize")
         attempt.brief = summarizer.summarize(attempt.source, context)
     except Exception as exc:
@@ -349,25 +406,32 @@ def summarize(attempt: Attempt) -> None:
 
 
 def prepare(attempt: Attempt) -> None:
-    """Step 7: the brief is stored (``prepared``), then the successor draft is created.
+    """Step 7: the brief is stored (``prepared``) with the successor draft it opens.
 
-    The draft and the record's target are written in one transaction (a crash leaves both or
-    neither); the inheritance rows are applied to the draft and stored on the record.
+    Follows the summary's own re-check (nothing happens between them). One transaction: the
+    record's brief, phase, target and inheritance report, the draft and its inherited settings
+    land together, so a crash leaves a ``summarizing`` record (recovery fails it) and no draft.
+    A failing inheritance row is reported on the record and rolled back alone (a savepoint).
     """
     assert attempt.record is not None
-    _check(attempt, Step.PREPARE)
-    attempt.record = store.move(attempt.record, Phase.PREPARED, brief=attempt.brief)
     try:
         with transaction.atomic():
-            successor, rows = inheritance.create_successor(attempt.controller, attempt.source)
-            attempt.record = store.save_fields(
-                attempt.record, target_id=successor.pk, inheritance=rows
+            successor, rows = inheritance.create_successor(attempt.host, attempt.source)
+            attempt.successor = successor
+            rows += inheritance.apply(attempt.host, attempt.source, successor)
+            attempt.record = store.move(
+                attempt.record,
+                Phase.PREPARED,
+                brief=attempt.brief,
+                target_id=successor.pk,
+                inheritance=rows,
             )
+    except PhaseError:
+        attempt.successor = None
+        raise
     except Exception as exc:
+        attempt.successor = None
         raise Fail(Step.PREPARE, f"the successor could not be created: {exc}") from exc
-    attempt.successor = successor
-    rows = rows + inheritance.apply(attempt.controller, attempt.source, successor)
-    attempt.record = store.save_fields(attempt.record, inheritance=rows)
     attempt.note(Step.PREPARE, str(successor.pk))
 
 
@@ -383,18 +447,17 @@ def commit(attempt: Attempt) -> None:
     _check(attempt, CommitStep.SEED)
     text = render_brief(attempt.brief, source_title=attempt.source.title)
     try:
-        seq = attempt.controller.seed(attempt.successor, text)
+        seq = attempt.host.seed(attempt.draft, text)
     except Exception as exc:
         raise Fail(CommitStep.SEED, f"{type(exc).__name__}: {exc}") from exc
     attempt.note(CommitStep.SEED, f"#{seq}")
     try:
         _point(attempt, "flush")
-        attempt.controller.flush(attempt.successor, seq)
+        attempt.host.flush(attempt.draft, seq)
     except Exception as exc:
         raise Fail(CommitStep.FLUSH, f"the seed was not stored: {exc}") from exc
     attempt.note(CommitStep.FLUSH)
     _point(attempt, "before_commit")
-    _check(attempt, CommitStep.REDIRECT)
     try:
         with transaction.atomic():
             _route(attempt)
@@ -402,6 +465,7 @@ def commit(attempt: Attempt) -> None:
         raise
     except Exception as exc:
         raise Fail(CommitStep.REDIRECT, f"{type(exc).__name__}: {exc}") from exc
+    attempt.routed = True
     attempt.note(CommitStep.REDIRECT)
     attempt.note(CommitStep.RECORD, Phase.COMMITTED)
     _start(attempt)
@@ -416,11 +480,10 @@ def _route(attempt: Attempt) -> None:
     """
     assert attempt.record is not None
     source_id = attempt.session_id
-    successor_id = str(attempt.successor.pk)
+    successor_id = str(attempt.draft.pk)
     state = store.lock_main_state(source_id)
-    source = attempt.controller.get(source_id)
-    attempt.controller.rename(source, handed_off_title(source.title, successor_id))
-    why = unstable(attempt)
+    attempt.host.rename(attempt.source, handed_off_title(attempt.source.title, successor_id))
+    why = unstable(attempt, state)
     if why is not None:
         raise Fail(CommitStep.REDIRECT, f"not stable: {why}")
     _point(attempt, "redirect")
@@ -430,13 +493,12 @@ def _route(attempt: Attempt) -> None:
     state.enabled = state.requested = False
     state.deferred = []
     state.save()
-    MainState.objects.update_or_create(
-        session_id=successor_id,
-        defaults={"enabled": continue_enabled, "inherited_from_id": source_id},
+    MainState.objects.create(
+        session_id=successor_id, enabled=continue_enabled, inherited_from_id=source_id
     )
-    title = attempt.successor.title or successor_id
-    attempt.controller.append_notice(
-        source,
+    title = attempt.draft.title or successor_id
+    attempt.host.append_notice(
+        attempt.source,
         f"Handed off to “{title}” ({successor_id}). This conversation is now a relay: "
         "new input is forwarded there.",
     )
@@ -445,16 +507,23 @@ def _route(attempt: Attempt) -> None:
 def _start(attempt: Attempt) -> None:
     """Wake the successor: ``started``, or ``committed-start-pending`` when starting fails.
 
-    Input relayed right after the route may have woken the successor first (it answers on
-    its brief): a start refused then still ends ``started``, as recovery decides.
+    The start and the record's ``started`` are one transaction; a crash half-way leaves the
+    record ``committed`` and the successor unwoken, which recovery moves to
+    ``committed-start-pending``. Input relayed right after the route may have woken the
+    successor first (it answers on its brief): a start refused then still ends ``started``, as
+    recovery decides.
     """
     assert attempt.record is not None
     try:
         _point(attempt, "start")
-        attempt.controller.start(attempt.successor)
+        with transaction.atomic():
+            attempt.host.start(attempt.draft)
+            attempt.record = store.move(attempt.record, Phase.STARTED)
+    except PhaseError:
+        raise
     except Exception as exc:
-        if attempt.controller.is_unwoken_draft(attempt.successor):
-            logger.exception("starting successor %s failed", attempt.successor.pk)
+        if attempt.host.is_unwoken_draft(attempt.draft):
+            logger.exception("starting successor %s failed", attempt.draft.pk)
             attempt.record = store.move(
                 attempt.record,
                 Phase.COMMITTED_START_PENDING,
@@ -462,8 +531,8 @@ def _start(attempt: Attempt) -> None:
             )
             attempt.note(CommitStep.START, str(exc), ok=False)
             return
-        logger.info("successor %s was woken meanwhile (%s)", attempt.successor.pk, exc)
-    attempt.record = store.move(attempt.record, Phase.STARTED)
+        logger.info("successor %s was woken meanwhile (%s)", attempt.draft.pk, exc)
+        attempt.record = store.move(attempt.record, Phase.STARTED)
     attempt.note(CommitStep.START)
 
 
@@ -493,9 +562,9 @@ def discard_draft(attempt: Attempt) -> tuple[bool, str]:
     redirect = store.redirect_of(attempt.session_id)
     if redirect is not None and redirect.destination_id == successor.pk:
         return False, f"successor {successor.pk} kept (the route to it is committed)"
-    if not attempt.controller.is_unwoken_draft(successor):
+    if not attempt.host.is_unwoken_draft(successor):
         return False, f"draft {successor.pk} kept (it was woken)"
-    attempt.controller.archive(successor)
+    attempt.host.archive(successor)
     return True, f"draft {successor.pk} archived"
 
 
@@ -566,7 +635,8 @@ def run(session_id: Any, *, manual: bool) -> AttemptOutcome:
     except PhaseError as exc:
         return _fail(attempt, Fail("record", str(exc)))
     finally:
-        if manual and not keep_request:
+        # The route clears ``requested`` in its own transaction.
+        if manual and not keep_request and not attempt.routed:
             store.clear_requested(attempt.session_id)
     assert attempt.record is not None
     return AttemptOutcome(

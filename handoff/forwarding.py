@@ -37,7 +37,7 @@ def destination(session_id: Any) -> str:
 
 
 def _controller() -> Any:
-    controller = services.get(services.SESSION_CONTROLLER)
+    controller = services.session_controller()
     if controller is None:
         raise ServiceUnavailable(services.SESSION_CONTROLLER, "input cannot be forwarded")
     return controller

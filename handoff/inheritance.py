@@ -19,9 +19,10 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from django.conf import settings
+from django.db import transaction
 
 from handoff import services
+from handoff.services import HostSession, SessionController
 
 logger = logging.getLogger(__name__)
 
@@ -40,7 +41,7 @@ def row(setting: str, outcome: str, detail: str) -> Row:
 
 def _agent_preset(source: Any) -> tuple[str | None, Row]:
     """Choose the successor's agent preset: the source's, else the composed preset."""
-    presets = services.get(services.AGENT_PRESETS)
+    presets = services.agent_presets()
     if presets is None:
         return None, row(
             "agent-preset", NOT_INHERITED, "no agent presets service: deployment default used"
@@ -73,7 +74,7 @@ def create_successor(controller: Any, source: Any) -> tuple[Any, list[Row]]:
 
 
 def _workspace(source: Any, successor: Any) -> Row:
-    registry = services.get(services.WORKSPACE_REGISTRY)
+    registry = services.workspace_registry()
     if registry is None:
         return row("workspace", NOT_INHERITED, "no workspace registry: the session is in no group")
     if not source.cwd:
@@ -87,31 +88,38 @@ def _workspace(source: Any, successor: Any) -> Row:
     return row("workspace", INHERITED, source.cwd)
 
 
-def choose_model(source: Any, successor: Any) -> tuple[str, str, str]:
-    """Return ``(model, outcome, where it came from)`` by the four-step chain (seed 003 §6.1)."""
-    selection = services.get(services.MODEL_SELECTION)
+def choose_model(source: HostSession, successor: HostSession) -> tuple[str | None, str, str]:
+    """Return ``(model, outcome, where it came from)`` by the four-step chain (seed 003 §6.1).
+
+    ``model`` is ``None`` when the chain ends at the default model and the host provides no
+    model selection service to name it: the successor keeps the host's default then.
+    """
+    selection = services.model_selection()
     latest = selection.latest(source) if selection is not None else None
     if latest:
         return latest, INHERITED, "latest model selection in the source's log"
     configured = (source.request_config or {}).get("model")
     if configured:
         return str(configured), INHERITED, "the source's request config"
-    presets = services.get(services.AGENT_PRESETS)
+    presets = services.agent_presets()
     option = presets.options(successor.agent_preset).get("model") if presets else None
     if option:
         return str(option), FALLBACK, f"the options of agent preset {successor.agent_preset!r}"
-    default = selection.default() if selection is not None else settings.HOST_DEFAULT_MODEL
-    return str(default), FALLBACK, "the default model"
+    if selection is None:
+        return None, FALLBACK, "no model selection service: the host's default model"
+    return selection.default(), FALLBACK, "the default model"
 
 
-def _model(controller: Any, source: Any, successor: Any) -> Row:
+def _model(controller: SessionController, source: HostSession, successor: HostSession) -> Row:
     model, outcome, origin = choose_model(source, successor)
+    if model is None:
+        return row("model", outcome, origin)
     controller.select_model(successor, model)
     return row("model", outcome, f"{model} ({origin})")
 
 
 def _permissions(source: Any, successor: Any) -> list[Row]:
-    permissions = services.get(services.PERMISSION_PRESETS)
+    permissions = services.permission_presets()
     if permissions is None:
         return [row("permission-preset", NOT_INHERITED, "no permission presets service")]
     name = permissions.current(source)
@@ -138,8 +146,8 @@ def _approval(permissions: Any, source: Any, successor: Any) -> Row:
 
 
 def _plan_mode(source: Any, successor: Any) -> Row:
-    own = services.for_agent(source, services.PLAN_MODE)
-    theirs = services.for_agent(successor, services.PLAN_MODE)
+    own = services.plan_mode_for(source)
+    theirs = services.plan_mode_for(successor)
     if own is None or theirs is None:
         side = "the source's" if own is None else "the successor's"
         return row("plan-mode", NOT_INHERITED, f"no plan mode service for {side} agent")
@@ -149,9 +157,11 @@ def _plan_mode(source: Any, successor: Any) -> Row:
 
 
 def _guarded(setting: str, apply_rows: Callable[[], list[Row]]) -> list[Row]:
-    """Apply rows; a failure becomes a not-inherited row naming the error (and is logged)."""
+    """Apply rows in a savepoint; a failure is rolled back alone and becomes a not-inherited row
+    naming the error (and is logged)."""
     try:
-        return apply_rows()
+        with transaction.atomic():
+            return apply_rows()
     except Exception as exc:
         logger.exception("inheriting %s failed", setting)
         return [row(setting, NOT_INHERITED, f"failed: {type(exc).__name__}: {exc}")]

@@ -2,26 +2,24 @@
 
 Tokens come from the usage projection first, the token meter second, else they are
 ``unavailable`` (seed 003 §5.1–5.2); the basis (context or cumulative) is the settings store's.
-Capacity is the session's own context window when the transcript stated one, else the per-model
-table (``HandoffSettings.context_windows`` over ``settings.HOST_CONTEXT_WINDOWS``), else 0.
+Capacity is the session's own context window when the transcript stated one, else the settings'
+per-model override (``SettingsValues.context_windows``), else the host's table
+(``ModelSelection.window``), else 0.
 """
 
 from __future__ import annotations
 
-from typing import Any
-
-from django.conf import settings
-
 from handoff import services
 from handoff.core.tokens import TokenBasis, TokenReading, read_tokens
 from handoff.core.trigger import Metrics
+from handoff.services import HostSession
 from handoff.settings_store import SettingsValues
 
 
-def token_reading(session: Any, values: SettingsValues) -> TokenReading:
+def token_reading(session: HostSession, values: SettingsValues) -> TokenReading:
     """Read the session's tokens on the configured basis, with their label (tokens)."""
-    projection = services.get(services.USAGE_PROJECTION)
-    meter = services.get(services.TOKEN_METER)
+    projection = services.usage_projection()
+    meter = services.token_meter()
     return read_tokens(
         TokenBasis(values.token_basis),
         buckets_total=projection.buckets_total(session) if projection else None,
@@ -30,15 +28,17 @@ def token_reading(session: Any, values: SettingsValues) -> TokenReading:
     )
 
 
-def capacity(session: Any, values: SettingsValues) -> int:
-    """Return the session's context window in tokens (0 when unknown)."""
+def capacity(session: HostSession, values: SettingsValues) -> int:
+    """Return the session's context window in tokens (DESIGN.md, capacity; 0 when unknown)."""
     if session.context_window:
         return int(session.context_window)
-    windows = {**getattr(settings, "HOST_CONTEXT_WINDOWS", {}), **values.context_windows}
-    return int(windows.get(session.model, 0))
+    if session.model in values.context_windows:
+        return int(values.context_windows[session.model])
+    selection = services.model_selection()
+    return selection.window(session.model) if selection is not None else 0
 
 
-def measure(session: Any, values: SettingsValues) -> tuple[Metrics, TokenReading]:
+def measure(session: HostSession, values: SettingsValues) -> tuple[Metrics, TokenReading]:
     """Return the trigger's metrics and the token reading they were taken from."""
     reading = token_reading(session, values)
     metrics = Metrics(

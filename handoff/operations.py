@@ -36,7 +36,7 @@ logger = logging.getLogger(__name__)
 
 
 def _controller() -> Any:
-    controller = services.get(services.SESSION_CONTROLLER)
+    controller = services.session_controller()
     if controller is None:
         raise ServiceUnavailable(
             services.SESSION_CONTROLLER, "handoff is unavailable and automatic handoff is off"
@@ -75,7 +75,7 @@ def owned_session(session_id: Any, user_id: Any) -> Any:
 def status(session_id: Any) -> StatusReport:
     """Return the session's status report. Raises ``SessionNotFound`` for an unknown session
     (without a session controller the report says handoff is unavailable)."""
-    controller = services.get(services.SESSION_CONTROLLER)
+    controller = services.session_controller()
     if controller is not None and controller.get(str(session_id)) is None:
         raise SessionNotFound(session_id)
     try:
@@ -148,7 +148,7 @@ def evaluate(session_id: Any) -> bool:
     and a revision not attempted yet; when none may run, stale ``deferred`` blockers are
     cleared. Never raises for a session that cannot take part.
     """
-    controller = services.get(services.SESSION_CONTROLLER)
+    controller = services.session_controller()
     session = controller.get(str(session_id)) if controller is not None else None
     if session is None or session.parent_id is not None:
         return False
@@ -187,11 +187,11 @@ def compact_if_due(session_id: Any) -> bool:
     session's agent first, then host-wide (seed 003 §6.4); without one, automatic compaction is
     off and the status report says so (§6.3). Never raises for a session that cannot compact.
     """
-    controller = services.get(services.SESSION_CONTROLLER)
+    controller = services.session_controller()
     session = controller.get(str(session_id)) if controller is not None else None
     if session is None or session.parent_id is not None:
         return False
-    service = services.for_agent(session, services.COMPACTION)
+    service = services.compaction_for(session)
     if service is None:
         return False
     return bool(

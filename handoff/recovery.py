@@ -77,18 +77,18 @@ def _routed(record: HandoffRecord) -> bool:
 
 def _discard(record: HandoffRecord) -> tuple[bool, str]:
     """Archive the record's draft if it is still unwoken; return (archived, what happened)."""
-    controller = services.get(services.SESSION_CONTROLLER)
+    controller = services.session_controller()
     if controller is None:
         return False, f"draft {record.target_id} kept: no session controller to archive it"
-    if not controller.is_unwoken_draft(record.target_id):
+    if not controller.is_unwoken_draft(str(record.target_id)):
         return False, f"draft {record.target_id} kept: it was woken"
-    controller.archive(record.target_id)
+    controller.archive(str(record.target_id))
     return True, f"draft {record.target_id} archived"
 
 
 def _successor_woken(record: HandoffRecord) -> bool:
-    controller = services.get(services.SESSION_CONTROLLER)
-    return controller is not None and not controller.is_unwoken_draft(record.target_id)
+    controller = services.session_controller()
+    return controller is not None and not controller.is_unwoken_draft(str(record.target_id))
 
 
 def recover_record(record: HandoffRecord) -> Recovered | None:

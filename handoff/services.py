@@ -4,22 +4,22 @@ The handoff app never imports the host. Each service is a small protocol below; 
 points ``settings.HANDOFF_SERVICES[name]`` at a zero-argument factory (dotted path) or sets it to
 ``None`` to leave the service out, and ``host.services`` is the reference implementation.
 
-``get(name)`` resolves the service **at each call**, never at start-up (seed 003 §6.4): a
-factory registered at run time with ``register()`` is checked first, then the setting, so a
-service that appears after start-up is picked up by the next attempt. Plan mode and compaction
-are resolved per agent first (``agent_presets.service_for(session, name)``), then host-wide
-(``for_agent``).
+Each service is resolved **at each call**, never at start-up (seed 003 §6.4): a factory
+registered at run time with ``register()`` is checked first, then the setting, so a service
+that appears after start-up is picked up by the next attempt. The typed accessors
+(``session_controller()``, ``llm()`` …) return the service as its protocol, or ``None`` when it
+is left out; ``plan_mode_for`` and ``compaction_for`` resolve per agent first
+(``agent_presets.service_for(session, name)``), then host-wide.
 
-Session objects cross the boundary as the host's session instances (attributes read here: id,
-owner_id, title, cwd, workspace_id, agent_preset, model, permission_preset, approval_policy,
-sandbox_tier, plan_mode, request_config, parent_id, status, blank, archived, revision, turns,
-compactions, context_window) or as plain ids.
+Sessions cross the boundary as ``HostSession``: whatever object the host's controller returns,
+read through the attributes that protocol names (a Django model instance fits), or as plain ids.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from typing import Any, Protocol
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Protocol, TypeAlias, cast
+from uuid import UUID
 
 from django.conf import settings
 from django.utils.module_loading import import_string
@@ -57,57 +57,121 @@ SERVICE_NAMES = (
 PER_AGENT = frozenset({PLAN_MODE, COMPACTION})
 
 
+class HostSession(Protocol):
+    """A host's session as the handoff reads it (seed 003 §6.1; DESIGN.md, session).
+
+    ``status`` is ``idle``, ``running``, ``disposed`` …; ``revision`` the log's sequence number;
+    ``context_window`` the window the transcript stated (tokens; 0 or ``None`` when unknown).
+    """
+
+    @property
+    def pk(self) -> Any: ...
+    @property
+    def owner_id(self) -> Any: ...
+    @property
+    def parent_id(self) -> Any: ...
+    @property
+    def title(self) -> str: ...
+    @property
+    def cwd(self) -> str: ...
+    @property
+    def agent_preset(self) -> str: ...
+    @property
+    def model(self) -> str: ...
+    @property
+    def permission_preset(self) -> str: ...
+    @property
+    def request_config(self) -> Mapping[str, Any] | None: ...
+    @property
+    def status(self) -> str: ...
+    @property
+    def archived(self) -> bool: ...
+    @property
+    def revision(self) -> int: ...
+    @property
+    def turns(self) -> int: ...
+    @property
+    def compactions(self) -> int: ...
+    @property
+    def context_window(self) -> int | None: ...
+
+
+# A session as the services take it: the host's object or its id.
+SessionRef: TypeAlias = "HostSession | str | UUID"
+
+
+class SessionObservation(Protocol):
+    """A session read now with the facts the blockers and ``stable()`` look at (seed 000)."""
+
+    @property
+    def session(self) -> HostSession:
+        """The session row."""
+
+    @property
+    def activities(self) -> Sequence[str]:
+        """The kinds of activity in flight (turn, compaction, job), sorted, distinct."""
+
+    @property
+    def live_subagents(self) -> Sequence[str]:
+        """The ids of the main's subagents that are still live."""
+
+    @property
+    def team_members(self) -> int:
+        """The member count of the team the session leads (0 when none)."""
+
+    @property
+    def pending_inbox(self) -> int:
+        """How many queued inbox items have not been taken yet."""
+
+
 class SessionController(Protocol):
     """Reads and writes sessions (seed 003 §6.1 ``sessionController``)."""
 
-    def get(self, session_id: str) -> Any | None:
+    def get(self, session_id: str) -> HostSession | None:
         """Return the session read fresh from storage, or ``None`` when it does not exist."""
 
-    def create(self, *, owner_id: Any, cwd: str, title: str, agent_preset: str | None) -> Any:
+    def observe(self, session_id: str) -> SessionObservation | None:
+        """Return the session and its blocker facts read now (in as few queries as the host
+        can: one on the reference host while nothing is in flight), or ``None``."""
+
+    def create(
+        self, *, owner_id: Any, cwd: str, title: str, agent_preset: str | None
+    ) -> HostSession:
         """Create an idle, blank session by cwd (never with a workspace id; seed 003 §6.5)."""
 
-    def in_flight(self, session: Any) -> list[str]:
-        """Return the kinds of activity in flight (turn, compaction, job)."""
-
-    def live_subagents(self, session: Any) -> list[str]:
-        """Return the ids of the main's subagents that are still live."""
-
-    def team_size(self, session: Any) -> int:
-        """Return the member count of the team the session leads (0 when none)."""
-
-    def pending_inbox(self, session: Any) -> int:
-        """Return how many queued inbox items have not been taken yet."""
-
-    def effective_context(self, session: Any) -> list[dict[str, str]]:
+    def effective_context(
+        self, session: SessionRef, max_chars: int | None = None
+    ) -> list[dict[str, str]]:
         """Return the context after the last compaction, oldest first, as ``{"role",
-        "source_kind", "content", "tool_name"}``; the last compaction's summary comes first
-        with source_kind ``compaction``."""
+        "source_kind", "content", "tool_name"}``, the log read in one query; the last
+        compaction's summary comes first with source_kind ``compaction``. With ``max_chars``
+        only the newest messages whose contents fit in it (the newest always)."""
 
-    def seed(self, session: Any, content: str) -> int:
+    def seed(self, session: SessionRef, content: str) -> int:
         """Append ``content`` as a plugin message; return its sequence number."""
 
-    def flush(self, session: Any, seq: int) -> None:
+    def flush(self, session: SessionRef, seq: int) -> None:
         """Raise unless the entry ``seq`` of the session's log is durably stored."""
 
-    def rename(self, session: Any, title: str) -> None:
+    def rename(self, session: SessionRef, title: str) -> None:
         """Set the session's title."""
 
-    def append_notice(self, session: Any, content: str) -> None:
+    def append_notice(self, session: SessionRef, content: str) -> None:
         """Append a system notice to the session's log (logs are append-only)."""
 
-    def select_model(self, session: Any, model: str) -> None:
+    def select_model(self, session: SessionRef, model: str) -> None:
         """Select ``model`` for the session (logged as a model selection)."""
 
-    def is_unwoken_draft(self, session: Any) -> bool:
+    def is_unwoken_draft(self, session: SessionRef) -> bool:
         """Return whether the session is idle, blank, not archived and was never woken."""
 
-    def archive(self, session: Any) -> None:
+    def archive(self, session: SessionRef) -> None:
         """Archive the session (nothing is deleted)."""
 
-    def start(self, session: Any) -> None:
+    def start(self, session: SessionRef) -> None:
         """Start the session's agent on its log (the runtime's ``start_agent``)."""
 
-    def relay(self, session: Any, *, role: str, content: str, relay_id: str) -> bool:
+    def relay(self, session: SessionRef, *, role: str, content: str, relay_id: str) -> bool:
         """Append a relay message and start a turn on it; ``False`` when ``relay_id`` is
         already in the session's log (nothing added)."""
 
@@ -121,7 +185,7 @@ class WorkspaceRegistry(Protocol):
     def resolve_by_path(self, owner_id: Any, path: str) -> Any | None:
         """Return the owner's workspace registered at ``path`` or ``None`` (never creates one)."""
 
-    def attach(self, workspace: Any, session: Any) -> None:
+    def attach(self, workspace: Any, session: SessionRef) -> None:
         """Put ``session`` into ``workspace`` (its sidebar group)."""
 
 
@@ -137,53 +201,56 @@ class AgentPresets(Protocol):
     def options(self, name: str) -> Mapping[str, Any]:
         """Return the preset's options (``{"model": ...}`` among them)."""
 
-    def service_for(self, session: Any, name: str) -> Any | None:
+    def service_for(self, session: SessionRef, name: str) -> object | None:
         """Return the instance of service ``name`` inside the session's agent realm, if any."""
 
 
 class ModelSelection(Protocol):
-    """Model selection read from the log, and the default model (seed 003 §6.1)."""
+    """Models: the selection read from the log, the default, the windows (seed 003 §6.1)."""
 
-    def latest(self, session: Any) -> str | None:
+    def latest(self, session: SessionRef) -> str | None:
         """Return the model of the latest model-selection entry in the log, or ``None``."""
 
     def default(self) -> str:
         """Return the deployment's current default model."""
 
+    def window(self, model: str) -> int:
+        """Return ``model``'s context window in tokens from the host's table (0 when unknown)."""
+
 
 class PermissionPresets(Protocol):
     """Permission presets and approval (seed 003 §6.1)."""
 
-    def current(self, session: Any) -> str:
+    def current(self, session: SessionRef) -> str:
         """Return the session's permission preset name."""
 
-    def set(self, session: Any, name: str) -> None:
+    def set(self, session: SessionRef, name: str) -> None:
         """Set the session's permission preset."""
 
-    def approval_override(self, session: Any) -> str | None:
+    def approval_override(self, session: SessionRef) -> str | None:
         """Return the approval policy a custom preset overrides, or ``None``."""
 
-    def set_policy(self, session: Any, policy: str) -> None:
+    def set_policy(self, session: SessionRef, policy: str) -> None:
         """Set the session's approval policy."""
 
 
 class PlanMode(Protocol):
     """Plan mode of one agent (seed 003 §6.1, §6.4)."""
 
-    def get(self, session: Any) -> bool:
+    def get(self, session: SessionRef) -> bool:
         """Return whether plan mode is active for the session's agent."""
 
-    def set(self, session: Any, active: bool) -> None:
+    def set(self, session: SessionRef, active: bool) -> None:
         """Turn plan mode on or off for the session's agent."""
 
 
 class Compaction(Protocol):
     """The host's compaction (seed 000: the fallback that stays installed)."""
 
-    def compact(self, session: Any, *, trigger: str) -> None:
+    def compact(self, session: SessionRef, *, trigger: str) -> None:
         """Compact the session's older turns in place (``trigger``: manual or auto)."""
 
-    def compact_if_due(self, session: Any, capacity: int) -> bool:
+    def compact_if_due(self, session: SessionRef, capacity: int) -> bool:
         """Compact automatically when the session is near ``capacity`` (tokens); return
         whether it compacted. Called only when no handoff applies."""
 
@@ -191,17 +258,17 @@ class Compaction(Protocol):
 class UsageProjection(Protocol):
     """The tokenUsage projection (seed 003 §5.1, source 1)."""
 
-    def buckets_total(self, session: Any) -> int:
+    def buckets_total(self, session: SessionRef) -> int:
         """Return the four buckets summed over the whole log (tokens)."""
 
-    def context_tokens(self, session: Any) -> int:
+    def context_tokens(self, session: SessionRef) -> int:
         """Return the prompt size of the latest call with usage (tokens; 0 when none)."""
 
 
 class TokenMeter(Protocol):
     """The heuristic meter (seed 003 §5.1, source 2)."""
 
-    def measure(self, session: Any) -> int:
+    def measure(self, session: SessionRef) -> int:
         """Return the estimated effective context (tokens)."""
 
 
@@ -252,12 +319,13 @@ def _check_name(name: str) -> None:
         raise KeyError(f"unknown host service {name!r}; known: {', '.join(SERVICE_NAMES)}")
 
 
-def get(name: str) -> Any | None:
+def get(name: str) -> object | None:
     """Return a fresh instance of service ``name``, or ``None`` when it is left out.
 
     Resolved now: the run-time registry first, then ``settings.HANDOFF_SERVICES[name]`` (a
     dotted path to a zero-argument factory, or a callable). Raises ``KeyError`` for an unknown
-    name and ``ImportError`` for a path that does not import.
+    name and ``ImportError`` for a path that does not import. The typed accessors below are
+    what the handoff app calls.
     """
     _check_name(name)
     if name in _registered:
@@ -268,14 +336,14 @@ def get(name: str) -> Any | None:
     return factory() if factory is not None else None
 
 
-def for_agent(session: Any, name: str) -> Any | None:
+def for_agent(session: HostSession, name: str) -> object | None:
     """Resolve ``name`` for the session's agent: its preset realm first, then host-wide.
 
     Only plan mode and compaction live in agent realms (seed 003 §6.4); other names resolve
     host-wide. Returns ``None`` when neither side provides the service.
     """
     if name in PER_AGENT:
-        presets = get(AGENT_PRESETS)
+        presets = agent_presets()
         if presets is not None:
             own = presets.service_for(session, name)
             if own is not None:
@@ -283,9 +351,64 @@ def for_agent(session: Any, name: str) -> Any | None:
     return get(name)
 
 
+def session_controller() -> SessionController | None:
+    """The session controller, or ``None`` when left out (handoff is unavailable then)."""
+    return cast("SessionController | None", get(SESSION_CONTROLLER))
+
+
+def workspace_registry() -> WorkspaceRegistry | None:
+    """The workspace registry, or ``None`` when left out."""
+    return cast("WorkspaceRegistry | None", get(WORKSPACE_REGISTRY))
+
+
+def agent_presets() -> AgentPresets | None:
+    """The agent presets, or ``None`` when left out."""
+    return cast("AgentPresets | None", get(AGENT_PRESETS))
+
+
+def model_selection() -> ModelSelection | None:
+    """The model selection (latest, default, windows), or ``None`` when left out."""
+    return cast("ModelSelection | None", get(MODEL_SELECTION))
+
+
+def permission_presets() -> PermissionPresets | None:
+    """The permission presets, or ``None`` when left out."""
+    return cast("PermissionPresets | None", get(PERMISSION_PRESETS))
+
+
+def plan_mode_for(session: HostSession) -> PlanMode | None:
+    """Plan mode of the session's agent (its realm first, then host-wide), or ``None``."""
+    return cast("PlanMode | None", for_agent(session, PLAN_MODE))
+
+
+def compaction_for(session: HostSession) -> Compaction | None:
+    """Compaction of the session's agent (its realm first, then host-wide), or ``None``."""
+    return cast("Compaction | None", for_agent(session, COMPACTION))
+
+
+def usage_projection() -> UsageProjection | None:
+    """The usage projection, or ``None`` when left out."""
+    return cast("UsageProjection | None", get(USAGE_PROJECTION))
+
+
+def token_meter() -> TokenMeter | None:
+    """The token meter, or ``None`` when left out."""
+    return cast("TokenMeter | None", get(TOKEN_METER))
+
+
+def status_channel() -> StatusChannel | None:
+    """The status channel, or ``None`` when left out."""
+    return cast("StatusChannel | None", get(STATUS_CHANNEL))
+
+
+def llm() -> LanguageModel | None:
+    """The language model the summary is asked of, or ``None`` when left out."""
+    return cast("LanguageModel | None", get(LLM))
+
+
 def settings_store() -> SettingsStore:
     """Return the settings store, or the process-local one when it is left out (§6.3)."""
-    store = get(SETTINGS_STORE)
+    store = cast("SettingsStore | None", get(SETTINGS_STORE))
     return store if store is not None else ProcessSettingsStore()
 
 

@@ -101,11 +101,11 @@ class StatusReport:
 
 def _service_notices() -> list[str]:
     notices = []
-    if services.get(services.LLM) is None:
+    if services.llm() is None:
         notices.append(NO_LLM)
     if services.get(services.SETTINGS_STORE) is None:
         notices.append(NO_SETTINGS_STORE)
-    channel = services.get(services.STATUS_CHANNEL)
+    channel = services.status_channel()
     if channel is None or not channel.available():
         notices.append(NO_STATUS_CHANNEL)
     return notices
@@ -122,13 +122,13 @@ def build(session_id: Any) -> StatusReport:
     state = store.find_main_state(key)
     redirect = store.redirect_of(key)
     record = store.last_record(key)
-    controller = services.get(services.SESSION_CONTROLLER)
+    controller = services.session_controller()
     session = controller.get(key) if controller is not None else None
     notices = [] if controller is not None else [NO_CONTROLLER]
     if session is not None:
         reading = metrics.token_reading(session, values)
-        plan_mode = services.for_agent(session, services.PLAN_MODE) is not None
-        compaction = services.for_agent(session, services.COMPACTION) is not None
+        plan_mode = services.plan_mode_for(session) is not None
+        compaction = services.compaction_for(session) is not None
         turns, compactions = int(session.turns), int(session.compactions)
     else:
         reading = TokenReading(0, TokenBasis(values.token_basis), TokenLabel.UNAVAILABLE)

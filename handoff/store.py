@@ -43,9 +43,10 @@ def lock_main_state(session_id: str | UUID) -> MainState:
     """Return the main state locked for this transaction (``SELECT … FOR UPDATE``).
 
     Must be called inside ``transaction.atomic()``; the row is created first when missing.
+    One query when it exists.
     """
-    main_state(session_id)
-    return MainState.objects.select_for_update().get(session_id=key(session_id))
+    state, _ = MainState.objects.select_for_update().get_or_create(session_id=key(session_id))
+    return state
 
 
 def update_main_state(session_id: str | UUID, **fields: Any) -> MainState:

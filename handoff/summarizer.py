@@ -47,7 +47,7 @@ def summarize(session: Any, context: Sequence[Entry]) -> dict[str, Any]:
     Raises ``ServiceUnavailable`` when the LLM service is left out, ``BriefError`` when the
     answer is not a valid brief, and whatever the LLM service raises (timeout, HTTP error).
     """
-    llm = services.get(services.LLM)
+    llm = services.llm()
     if llm is None:
         raise ServiceUnavailable("llm", "no summary can be written, the source stays as it is")
     if llm.offline:

@@ -32,7 +32,7 @@ def _stored_form() -> tuple[HandoffSettingsForm, int]:
 def _status_channel() -> str:
     """``missing`` when the host provides no status channel, ``down`` when it is unreachable,
     else ``unknown`` (the follower reports the websocket's state in the page)."""
-    channel = services.get(services.STATUS_CHANNEL)
+    channel = services.status_channel()
     if channel is None:
         return "missing"
     return "unknown" if channel.available() else "down"

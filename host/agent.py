@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
+from django.db.models import QuerySet
 from openai import OpenAI
 from openai.types.chat import ChatCompletion
 
@@ -82,18 +83,26 @@ def effective_context(session: Session) -> EffectiveContext:
 
     Messages forwarded to another session (seed 000, Forwarding) are not part of it.
     """
+    return EffectiveContext(
+        summary=compaction_summary(session), messages=list(effective_messages(session))
+    )
+
+
+def compaction_summary(session: Session) -> str:
+    """Return the summary of the session's last compaction ("" when it was never compacted)."""
     last: SessionEvent | None = (
         SessionEvent.objects.filter(session=session, kind=EventKind.COMPACTION)
         .order_by("-seq")
         .first()
     )
-    summary = str(last.data.get("summary", "")) if last else ""
-    messages = list(
-        Message.objects.filter(
-            session=session, compacted=False, forwarded_to__isnull=True
-        ).order_by("seq")
-    )
-    return EffectiveContext(summary=summary, messages=messages)
+    return str(last.data.get("summary", "")) if last else ""
+
+
+def effective_messages(session: Session) -> QuerySet[Message]:
+    """The messages after the last compaction, oldest first, without those forwarded elsewhere."""
+    return Message.objects.filter(
+        session=session, compacted=False, forwarded_to__isnull=True
+    ).order_by("seq")
 
 
 def estimate_tokens(messages: list[ChatMessage]) -> int:

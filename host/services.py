@@ -12,6 +12,7 @@ agent (plan mode, compaction) that ``AgentPresets.service_for`` returns (seed 00
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 from uuid import UUID
 
@@ -19,9 +20,12 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
+from django.db.models import Count, IntegerField, OuterRef, QuerySet, Subquery
+from django.db.models.functions import Coalesce
 
 from host import agent, compaction, log, runtime, sessions
 from host.models import (
+    Activity,
     EventKind,
     InboxItem,
     InboxStage,
@@ -32,12 +36,16 @@ from host.models import (
     SessionEvent,
     SessionStatus,
     SourceKind,
+    Team,
     Workspace,
 )
 from host.signals import StepRejected
 from host.usage import context_tokens, measure, session_usage
 
 DEFAULT_PRESET = "default"
+# What ``effective_context`` returns of each message, and how many rows it fetches at a time.
+CONTEXT_FIELDS = ("role", "source_kind", "content", "tool_name")
+CONTEXT_CHUNK = 200
 AGENT_PRESETS: dict[str, dict[str, Any]] = {
     "default": {"options": {}, "realm": ()},
     "planner": {"options": {}, "realm": ("plan_mode", "compaction")},
@@ -53,6 +61,42 @@ def _session(ref: Session | str | UUID) -> Session:
 def _fresh(ref: Session | str | UUID) -> Session:
     """Return the session ``ref`` names, read from the database now."""
     return Session.objects.get(pk=ref.pk if isinstance(ref, Session) else ref)
+
+
+def _count(queryset: QuerySet[Any], column: str) -> Coalesce:
+    """``COUNT(*)`` of ``queryset`` (filtered by ``OuterRef``) as a subquery; 0 when none."""
+    counted = queryset.order_by().values(column).annotate(n=Count("pk")).values("n")[:1]
+    return Coalesce(Subquery(counted, output_field=IntegerField()), 0)
+
+
+_FACT_COUNTS = {
+    "open_activities": _count(
+        Activity.objects.filter(session=OuterRef("pk"), ended__isnull=True), "session"
+    ),
+    "live_subagent_count": _count(
+        Session.objects.filter(
+            parent=OuterRef("pk"),
+            status__in=[SessionStatus.IDLE, SessionStatus.RUNNING],
+            archived=False,
+        ),
+        "parent",
+    ),
+    "team_members": _count(Team.members.through.objects.filter(team__lead=OuterRef("pk")), "team"),
+    "pending_inbox_count": _count(
+        InboxItem.objects.filter(session=OuterRef("pk"), taken=False), "session"
+    ),
+}
+
+
+@dataclass(frozen=True)
+class Observation:
+    """A session read now with its blocker facts (``SessionController.observe``)."""
+
+    session: Session
+    activities: list[str]
+    live_subagents: list[str]
+    team_members: int
+    pending_inbox: int
 
 
 def _save(session: Session, **fields: Any) -> None:
@@ -73,6 +117,29 @@ class SessionController:
         except (ValidationError, ValueError):
             return None
 
+    def observe(self, session_id: Session | str | UUID) -> Observation | None:
+        """Return the session and its blocker facts read now, or None (unknown or malformed id).
+
+        One query while nothing is in flight and no subagent is live (the four facts are
+        counted in subqueries); the kinds and the ids are read only when there are some.
+        """
+        key = session_id.pk if isinstance(session_id, Session) else session_id
+        try:
+            session = Session.objects.annotate(**_FACT_COUNTS).filter(pk=key).first()
+        except (ValidationError, ValueError):
+            return None
+        if session is None:
+            return None
+        counts: dict[str, int] = {name: getattr(session, name) for name in _FACT_COUNTS}
+        live = sessions.live_subagents(session) if counts["live_subagent_count"] else None
+        return Observation(
+            session=session,
+            activities=sessions.in_flight_activities(session) if counts["open_activities"] else [],
+            live_subagents=[str(pk) for pk in live.values_list("pk", flat=True)] if live else [],
+            team_members=counts["team_members"],
+            pending_inbox=counts["pending_inbox_count"],
+        )
+
     def create(self, *, owner_id: Any, cwd: str, title: str, agent_preset: str | None) -> Session:
         """Create an idle, blank session by cwd; no workspace is attached (seed 003 §6.5)."""
         owner = get_user_model().objects.get(pk=owner_id)
@@ -80,46 +147,28 @@ class SessionController:
             owner, cwd=cwd, title=title, agent_preset=agent_preset or DEFAULT_PRESET
         )
 
-    def in_flight(self, session: Session | str) -> list[str]:
-        """Return the kinds of the activities in flight for the session."""
-        return sessions.in_flight_activities(_session(session))
+    def effective_context(
+        self, session: Session | str, max_chars: int | None = None
+    ) -> list[dict[str, str]]:
+        """Return the last compaction summary and the later messages, oldest first (2 queries).
 
-    def live_subagents(self, session: Session | str) -> list[str]:
-        """Return the ids of the session's live subagents."""
-        live = sessions.live_subagents(_session(session))
-        return [str(pk) for pk in live.values_list("pk", flat=True)]
-
-    def team_size(self, session: Session | str) -> int:
-        """Return the member count of the team the session leads (0 when none)."""
-        return sessions.team_size(_session(session))
-
-    def pending_inbox(self, session: Session | str) -> int:
-        """Return how many queued inbox items are not taken yet."""
-        return sessions.pending_inbox(_session(session))
-
-    def effective_context(self, session: Session | str) -> list[dict[str, str]]:
-        """Return the last compaction summary and the later messages, oldest first."""
-        context = agent.effective_context(_session(session))
-        entries = []
-        if context.summary:
-            entries.append(
-                {
-                    "role": Role.SYSTEM,
-                    "source_kind": "compaction",
-                    "content": context.summary,
-                    "tool_name": "",
-                }
-            )
-        entries += [
-            {
-                "role": m.role,
-                "source_kind": m.source_kind,
-                "content": m.content,
-                "tool_name": m.tool_name,
-            }
-            for m in context.messages
+        With ``max_chars`` only the newest messages whose contents fit in it are read (the
+        newest one always), so the read stays bounded however long the log is.
+        """
+        target = _session(session)
+        rows = agent.effective_messages(target).reverse().values(*CONTEXT_FIELDS)
+        newest: list[dict[str, str]] = []
+        used = 0
+        for row in rows.iterator(chunk_size=CONTEXT_CHUNK):
+            used += len(row["content"])
+            if max_chars is not None and newest and used > max_chars:
+                break
+            newest.append(row)
+        summary = agent.compaction_summary(target)
+        head = [
+            {"role": Role.SYSTEM, "source_kind": "compaction", "content": summary, "tool_name": ""}
         ]
-        return entries
+        return (head if summary else []) + newest[::-1]
 
     def seed(self, session: Session | str, content: str) -> int:
         """Append ``content`` as a plugin message (it does not clear blank); return its seq."""
@@ -135,7 +184,7 @@ class SessionController:
 
     def rename(self, session: Session | str, title: str) -> None:
         """Set the session's title."""
-        _save(_fresh(session), title=title[:300])
+        _save(_session(session), title=title[:300])
 
     def append_notice(self, session: Session | str, content: str) -> None:
         """Append a system notice from the plugin to the session's log."""
@@ -145,7 +194,7 @@ class SessionController:
 
     def select_model(self, session: Session | str, model: str) -> None:
         """Select ``model`` for the session (a model-selection entry in its log)."""
-        log.select_model(_fresh(session), model, source="handoff")
+        log.select_model(_session(session), model, source="handoff")
 
     def is_unwoken_draft(self, session: Session | str) -> bool:
         """Return whether the session is idle, blank, not archived and no turn ever started."""
@@ -160,11 +209,11 @@ class SessionController:
 
     def archive(self, session: Session | str) -> None:
         """Archive the session (nothing is deleted)."""
-        _save(_fresh(session), archived=True)
+        _save(_session(session), archived=True)
 
     def start(self, session: Session | str) -> None:
         """Wake the session on its seed (``host.runtime.start_agent``); raises on failure."""
-        runtime.start_agent(_fresh(session))
+        runtime.start_agent(_session(session))
 
     def relay(self, session: Session | str, *, role: str, content: str, relay_id: str) -> bool:
         """Append a relay message and let the agent answer it; False when already relayed.
@@ -213,7 +262,7 @@ class WorkspaceRegistry:
 
     def attach(self, workspace: Workspace, session: Session | str) -> None:
         """Attach the session to ``workspace``; ``ValueError`` for another user's workspace."""
-        sessions.attach(_fresh(session), workspace)
+        sessions.attach(_session(session), workspace)
 
 
 def agent_presets() -> Mapping[str, Mapping[str, Any]]:
@@ -262,27 +311,31 @@ class ModelSelection:
         """Return ``settings.HOST_DEFAULT_MODEL``."""
         return str(settings.HOST_DEFAULT_MODEL)
 
+    def window(self, model: str) -> int:
+        """Return ``model``'s context window in tokens (``settings.HOST_CONTEXT_WINDOWS``)."""
+        return agent.context_window(model)
+
 
 class PermissionPresets:
     """Permission presets and the approval policy (seed 003 §6.1)."""
 
     def current(self, session: Session | str) -> str:
         """Return the session's permission preset."""
-        return str(_fresh(session).permission_preset)
+        return str(_session(session).permission_preset)
 
     def set(self, session: Session | str, name: str) -> None:
         """Set the permission preset; ``ValueError`` for an unknown name."""
         if name not in PermissionPreset.values:
             raise ValueError(f"unknown permission preset {name!r}")
-        _save(_fresh(session), permission_preset=name)
+        _save(_session(session), permission_preset=name)
 
     def approval_override(self, session: Session | str) -> str | None:
         """Return the approval policy the session's custom preset sets, or None."""
-        return _fresh(session).approval_policy or None
+        return _session(session).approval_policy or None
 
     def set_policy(self, session: Session | str, policy: str) -> None:
         """Set the session's approval policy."""
-        _save(_fresh(session), approval_policy=policy)
+        _save(_session(session), approval_policy=policy)
 
 
 class PlanMode:
@@ -290,11 +343,11 @@ class PlanMode:
 
     def get(self, session: Session | str) -> bool:
         """Return whether plan mode is active."""
-        return bool(_fresh(session).plan_mode)
+        return bool(_session(session).plan_mode)
 
     def set(self, session: Session | str, active: bool) -> None:
         """Turn plan mode on or off."""
-        _save(_fresh(session), plan_mode=active)
+        _save(_session(session), plan_mode=active)
 
 
 class Compaction:

@@ -220,7 +220,7 @@ def test_a_draft_that_was_woken_is_not_discarded(at_point):
     source = make_source()
 
     def wake_and_change(attempt: attempts.Attempt) -> None:
-        runtime.begin_turn(attempt.successor, user_initiated=False)
+        runtime.begin_turn(Session.objects.get(pk=attempt.draft.pk), user_initiated=False)
         add_turn(source, "Changed my mind.", tokens=10)
 
     at_point("before_commit", wake_and_change)

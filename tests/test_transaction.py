@@ -135,7 +135,7 @@ def test_the_brief_is_durable_before_the_redirect_exists(at_point):
         record = HandoffRecord.objects.get(pk=attempt.record.pk)
         seen["brief"] = record.brief
         seen["redirects"] = Redirect.objects.count()
-        seen["seeded"] = Message.objects.filter(session=attempt.successor).count()
+        seen["seeded"] = Message.objects.filter(session_id=attempt.draft.pk).count()
 
     at_point("redirect", look)
     source = make_source()
