@@ -31,7 +31,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from handoff import services, store
-from handoff.core.phases import Phase
+from handoff.core.phases import IN_PROGRESS_PHASES, Phase
 from handoff.exceptions import PhaseError
 from handoff.models import HandoffRecord, Redirect
 
@@ -111,7 +111,7 @@ def recover_record(record: HandoffRecord) -> Recovered | None:
 
 def _apply_mapping(record: HandoffRecord) -> Recovered | None:
     before = Phase(record.phase)
-    if before in (Phase.SUMMARIZING, Phase.PREPARED) and _routed(record):
+    if before in IN_PROGRESS_PHASES and _routed(record):
         moved = store.move(record, Phase.COMMITTED_START_PENDING)
         return Recovered(str(record.pk), before, moved.phase, "route exists; successor kept")
     if before == Phase.SUMMARIZING:

@@ -12,15 +12,11 @@ from typing import Any
 from uuid import UUID
 
 from django.db import transaction
-from django.db.models import Q
 
-from handoff.core.phases import Phase, Reason, can_move
+from handoff.core.phases import IN_PROGRESS_PHASES, UNFINISHED_PHASES, Phase, Reason, can_move
 from handoff.core.redirects import RedirectGraph
 from handoff.exceptions import PhaseError
 from handoff.models import HandoffRecord, MainState, Redirect
-
-# Phases of an attempt still in progress: a second attempt on the same source is refused.
-IN_PROGRESS = (Phase.SUMMARIZING, Phase.PREPARED)
 
 
 def key(session_id: str | UUID) -> UUID:
@@ -64,7 +60,9 @@ def update_main_state(session_id: str | UUID, **fields: Any) -> MainState:
 
 def in_progress(source_id: str | UUID) -> HandoffRecord | None:
     """Return the source's attempt still summarizing or prepared, if any."""
-    return HandoffRecord.objects.filter(source_id=key(source_id), phase__in=IN_PROGRESS).first()
+    return HandoffRecord.objects.filter(
+        source_id=key(source_id), phase__in=IN_PROGRESS_PHASES
+    ).first()
 
 
 def create_record(
@@ -153,8 +151,8 @@ def remove_redirect(source_id: str | UUID) -> bool:
 
 def unfinished_records() -> list[HandoffRecord]:
     """Return records that are not final (summarizing, prepared, committed), oldest first."""
-    final = Q(phase__in=[Phase.STARTED, Phase.FAILED, Phase.COMMITTED_START_PENDING])
-    return list(HandoffRecord.objects.exclude(final).order_by("created"))
+    unfinished = HandoffRecord.objects.filter(phase__in=UNFINISHED_PHASES)
+    return list(unfinished.order_by("created"))
 
 
 def clear_requested(session_id: str | UUID) -> None:

@@ -15,11 +15,14 @@ from handoff import attempt as attempts
 
 
 @task()
-def run_attempt(session_id: str, manual: bool) -> dict[str, Any]:
-    """Run one attempt (the eight steps) on ``session_id``; return its outcome as a dict."""
+def attempt_task(session_id: str, manual: bool) -> dict[str, Any]:
+    """Run one attempt (the eight steps) on ``session_id``; return its outcome as a dict.
+
+    (``handoff.operations.run_attempt`` is the synchronous entry point that also requests it.)
+    """
     return attempts.run(session_id, manual=manual).as_dict()
 
 
 def enqueue_attempt(session_id: Any, *, manual: bool) -> None:
-    """Enqueue ``run_attempt`` for ``session_id`` (a manual or an automatic attempt)."""
-    run_attempt.enqueue(str(session_id), manual)
+    """Enqueue ``attempt_task`` for ``session_id`` (a manual or an automatic attempt)."""
+    attempt_task.enqueue(str(session_id), manual)

@@ -225,18 +225,6 @@ def completion_text(completion: ChatCompletion) -> str:
     return text
 
 
-def summarize_completion(messages: list[ChatMessage], *, max_tokens: int, timeout: float) -> str:
-    """Make the summary call (seed 000: one call, purpose compaction, JSON only, no tools).
-
-    Returns the model's text (the engine parses it as the brief). Raises ``LLMUnavailable``
-    without an endpoint, ``LLMError`` on an empty answer, the SDK's errors otherwise.
-    """
-    completion = complete(
-        messages, max_tokens=max_tokens, timeout=timeout, json_object=True, purpose="compaction"
-    )
-    return completion_text(completion)
-
-
 def usage_of(completion: ChatCompletion) -> Usage | None:
     """Map a completion's usage onto the four buckets (tokens); None when it reports none.
 

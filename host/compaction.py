@@ -92,16 +92,14 @@ def pressure(session: Session) -> int:
     return context_tokens(session) or measure(session)
 
 
-def maybe_auto_compact(
-    session: Session, capacity: int, *, handoff_will_run: bool
-) -> SessionEvent | None:
+def maybe_auto_compact(session: Session, capacity: int) -> SessionEvent | None:
     """Compact automatically when the pressure exceeds 90 % of ``capacity`` (tokens).
 
-    Nothing happens when ``handoff_will_run`` (the engine decided a handoff applies), when the
-    capacity is unknown (0), or when there is nothing to compact; a conversation that moved
+    Called only when no handoff applies (the engine's fallback, seed 000). Nothing happens when
+    the capacity is unknown (0) or when there is nothing to compact; a conversation that moved
     on while summarizing is compacted at a later call. Returns the compaction event or None.
     """
-    if handoff_will_run or capacity <= 0 or pressure(session) < AUTO_RATIO * capacity:
+    if capacity <= 0 or pressure(session) < AUTO_RATIO * capacity:
         return None
     try:
         return compact(session, trigger="auto")

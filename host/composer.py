@@ -18,7 +18,7 @@ from host.signals import CommandReply, composer_command
 
 
 @dataclass(frozen=True)
-class Outcome:
+class SubmitResult:
     """What the composer shows after a submit.
 
     ``kind``: ``posted`` (a message was added), ``forwarded`` (the session is a relay and the
@@ -46,36 +46,38 @@ def parse_command(text: str) -> tuple[str, str] | None:
     return name.strip().lower(), " ".join(rest.split()).lower()
 
 
-def _post(session: Session, content: str, client_id: str) -> Outcome:
+def _post(session: Session, content: str, client_id: str) -> SubmitResult:
     try:
         result = post_message(session, content=content, client_id=client_id)
     except InvalidInput as exc:
-        return Outcome("error", str(exc))
+        return SubmitResult("error", str(exc))
     if result.forwarded_to:
         successor = Session.objects.filter(pk=result.forwarded_to).first()
         name = (successor.title or str(successor.pk)) if successor else result.forwarded_to
-        return Outcome("forwarded", f"Forwarded to {name}", forwarded_to=successor)
+        return SubmitResult("forwarded", f"Forwarded to {name}", forwarded_to=successor)
     if content == COMPACT:
-        return Outcome("command", "Compacted: older turns are summarized in place.")
-    return Outcome("posted", "Sent.")
+        return SubmitResult("command", "Compacted: older turns are summarized in place.")
+    return SubmitResult("posted", "Sent.")
 
 
-def run_command(session: Session, user: Any, name: str, argument: str, client_id: str) -> Outcome:
+def run_command(
+    session: Session, user: Any, name: str, argument: str, client_id: str
+) -> SubmitResult:
     """Run one slash command on ``session`` for ``user``; an unknown command is an error."""
     if f"/{name}" == COMPACT:
         if argument:
-            return Outcome("error", f"{COMPACT} takes no argument.")
+            return SubmitResult("error", f"{COMPACT} takes no argument.")
         return _post(session, COMPACT, client_id)
     replies = composer_command.send(
         sender=Session, session=session, user=user, command=name, argument=argument
     )
     for _receiver, reply in replies:
         if isinstance(reply, CommandReply):
-            return Outcome("command" if reply.ok else "error", reply.text, reply.html)
-    return Outcome("error", f"Unknown command /{name}. Try /handoff status or {COMPACT}.")
+            return SubmitResult("command" if reply.ok else "error", reply.text, reply.html)
+    return SubmitResult("error", f"Unknown command /{name}. Try /handoff status or {COMPACT}.")
 
 
-def submit(session: Session, user: Any, text: str, client_id: str) -> Outcome:
+def submit(session: Session, user: Any, text: str, client_id: str) -> SubmitResult:
     """Handle one composer submit: a slash command, or a user message posted to ``session``.
 
     A message posted twice with the same ``client_id`` is added once (``host.intake``). Input

@@ -11,6 +11,7 @@ agent (plan mode, compaction) that ``AgentPresets.service_for`` returns (seed 00
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -19,7 +20,7 @@ from uuid import UUID
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connections, router, transaction
 from django.db.models import Count, IntegerField, OuterRef, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 
@@ -88,6 +89,18 @@ _FACT_COUNTS = {
 }
 
 
+@functools.cache
+def _observation_sql(alias: str) -> tuple[str, tuple[Any, ...]]:
+    """The observation query (the session row and ``_FACT_COUNTS``) compiled once per database.
+
+    Compiling its four subqueries is most of its cost, so it is compiled with a placeholder id
+    (the last parameter) and run raw with the real one. Returns (SQL, the other parameters).
+    """
+    query = Session.objects.annotate(**_FACT_COUNTS).filter(pk=UUID(int=0)).query
+    sql, params = query.get_compiler(alias).as_sql()
+    return sql, tuple(params[:-1])
+
+
 @dataclass(frozen=True)
 class Observation:
     """A session read now with its blocker facts (``SessionController.observe``)."""
@@ -125,9 +138,14 @@ class SessionController:
         """
         key = session_id.pk if isinstance(session_id, Session) else session_id
         try:
-            session = Session.objects.annotate(**_FACT_COUNTS).filter(pk=key).first()
-        except (ValidationError, ValueError):
+            pk = UUID(str(key))
+        except ValueError:
             return None
+        sql, head = _observation_sql(router.db_for_read(Session))
+        pk_field = Session._meta.pk
+        assert pk_field is not None
+        value = pk_field.get_db_prep_value(pk, connections[router.db_for_read(Session)])
+        session = next(iter(Session.objects.raw(sql, [*head, value])), None)
         if session is None:
             return None
         counts: dict[str, int] = {name: getattr(session, name) for name in _FACT_COUNTS}
@@ -361,7 +379,7 @@ class Compaction:
     def compact_if_due(self, session: Session | str, capacity: int) -> bool:
         """Compact near the window (``capacity`` tokens) when no handoff applies."""
         fresh = _fresh(session)
-        return compaction.maybe_auto_compact(fresh, capacity, handoff_will_run=False) is not None
+        return compaction.maybe_auto_compact(fresh, capacity) is not None
 
 
 class UsageProjection:

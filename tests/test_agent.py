@@ -10,6 +10,7 @@ from django.contrib.auth.models import AbstractBaseUser
 
 from host import agent, log
 from host.models import Session
+from host.services import LLM
 from host.sessions import create_session
 from host.usage import Usage, context_tokens, session_usage
 
@@ -146,13 +147,20 @@ def test_an_empty_answer_is_an_error(session: Session, fake_llm: Any):
         agent.reply(session)
 
 
-def test_summarize_completion_is_one_json_call_without_tools(fake_llm: Any):
-    fake_llm.answer = '{"goal": "g"}'
-    text = agent.summarize_completion(
-        [{"role": "system", "content": "JSON only"}, {"role": "user", "content": "log"}],
-        max_tokens=6000,
-        timeout=180,
+def summary_call(max_tokens: int = 10, timeout: float = 1) -> str:
+    """The summary's model call as the handoff makes it (``host.services.LLM.complete``)."""
+    return LLM().complete(
+        system="JSON only",
+        prompt="log",
+        max_tokens=max_tokens,
+        timeout=timeout,
+        purpose="compaction",
     )
+
+
+def test_the_summary_call_is_one_json_call_without_tools(fake_llm: Any):
+    fake_llm.answer = '{"goal": "g"}'
+    text = summary_call(max_tokens=6000, timeout=180)
     assert text == '{"goal": "g"}'
     assert len(fake_llm.requests) == 1
     request = fake_llm.requests[0]
@@ -162,16 +170,16 @@ def test_summarize_completion_is_one_json_call_without_tools(fake_llm: Any):
     assert request["headers"]["x-handoff-purpose"] == "compaction"
 
 
-def test_summarize_completion_without_an_endpoint_raises(settings: Any):
+def test_the_summary_call_without_an_endpoint_raises(settings: Any):
     settings.HANDOFF_LLM_BASE_URL = ""
     with pytest.raises(agent.LLMUnavailable, match="HANDOFF_LLM_BASE_URL"):
-        agent.summarize_completion([{"role": "user", "content": "x"}], max_tokens=10, timeout=1)
+        summary_call()
 
 
-def test_summarize_completion_raises_on_a_server_error(fake_llm: Any):
+def test_the_summary_call_raises_on_a_server_error(fake_llm: Any):
     fake_llm.status = 503
     with pytest.raises(openai.APIError):
-        agent.summarize_completion([{"role": "user", "content": "x"}], max_tokens=10, timeout=5)
+        summary_call(timeout=5)
     assert len(fake_llm.requests) == 1
 
 

@@ -145,7 +145,7 @@ def assistant_with_prompt(session: Session, prompt_tokens: int) -> None:
 def test_auto_compaction_runs_above_ninety_percent_of_the_window(session: Session):
     converse(session, 1)
     assistant_with_prompt(session, 9_001)
-    event = compaction.maybe_auto_compact(session, 10_000, handoff_will_run=False)
+    event = compaction.maybe_auto_compact(session, 10_000)
     assert event is not None and event.data["trigger"] == "auto"
     assert compaction.pressure(session) < 1_000
 
@@ -153,21 +153,14 @@ def test_auto_compaction_runs_above_ninety_percent_of_the_window(session: Sessio
 def test_auto_compaction_waits_below_ninety_percent(session: Session):
     converse(session, 1)
     assistant_with_prompt(session, 8_999)
-    assert compaction.maybe_auto_compact(session, 10_000, handoff_will_run=False) is None
-    assert Session.objects.get(pk=session.pk).compactions == 0
-
-
-def test_auto_compaction_stands_back_when_handoff_will_run(session: Session):
-    converse(session, 1)
-    assistant_with_prompt(session, 9_500)
-    assert compaction.maybe_auto_compact(session, 10_000, handoff_will_run=True) is None
+    assert compaction.maybe_auto_compact(session, 10_000) is None
     assert Session.objects.get(pk=session.pk).compactions == 0
 
 
 def test_auto_compaction_needs_a_known_capacity(session: Session):
     converse(session, 1)
     assistant_with_prompt(session, 9_500)
-    assert compaction.maybe_auto_compact(session, 0, handoff_will_run=False) is None
+    assert compaction.maybe_auto_compact(session, 0) is None
 
 
 def test_pressure_uses_the_meter_after_a_compaction_until_the_next_model_call(session: Session):

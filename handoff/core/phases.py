@@ -31,7 +31,13 @@ _ORDER = {
     Phase.COMMITTED_START_PENDING: 3,
     Phase.STARTED: 4,
 }
+# A record in a final phase never moves again.
 FINAL_PHASES = frozenset({Phase.STARTED, Phase.FAILED})
+# The attempt still holds its source (before the route): a second attempt on it is refused.
+IN_PROGRESS_PHASES = frozenset({Phase.SUMMARIZING, Phase.PREPARED})
+# The attempt has not reached an outcome yet: it moves on by itself, or recovery moves it
+# (seed 000, Recovering a stuck handoff); pages showing it keep polling.
+UNFINISHED_PHASES = frozenset({*IN_PROGRESS_PHASES, Phase.COMMITTED})
 
 
 def can_move(current: Phase, new: Phase) -> bool:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from handoff import operations
-from handoff.core.phases import Phase
+from handoff.core.phases import UNFINISHED_PHASES, Phase
 from handoff.exceptions import HandoffError, NotAMain, SessionNotFound
 
 # The phases an attempt goes through on success, in order (seed 000, The transaction).
@@ -22,8 +22,6 @@ PHASE_STEPS: tuple[tuple[Phase, str], ...] = (
     (Phase.COMMITTED, "Committed"),
     (Phase.STARTED, "Successor started"),
 )
-# An attempt in one of these phases is still moving: the panel keeps polling.
-UNFINISHED_PHASES = frozenset({Phase.SUMMARIZING, Phase.PREPARED, Phase.COMMITTED})
 
 _BLOCKER_TEXT = {
     "active-team-roster": "it leads a team with more than one member",
