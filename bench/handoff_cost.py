@@ -41,17 +41,17 @@ def _user() -> Any:
     return user
 
 
-def _message(session: Session, seq: int) -> Message:
-    """Message ``seq`` of a typical exchange: a user request, or an answer carrying usage."""
-    if seq % 2:
-        text = f"Please refactor {CWD}/src/module_{seq}.py so it streams; keep the API as is."
+def _message(session: Session, seq: int, turn: int, answer: bool) -> Message:
+    """A user request of exchange ``turn``, or the answer to it carrying usage."""
+    if not answer:
+        text = f"Please refactor {CWD}/src/module_{turn}.py so it streams; keep the API as is."
         return Message(session=session, seq=seq, role="user", source_kind="user", content=text)
     return Message(
         session=session,
         seq=seq,
         role="assistant",
         source_kind="assistant",
-        content=f"Done: {CWD}/src/module_{seq - 1}.py streams now. Next I will run the tests.",
+        content=f"Done: {CWD}/src/module_{turn}.py streams now. Next I will run the tests.",
         uncached_input_tokens=20_000 + seq,
         output_tokens=200,
         cache_read_tokens=0,
@@ -60,7 +60,8 @@ def _message(session: Session, seq: int) -> Message:
 
 
 def source_with(messages: int) -> Session:
-    """Return an idle main with ``messages`` log entries whose manual handoff is requested.
+    """Return an idle main with ``messages`` log entries (requests and answers, alternately)
+    whose manual handoff is requested.
 
     The log is bulk-inserted and the session row and usage projection are set to what
     appending it one message at a time would have left (revision, turns, the four buckets).
@@ -69,7 +70,8 @@ def source_with(messages: int) -> Session:
     log.select_model(session, MODEL)
     first = session.revision + 1
     Message.objects.bulk_create(
-        [_message(session, seq) for seq in range(first, first + messages)], batch_size=500
+        [_message(session, first + i, i // 2, i % 2 == 1) for i in range(messages)],
+        batch_size=500,
     )
     sums = Message.objects.filter(session=session).aggregate(
         a=Sum("uncached_input_tokens"), b=Sum("output_tokens"), chars=Sum(Length("content"))

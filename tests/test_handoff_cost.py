@@ -1,0 +1,105 @@
+"""What a handoff costs in SQL (issue 11): flat in the session's length, the log read once.
+
+The timings are ``bench/handoff_cost.py``'s; these tests count statements, never time them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from handoff_support import make_source, record_of
+
+from bench.handoff_cost import CWD, handoff, source_with, statements_of
+from handoff import attempt as attempts
+from handoff import operations, store
+from handoff.core.phases import Phase
+from handoff.models import HandoffRecord
+from host.models import Activity, InboxItem, Session, Team
+from host.services import SessionController
+from host.sessions import create_session
+
+pytestmark = pytest.mark.django_db
+
+
+def _message_reads(captured: CaptureQueriesContext) -> int:
+    return sum('FROM "host_message"' in q["sql"] for q in captured.captured_queries)
+
+
+def test_a_handoff_runs_as_many_statements_at_5000_messages_as_at_100():
+    handoff(source_with(10))  # the settings row is created once, by the first attempt
+    short, long = source_with(100), source_with(5_000)
+    assert statements_of(lambda: handoff(short)) == statements_of(lambda: handoff(long))
+
+
+def test_the_summary_reads_the_log_in_one_query_however_long_it_is():
+    source = source_with(5_000)
+    with CaptureQueriesContext(connection) as captured:
+        context = SessionController().effective_context(source, max_chars=2_000)
+    assert _message_reads(captured) == 1
+    assert 0 < sum(len(e["content"]) for e in context) <= 2_000
+    assert context[-1]["content"].startswith("Done:")  # the newest entry is the last
+
+
+def test_the_offline_summary_reads_a_bounded_tail_of_the_log(monkeypatch):
+    asked: list[int | None] = []
+    real = SessionController.effective_context
+
+    def spy(self: SessionController, session: Any, max_chars: int | None = None) -> Any:
+        asked.append(max_chars)
+        return real(self, session, max_chars)
+
+    monkeypatch.setattr(SessionController, "effective_context", spy)
+    outcome = handoff(source_with(5_000))
+    brief = record_of(outcome).brief
+    assert asked == [attempts.OFFLINE_CONTEXT_CHARS]
+    assert brief is not None and f"{CWD}/src/module_2499.py" in brief["artifacts"]
+
+
+def test_observe_reads_a_quiet_session_and_its_blocker_facts_in_one_query():
+    source = make_source()
+    with CaptureQueriesContext(connection) as captured:
+        observed = SessionController().observe(str(source.pk))
+    assert len(captured.captured_queries) == 1
+    assert observed is not None and observed.session.pk == source.pk
+    facts = (observed.activities, observed.live_subagents, observed.team_members)
+    assert facts + (observed.pending_inbox,) == ([], [], 0, 0)
+
+
+def test_observe_counts_every_blocker_fact():
+    source = make_source()
+    sub = create_session(source.owner, parent=source, title="helper")
+    Activity.objects.create(session=source, kind="job")
+    InboxItem.objects.create(session=source, stage="next-turn", content="later")
+    team = Team.objects.create(lead=source)
+    team.members.add(source, sub)
+    observed = SessionController().observe(str(source.pk))
+    assert observed is not None
+    assert (observed.activities, observed.live_subagents) == (["job"], [str(sub.pk)])
+    assert (observed.team_members, observed.pending_inbox) == (2, 1)
+
+
+def test_observe_answers_none_for_an_unknown_or_malformed_id():
+    assert SessionController().observe("not-a-uuid") is None
+    assert SessionController().observe("00000000-0000-0000-0000-000000000001") is None
+
+
+def test_a_failing_prepare_leaves_no_draft(monkeypatch):
+    # The brief, the draft and its inheritance are one transaction: nothing of it stays.
+    source = make_source()
+    before = Session.objects.count()
+
+    real_move = store.move
+
+    def move(record: HandoffRecord, phase: Phase, **fields: Any) -> HandoffRecord:
+        if phase == Phase.PREPARED:
+            raise RuntimeError("disk full")
+        return real_move(record, phase, **fields)
+
+    monkeypatch.setattr(store, "move", move)
+    record = record_of(operations.run_attempt(source.pk, manual=True))
+    assert record.phase == "failed" and "disk full" in record.error
+    assert record.brief is None and record.target_id is None
+    assert Session.objects.count() == before
