@@ -393,8 +393,11 @@ def context_budget() -> int:
 
 
 def summarize(attempt: Attempt) -> None:
-    """Step 6: one model call (outside any transaction) whose JSON must be a valid brief."""
-    _check(attempt, Step.SUMMARIZE)
+    """Step 6: one model call (outside any transaction) whose JSON must be a valid brief.
+
+    Step 5 checked ``stable()`` under the lock a moment before; the check that matters here is
+    the one after the call, which a change made while the summary was written fails.
+    """
     try:
         context = attempt.host.effective_context(attempt.source, max_chars=context_budget())
         _point(attempt, "summarize")

@@ -78,8 +78,11 @@ def _fold_usage(session: Session, seq: int, role: str, chars: int, usage: Usage 
         )
         if role == "assistant":
             updates.update(context_tokens=usage.prompt, context_seq=seq)
-    UsageProjection.objects.get_or_create(session=session)
-    UsageProjection.objects.filter(session=session).update(**updates)
+    projection = UsageProjection.objects.filter(session=session)
+    if not projection.update(**updates):
+        # A session stored without its projection (made before it existed) gets it now.
+        UsageProjection.objects.create(session=session)
+        projection.update(**updates)
 
 
 def append_event(session: Session, kind: EventKind | str, data: dict[str, Any]) -> SessionEvent:

@@ -40,8 +40,9 @@ from host.models import (
     Team,
     Workspace,
 )
+from host.models import UsageProjection as ProjectionRow
 from host.signals import StepRejected
-from host.usage import context_tokens, measure, session_usage
+from host.usage import measure, projection_of
 
 DEFAULT_PRESET = "default"
 # What ``effective_context`` returns of each message, and how many rows it fetches at a time.
@@ -160,7 +161,7 @@ class SessionController:
 
     def create(self, *, owner_id: Any, cwd: str, title: str, agent_preset: str | None) -> Session:
         """Create an idle, blank session by cwd; no workspace is attached (seed 003 §6.5)."""
-        owner = get_user_model().objects.get(pk=owner_id)
+        owner = get_user_model()(pk=owner_id)  # the source's owner: known to exist
         return sessions.create_session(
             owner, cwd=cwd, title=title, agent_preset=agent_preset or DEFAULT_PRESET
         )
@@ -383,15 +384,31 @@ class Compaction:
 
 
 class UsageProjection:
-    """The usage projection (seed 003 §5.1, source 1)."""
+    """The usage projection (seed 003 §5.1, source 1): one instance per read, so its row is
+    read once for both figures."""
+
+    def __init__(self) -> None:
+        self._rows: dict[Any, ProjectionRow] = {}
+
+    def _row(self, session: Session | str) -> ProjectionRow:
+        target = _session(session)
+        if target.pk not in self._rows:
+            self._rows[target.pk] = projection_of(target)
+        return self._rows[target.pk]
 
     def buckets_total(self, session: Session | str) -> int:
         """Return the four buckets summed (tokens)."""
-        return session_usage(_session(session)).total
+        row = self._row(session)
+        return (
+            row.uncached_input_tokens
+            + row.output_tokens
+            + row.cache_read_tokens
+            + row.cache_write_tokens
+        )
 
     def context_tokens(self, session: Session | str) -> int:
         """Return the latest call's prompt size (tokens), 0 when a compaction came after it."""
-        return context_tokens(_session(session))
+        return self._row(session).context_tokens
 
 
 class TokenMeter:
