@@ -27,7 +27,7 @@ A draft is discarded (archived, nothing else) only while it is an unwoken draft 
 created. The summary runs outside any database transaction. Two attempts on one source end in
 at most one successor: step 5 claims the source under a row lock on its main state.
 
-``fault_point`` is the fault-injection seam: it is sent at each named point with the attempt,
+``fault_hook`` is the fault-injection seam: it is sent at each named point with the attempt,
 and an exception a receiver raises counts as that point failing (points: ``summarize``,
 ``before_seed``, ``flush``, ``before_commit``, ``redirect``, ``start``).
 """
@@ -62,7 +62,7 @@ from handoff.status import record_dict
 
 logger = logging.getLogger(__name__)
 
-fault_point = Signal()  # sent as fault_point.send(sender=Attempt, point=str, attempt=Attempt)
+fault_hook = Signal()  # sent as fault_hook.send(sender=Attempt, point=str, attempt=Attempt)
 
 # What the offline summarizer reads of the log (characters of content, newest first).
 OFFLINE_CONTEXT_CHARS = 16_000
@@ -198,7 +198,7 @@ class Fail(Exception):
 
 
 def _point(attempt: Attempt, point: str) -> None:
-    fault_point.send(sender=Attempt, point=point, attempt=attempt)
+    fault_hook.send(sender=Attempt, point=point, attempt=attempt)
 
 
 # --- reading the facts ---------------------------------------------------------------------

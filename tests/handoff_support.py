@@ -9,7 +9,7 @@ import pytest
 from django.contrib.auth import get_user_model
 
 from handoff import services
-from handoff.attempt import Attempt, AttemptOutcome, fault_point
+from handoff.attempt import Attempt, AttemptOutcome, fault_hook
 from handoff.models import HandoffRecord
 from host import log
 from host.models import Session, Workspace
@@ -100,12 +100,12 @@ def at_point() -> Iterator[Callable[[str, Callable[[Attempt], object]], None]]:
             if point == wanted:
                 action(attempt)
 
-        fault_point.connect(receiver, weak=False)
+        fault_hook.connect(receiver, weak=False)
         connected.append(receiver)
 
     yield inject
     for receiver in connected:
-        fault_point.disconnect(receiver)
+        fault_hook.disconnect(receiver)
 
 
 def boom(message: str = "injected fault") -> Callable[[Attempt], None]:
