@@ -130,6 +130,10 @@ class SessionController(Protocol):
     def get(self, session_id: str) -> HostSession | None:
         """Return the session read fresh from storage, or ``None`` when it does not exist."""
 
+    def ids_starting_with(self, prefix: str, *, limit: int) -> list[str]:
+        """Return the ids (as text) of at most ``limit`` sessions whose id starts with
+        ``prefix`` (hex digits and dashes, as ids are written)."""
+
     def observe(self, session_id: str) -> SessionObservation | None:
         """Return the session and its blocker facts read now (in as few queries as the host
         can: one on the reference host while nothing is in flight), or ``None``."""

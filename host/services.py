@@ -131,6 +131,11 @@ class SessionController:
         except (ValidationError, ValueError):
             return None
 
+    def ids_starting_with(self, prefix: str, *, limit: int) -> list[str]:
+        """Return the ids of at most ``limit`` sessions whose id starts with ``prefix``."""
+        found = Session.objects.filter(pk__startswith=prefix).values_list("pk", flat=True)
+        return [str(pk) for pk in found[:limit]]
+
     def observe(self, session_id: Session | str | UUID) -> Observation | None:
         """Return the session and its blocker facts read now, or None (unknown or malformed id).
 

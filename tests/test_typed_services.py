@@ -6,12 +6,13 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from django.core.management.base import CommandError
 from handoff_support import make_source, record_of, target_of
 
 import host.services as host_services
 from handoff import operations, services
 from handoff.api import HandoffActionIn
-from handoff.management.commands.handoff import Command
+from handoff.management.commands.handoff import Command, resolve_session
 from handoff.operations import Action
 from handoff.web.commands import REPLIES
 
@@ -66,3 +67,11 @@ def test_every_surface_names_the_same_actions():
     (command_choices,) = [a.choices for a in parser._actions if a.dest == "action"]
     api_choices = HandoffActionIn.model_json_schema()["$defs"]["Action"]["enum"]
     assert set(command_choices or []) == set(api_choices) == set(REPLIES) == set(Action)
+
+
+def test_the_command_finds_sessions_by_prefix_through_the_session_controller(settings):
+    source = make_source()
+    assert resolve_session(str(source.pk)[:8]) == str(source.pk)
+    settings.HANDOFF_SERVICES = {**settings.HANDOFF_SERVICES, "session_controller": None}
+    with pytest.raises(CommandError, match="no session controller"):
+        resolve_session(str(source.pk)[:8])

@@ -19,10 +19,9 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from handoff import operations
+from handoff import operations, services
 from handoff.attempt import AttemptOutcome, Outcome
 from handoff.exceptions import HandoffError
-from handoff.models import HandoffRecord
 from handoff.status import record_dict
 
 MIN_PREFIX = 6
@@ -44,14 +43,10 @@ def resolve_session(text: str) -> str:
             f"{text!r} is not a session id: give the UUID or at least {MIN_PREFIX} of its "
             "first hex characters."
         )
-    # The handoff app reads sessions without importing the host: through its records' relation.
-    session_model = HandoffRecord._meta.get_field("source").related_model
-    matches = [
-        str(pk)
-        for pk in session_model._default_manager.filter(pk__startswith=wanted).values_list(
-            "pk", flat=True
-        )[:5]
-    ]
+    controller = services.session_controller()
+    if controller is None:
+        raise CommandError("The host provides no session controller: sessions cannot be found.")
+    matches = controller.ids_starting_with(wanted, limit=5)
     if not matches:
         raise CommandError(f"No session id starts with {wanted!r}.")
     if len(matches) > 1:
