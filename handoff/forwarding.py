@@ -21,6 +21,7 @@ from handoff import services, store
 from handoff.core.redirects import RedirectCycleError
 from handoff.core.relay import relay_id
 from handoff.exceptions import ForwardingError, ServiceUnavailable
+from handoff.services import SessionController
 
 logger = logging.getLogger(__name__)
 
@@ -36,7 +37,7 @@ def destination(session_id: Any) -> str:
         raise ForwardingError(f"cannot forward input of {session_id}: {exc}") from exc
 
 
-def _controller() -> Any:
+def _controller() -> SessionController:
     controller = services.session_controller()
     if controller is None:
         raise ServiceUnavailable(services.SESSION_CONTROLLER, "input cannot be forwarded")

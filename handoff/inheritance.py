@@ -17,12 +17,11 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import Any
 
 from django.db import transaction
 
 from handoff import services
-from handoff.services import HostSession, SessionController
+from handoff.services import HostSession, PermissionPresets, SessionController
 
 logger = logging.getLogger(__name__)
 
@@ -39,7 +38,7 @@ def row(setting: str, outcome: str, detail: str) -> Row:
     return {"setting": setting, "outcome": outcome, "detail": detail}
 
 
-def _agent_preset(source: Any) -> tuple[str | None, Row]:
+def _agent_preset(source: HostSession) -> tuple[str | None, Row]:
     """Choose the successor's agent preset: the source's, else the composed preset."""
     presets = services.agent_presets()
     if presets is None:
@@ -56,7 +55,9 @@ def _agent_preset(source: Any) -> tuple[str | None, Row]:
     )
 
 
-def create_successor(controller: Any, source: Any) -> tuple[Any, list[Row]]:
+def create_successor(
+    controller: SessionController, source: HostSession
+) -> tuple[HostSession, list[Row]]:
     """Create the successor draft by cwd (no workspace id) and return it with its first rows.
 
     Raises whatever the session controller raises: no successor exists then.
@@ -73,7 +74,7 @@ def create_successor(controller: Any, source: Any) -> tuple[Any, list[Row]]:
     return successor, [cwd_row, preset_row]
 
 
-def _workspace(source: Any, successor: Any) -> Row:
+def _workspace(source: HostSession, successor: HostSession) -> Row:
     registry = services.workspace_registry()
     if registry is None:
         return row("workspace", NOT_INHERITED, "no workspace registry: the session is in no group")
@@ -118,7 +119,7 @@ def _model(controller: SessionController, source: HostSession, successor: HostSe
     return row("model", outcome, f"{model} ({origin})")
 
 
-def _permissions(source: Any, successor: Any) -> list[Row]:
+def _permissions(source: HostSession, successor: HostSession) -> list[Row]:
     permissions = services.permission_presets()
     if permissions is None:
         return [row("permission-preset", NOT_INHERITED, "no permission presets service")]
@@ -137,7 +138,7 @@ def _permissions(source: Any, successor: Any) -> list[Row]:
     return rows
 
 
-def _approval(permissions: Any, source: Any, successor: Any) -> Row:
+def _approval(permissions: PermissionPresets, source: HostSession, successor: HostSession) -> Row:
     policy = permissions.approval_override(source)
     if not policy:
         return row("approval-policy", NOT_INHERITED, "the source overrides no approval policy")
@@ -145,7 +146,7 @@ def _approval(permissions: Any, source: Any, successor: Any) -> Row:
     return row("approval-policy", INHERITED, policy)
 
 
-def _plan_mode(source: Any, successor: Any) -> Row:
+def _plan_mode(source: HostSession, successor: HostSession) -> Row:
     own = services.plan_mode_for(source)
     theirs = services.plan_mode_for(successor)
     if own is None or theirs is None:
@@ -167,7 +168,7 @@ def _guarded(setting: str, apply_rows: Callable[[], list[Row]]) -> list[Row]:
         return [row(setting, NOT_INHERITED, f"failed: {type(exc).__name__}: {exc}")]
 
 
-def apply(controller: Any, source: Any, successor: Any) -> list[Row]:
+def apply(controller: SessionController, source: HostSession, successor: HostSession) -> list[Row]:
     """Apply the rows after creation to ``successor`` and return their report rows.
 
     Never raises for a row: each failure is its own not-inherited row. The successor's log

@@ -30,12 +30,13 @@ from handoff import metrics, services, store, tasks
 from handoff import status as status_module
 from handoff.attempt import AttemptOutcome
 from handoff.exceptions import AlreadyHandedOff, NotAMain, ServiceUnavailable, SessionNotFound
+from handoff.services import HostSession, SessionController
 from handoff.status import StatusReport
 
 logger = logging.getLogger(__name__)
 
 
-def _controller() -> Any:
+def _controller() -> SessionController:
     controller = services.session_controller()
     if controller is None:
         raise ServiceUnavailable(
@@ -44,7 +45,7 @@ def _controller() -> Any:
     return controller
 
 
-def _main(session_id: Any) -> Any:
+def _main(session_id: Any) -> HostSession:
     """Return the session if it exists and is a main; raise a ``HandoffError`` otherwise."""
     session = _controller().get(str(session_id))
     if session is None:
@@ -60,7 +61,7 @@ def _not_handed_off(session_id: Any) -> None:
         raise AlreadyHandedOff(session_id, redirect.destination_id)
 
 
-def owned_session(session_id: Any, user_id: Any) -> Any:
+def owned_session(session_id: Any, user_id: Any) -> HostSession:
     """Return the session ``session_id`` if it exists and belongs to user ``user_id``.
 
     Raises ``SessionNotFound`` for a missing, malformed or another user's session (the same
