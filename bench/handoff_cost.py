@@ -18,7 +18,7 @@ from functools import partial
 from typing import Any
 
 from django.contrib.auth import get_user_model
-from django.db import connection
+from django.db import connection, reset_queries
 from django.db.models import Sum
 from django.db.models.functions import Length
 from django.db.transaction import Atomic
@@ -149,6 +149,7 @@ class TransactionCounter:
 
 def statements_of(action: Callable[[], object]) -> tuple[int, int]:
     """Return (SQL statements, transactions) ``action`` runs; savepoints are not counted."""
+    reset_queries()  # a full query log (DEBUG) would leave nothing to capture
     with CaptureQueriesContext(connection) as captured, TransactionCounter() as transactions:
         action()
     statements = [
