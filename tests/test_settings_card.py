@@ -1,4 +1,5 @@
-"""Settings → Conversation Collaboration (handoff_settings.views, forms, panel, commands)."""
+"""Settings → Conversation Collaboration (handoff_settings) and the conversation panel and /handoff
+command (handoff.web)."""
 
 from __future__ import annotations
 
