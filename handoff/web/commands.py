@@ -18,14 +18,13 @@ from handoff.web.panel import describe_blocker
 from host.signals import CommandReply
 
 COMMAND = "handoff"
-USAGE = "Use /handoff [now | enable | disable | status]."
-
 REPLIES: dict[Action, str] = {
     Action.NOW: "Handoff requested: the brief is being written.",
     Action.ENABLE: "Automatic handoff enabled for this conversation.",
     Action.DISABLE: "Automatic handoff disabled for this conversation.",
     Action.STATUS: "Handoff status",
 }
+USAGE = f"Use /handoff [{' | '.join(REPLIES)}]."
 
 
 def handoff_command(
