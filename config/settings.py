@@ -59,6 +59,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    "follower.middleware.FollowerBaselineMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -79,9 +80,14 @@ TEMPLATES = [
     },
 ]
 
+# Persistent connections (checked before reuse): Daphne runs every database call of a process
+# in one thread, so a process holds one connection however many follower sockets it serves.
+CONN_MAX_AGE = int(os.environ.get("DJANGO_CONN_MAX_AGE", "600"))
 DATABASES = {
     "default": dj_database_url.config(
-        default=f"sqlite:///{BASE_DIR / 'db.sqlite3'}", conn_max_age=0
+        default=f"sqlite:///{BASE_DIR / 'db.sqlite3'}",
+        conn_max_age=CONN_MAX_AGE,
+        conn_health_checks=True,
     )
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
@@ -198,8 +204,10 @@ LOGGING = {
 }
 
 # Follower events (DESIGN.md invariant 10): kept this many seconds and at most this many per
-# user; each socket also reads stored events every FOLLOWER_POLL_INTERVAL seconds so events
-# written by another process (the task worker, a management command) reach it without Redis.
+# user. On the in-memory channel layer one reader per process (follower.hub) looks for stored
+# events every FOLLOWER_POLL_INTERVAL seconds (one query for all its sockets; 0 turns it off),
+# so events written by another process (the task worker, a command) reach the page without
+# Redis; with Redis nothing is polled.
 FOLLOWER_EVENT_RETENTION = int(os.environ.get("FOLLOWER_EVENT_RETENTION", "600"))
 FOLLOWER_EVENT_LIMIT = int(os.environ.get("FOLLOWER_EVENT_LIMIT", "1000"))
-FOLLOWER_POLL_INTERVAL = float(os.environ.get("FOLLOWER_POLL_INTERVAL", "1"))
+FOLLOWER_POLL_INTERVAL = float(os.environ.get("FOLLOWER_POLL_INTERVAL", "0.25"))

@@ -34,7 +34,7 @@ from host.models import (
     SourceKind,
     Workspace,
 )
-from host.signals import StepRejected
+from host.signals import StepRejected, announce
 from host.usage import context_tokens, measure, session_usage
 
 DEFAULT_PRESET = "default"
@@ -56,10 +56,12 @@ def _fresh(ref: Session | str | UUID) -> Session:
 
 
 def _save(session: Session, **fields: Any) -> None:
-    """Set ``fields`` and save them with ``save()`` (so post_save receivers see the change)."""
+    """Set ``fields`` of the sidebar row, save them and announce the change (one transaction)."""
     for name, value in fields.items():
         setattr(session, name, value)
-    session.save(update_fields=[*fields, "updated"])
+    with transaction.atomic():
+        session.save(update_fields=[*fields, "updated"])
+        announce(session.pk)
 
 
 class SessionController:
