@@ -9,6 +9,7 @@ offline summarizer and offline agent. Real mode: ``DATABASE_URL`` (PostgreSQL), 
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 import dj_database_url
@@ -96,6 +97,11 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     DATABASES["default"].setdefault("OPTIONS", {}).update(
         {"timeout": 20, "transaction_mode": "IMMEDIATE", "init_command": "PRAGMA journal_mode=WAL;"}
     )
+    # The test database is a file too (the test runner makes and drops it): the follower's
+    # browser tests serve it from a Daphne process, which cannot open an in-memory database.
+    DATABASES["default"]["TEST"] = {
+        "NAME": str(Path(tempfile.gettempdir()) / f"handoff-test-{os.getpid()}.sqlite3")
+    }
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
