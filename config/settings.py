@@ -81,16 +81,17 @@ TEMPLATES = [
     },
 ]
 
-# Persistent connections (checked before reuse): Daphne runs every database call of a process
-# in one thread, so a process holds one connection however many follower sockets it serves.
-CONN_MAX_AGE = int(os.environ.get("DJANGO_CONN_MAX_AGE", "600"))
-DATABASES = {
-    "default": dj_database_url.config(
-        default=f"sqlite:///{BASE_DIR / 'db.sqlite3'}",
-        conn_max_age=CONN_MAX_AGE,
-        conn_health_checks=True,
-    )
-}
+DATABASES = {"default": dj_database_url.config(default=f"sqlite:///{BASE_DIR / 'db.sqlite3'}")}
+# Daphne runs each HTTP request in a thread of its own, so persistent connections
+# (CONN_MAX_AGE) would leave a connection open per thread, unbounded: PostgreSQL gets a pool per
+# process instead (psycopg_pool; at most DJANGO_DB_POOL_MAX connections, a request waits for a
+# free one rather than failing with "too many clients"); SQLite opens its file per request.
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
+        "min_size": 1,
+        "max_size": int(os.environ.get("DJANGO_DB_POOL_MAX", "5")),
+        "timeout": 30,
+    }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # Several processes (server, task worker) share the file: take the write lock up front
     # and wait for it instead of failing with "database is locked".
@@ -216,4 +217,4 @@ LOGGING = {
 # Redis; with Redis nothing is polled.
 FOLLOWER_EVENT_RETENTION = int(os.environ.get("FOLLOWER_EVENT_RETENTION", "600"))
 FOLLOWER_EVENT_LIMIT = int(os.environ.get("FOLLOWER_EVENT_LIMIT", "1000"))
-FOLLOWER_POLL_INTERVAL = float(os.environ.get("FOLLOWER_POLL_INTERVAL", "0.25"))
+FOLLOWER_POLL_INTERVAL = float(os.environ.get("FOLLOWER_POLL_INTERVAL", "0.1"))

@@ -8,9 +8,10 @@ The hub, not each socket, hears of events:
   this process publishes itself), and each event is encoded once and fanned out to the
   user's sockets;
 - on the in-memory layer only, by one process-wide reader that looks at the stored events
-  every ``FOLLOWER_POLL_INTERVAL`` seconds (default 0.25; 0 turns it off): one query for all
-  the process's users, whatever their socket count, so events written by another process (the
-  task worker under ``make run``) reach the page too. With Redis nothing is polled.
+  every ``FOLLOWER_POLL_INTERVAL`` seconds (default 0.1; 0 turns it off), on SQLite only when
+  the database's files changed: one query for all the process's users, whatever their socket
+  count, so events written by another process (the task worker under ``make run``) reach the
+  page too. With Redis nothing is polled.
 
 Before delivering an event the hub checks each distinct sign-in of the user's sockets here
 once (not once per socket); a sign-out (``user_logged_out``) reaches the hub through the layer
@@ -24,7 +25,9 @@ import asyncio
 import json
 import logging
 import weakref
+from collections.abc import Callable
 from importlib import import_module
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from asgiref.sync import async_to_sync
@@ -32,6 +35,7 @@ from channels.db import database_sync_to_async
 from channels.layers import BaseChannelLayer, InMemoryChannelLayer, get_channel_layer
 from django.conf import settings
 from django.contrib.auth import SESSION_KEY
+from django.db import connection
 
 from follower.events import Frame, Resync, events_after, group_name
 from follower.models import FollowerCursor
@@ -53,27 +57,31 @@ class Hub:
         self.sockets: dict[int, set[FollowConsumer]] = {}
         self.channel: str | None = None
         self.tasks: list[asyncio.Task[None]] = []
+        self.membership = asyncio.Lock()
+        """Held while sockets join or leave (they await the layer meanwhile)."""
 
     async def join(self, socket: FollowConsumer) -> None:
         """Register a socket of ``socket.user_id``; the first of a user joins the user's group."""
-        if not self.tasks:
-            await self._start()
-        user_sockets = self.sockets.setdefault(socket.user_id, set())
-        if not user_sockets and self.layer is not None and self.channel is not None:
-            await self.layer.group_add(group_name(socket.user_id), self.channel)
-        user_sockets.add(socket)
+        async with self.membership:
+            if not self.tasks:
+                await self._start()
+            user_sockets = self.sockets.setdefault(socket.user_id, set())
+            if not user_sockets and self.layer is not None and self.channel is not None:
+                await self.layer.group_add(group_name(socket.user_id), self.channel)
+            user_sockets.add(socket)
 
     async def leave(self, socket: FollowConsumer) -> None:
         """Forget a socket; the last of a user leaves the group, the last of all stops the hub."""
-        user_sockets = self.sockets.get(socket.user_id, set())
-        user_sockets.discard(socket)
-        if user_sockets:
-            return
-        self.sockets.pop(socket.user_id, None)
-        if self.layer is not None and self.channel is not None:
-            await self.layer.group_discard(group_name(socket.user_id), self.channel)
-        if not self.sockets:
-            self._stop()
+        async with self.membership:
+            user_sockets = self.sockets.get(socket.user_id, set())
+            user_sockets.discard(socket)
+            if user_sockets:
+                return
+            self.sockets.pop(socket.user_id, None)
+            if self.layer is not None and self.channel is not None:
+                await self.layer.group_discard(group_name(socket.user_id), self.channel)
+            if not self.sockets:
+                self._stop()
 
     async def _start(self) -> None:
         if self.layer is not None:
@@ -106,9 +114,24 @@ class Hub:
                 await asyncio.sleep(1)
 
     async def _poll(self) -> None:
-        """Read the stored events of every local user now and then (one query for all)."""
+        """Read the stored events of every local user now and then (one query for all).
+
+        On SQLite the database's files tell when another process committed: they are looked
+        at every ``CHANGE_TICK`` seconds and read only when they changed (or once every
+        ``FOLLOWER_POLL_INTERVAL`` × 10 seconds), so an idle process reads almost nothing.
+        """
+        marker = _change_marker()
+        seen, quiet = marker(), 0.0
         while True:
-            await asyncio.sleep(_poll_interval())
+            if seen is None:
+                await asyncio.sleep(_poll_interval())
+            else:
+                await asyncio.sleep(CHANGE_TICK)
+                quiet += CHANGE_TICK
+                now = marker()
+                if now == seen and quiet < _poll_interval() * 10:
+                    continue
+                seen, quiet = now, 0.0
             try:
                 cursors = {u: _lowest_cursor(s) for u, s in self.sockets.items()}
                 behind = {u: c for u, c in cursors.items() if c is not None}
@@ -197,5 +220,34 @@ def _still_signed_in(user_id: int, session_keys: set[str]) -> set[str]:
     }
 
 
+CHANGE_TICK = 0.02
+"""Seconds between looks at the SQLite files for a commit of another process."""
+
+
+def _change_marker() -> Callable[[], tuple[int, ...] | None]:
+    """Return a function whose answer changes when another process may have committed.
+
+    SQLite: the size and modification time of the database file and its write-ahead log (a
+    commit appends to the log). Other databases: always None (read at every interval).
+    """
+    if connection.vendor != "sqlite":
+        return lambda: None
+    files = [Path(str(connection.settings_dict["NAME"]))]
+    files.append(files[0].with_name(files[0].name + "-wal"))
+
+    def marker() -> tuple[int, ...] | None:
+        stamp: list[int] = []
+        for path in files:
+            try:
+                stat = path.stat()
+            except OSError:
+                stamp += [0, 0]
+                continue
+            stamp += [stat.st_mtime_ns, stat.st_size]
+        return tuple(stamp)
+
+    return marker
+
+
 def _poll_interval() -> float:
-    return float(getattr(settings, "FOLLOWER_POLL_INTERVAL", 0.25))
+    return float(getattr(settings, "FOLLOWER_POLL_INTERVAL", 0.1))

@@ -287,8 +287,9 @@ async def test_after_a_resync_events_from_another_process_still_arrive(ada, sett
     await communicator.disconnect()
 
 
-async def test_idle_sockets_cost_one_read_per_tick_whatever_their_count(ada, settings):
-    """The process's one reader asks for every local user at once; sockets never read."""
+async def test_idle_sockets_cost_at_most_one_read_per_tick_whatever_their_count(ada, settings):
+    """The process's one reader asks for every local user at once; sockets never read (on
+    SQLite it reads only when the database changed, or every ten intervals)."""
     reads: list[list[int]] = []
     real = hub_module._newest_ids
 
@@ -305,7 +306,7 @@ async def test_idle_sockets_cost_one_read_per_tick_whatever_their_count(ada, set
         mock.patch.object(events, "events_after", side_effect=AssertionError("a socket read")),
     ):
         await asyncio.sleep(0.5)
-    assert 3 <= len(reads) <= 12
+    assert len(reads) <= 12
     assert all(user_ids == [ada.pk] for user_ids in reads)
     for communicator in sockets:
         await communicator.disconnect()
