@@ -28,6 +28,7 @@ from django.test import Client
 from websockets.asyncio.client import ClientConnection, connect
 
 from follower.events import current_event_id
+from follower.models import FollowerEvent
 from host import log
 from host.models import Session
 from host.sessions import create_session
@@ -144,6 +145,22 @@ class Site:
         redirect = apps.get_model("handoff", "Redirect")
         created: datetime = redirect.objects.values_list("created", flat=True).get(source=source)
         return created.timestamp()
+
+    def started_after_commit(self, source: Session) -> float:
+        """Seconds from the route's commit to the start of the successor (its event's stamp):
+        the floor of any follower that opens the successor only once it is started."""
+        redirect = apps.get_model("handoff", "Redirect").objects.get(source=source)
+        started = (
+            FollowerEvent.objects.filter(
+                user=self.user,
+                payload__session__id=str(redirect.destination_id),
+                payload__session__blank=False,
+            )
+            .order_by("seq")
+            .values_list("created", flat=True)
+            .first()
+        )
+        return (started - redirect.created).total_seconds() if started else float("inf")
 
     def close(self) -> None:
         """Stop the server."""

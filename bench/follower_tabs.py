@@ -12,8 +12,11 @@ the successor is recorded.
   phase), opening the successor once the source redirects to it and it is not blank.
 
 Navigation is the decision to open (``location.assign``); loading the next page costs the same
-for both. Prints p50 / p95 per design and the poll/push ratios, and first the same for one
-real Chromium tab running ``static/follower.js`` (until it requests the successor's page).
+for both. ``start ms`` is the handoff's own time from the route's commit to the successor's
+start (the median over the round's handoffs): no follower can open the successor earlier, as it
+is shown only once started. Prints p50 / p95 per design and the poll/push ratios, and first
+the same for one real Chromium tab running ``static/follower.js`` (until it requests the
+successor's page).
 """
 
 from __future__ import annotations
@@ -73,8 +76,9 @@ async def _poll_tab(site: Site, source: str) -> float:
         await asyncio.sleep(POLL_INTERVAL)
 
 
-async def _round(site: Site, tabs: int, push: bool) -> list[float]:
-    """One handoff watched by ``tabs`` tabs; return each tab's commit → navigation seconds."""
+async def _round(site: Site, tabs: int, push: bool) -> tuple[list[float], float]:
+    """One handoff watched by ``tabs`` tabs; return each tab's commit → navigation seconds
+    and the handoff's own commit → successor started seconds."""
     source = await asyncio.to_thread(site.conversation, f"bench {tabs} tabs")
     source_id = str(source.pk)
     if push:
@@ -88,7 +92,8 @@ async def _round(site: Site, tabs: int, push: bool) -> list[float]:
     for task in late:
         task.cancel()
     committed = await asyncio.to_thread(site.committed_at, source)
-    return [task.result() - committed for task in done if not task.exception()]
+    floor = await asyncio.to_thread(site.started_after_commit, source)
+    return [task.result() - committed for task in done if not task.exception()], floor
 
 
 async def _measure(site: Site) -> None:
@@ -100,19 +105,23 @@ async def _measure(site: Site) -> None:
         )
     else:
         print(f"one Chromium tab: skipped, {CHROMIUM} is missing")
-    print(f"{'tabs':>5} {'design':>7} {'p50 ms':>8} {'p95 ms':>8} {'missed':>7}")
+    print(f"{'tabs':>5} {'design':>7} {'p50 ms':>8} {'p95 ms':>8} {'missed':>7} {'start ms':>9}")
     results: dict[int, dict[str, list[float]]] = {}
     for tabs, handoffs in TABS:
         results[tabs] = {}
         for design in ("push", "poll"):
             samples: list[float] = []
+            floors: list[float] = []
             for _ in range(handoffs):
-                samples += await _round(site, tabs, push=design == "push")
+                tab_samples, floor = await _round(site, tabs, push=design == "push")
+                samples += tab_samples
+                floors.append(floor)
             results[tabs][design] = samples
             missed = tabs * handoffs - len(samples)
             print(
                 f"{tabs:>5} {design:>7} {measured(percentile(samples, 0.5)):>8}"
                 f" {measured(percentile(samples, 0.95)):>8} {missed:>7}"
+                f" {measured(percentile(floors, 0.5)):>9}"
             )
     print(f"{'tabs':>5} {'poll/push p50':>14} {'poll/push p95':>14}")
     for tabs, by_design in results.items():

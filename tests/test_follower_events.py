@@ -459,3 +459,24 @@ def test_status_channel_unavailable_when_redis_is_unreachable(settings):
 def test_status_channel_unavailable_without_a_layer(settings):
     settings.CHANNEL_LAYERS = {}
     assert StatusChannel().available() is False
+
+
+# --- the page's baseline ---------------------------------------------------------------------
+
+
+def test_a_page_embeds_the_event_id_and_redirect_it_was_rendered_with(ada, client):
+    """The follower replays from the render, not from a later snapshot (issue 7 §4)."""
+    source, successor = session(ada), session(ada, "next")
+    store.add_redirect(source.pk, successor.pk, None)
+    client.force_login(ada)
+    html = client.get(f"/s/{source.pk}/").content.decode()
+    assert f'data-event-id="{current_event_id(ada.pk)}"' in html
+    assert f'data-redirect-to="{successor.pk}"' in html
+    plain = client.get(f"/s/{successor.pk}/").content.decode()
+    assert 'data-redirect-to=""' in plain
+
+
+def test_a_fragment_gets_no_baseline(ada, client):
+    client.force_login(ada)
+    response = client.get("/settings/", headers={"HX-Request": "true"})
+    assert not hasattr(response.wsgi_request, "follower_baseline")
