@@ -61,14 +61,17 @@ class Hub:
         """Held while sockets join or leave (they await the layer meanwhile)."""
 
     async def join(self, socket: FollowConsumer) -> None:
-        """Register a socket of ``socket.user_id``; the first of a user joins the user's group."""
+        """Register a socket of ``socket.user_id`` and (re)join the user's group.
+
+        Joining again for each socket renews the membership, which Redis forgets after the
+        layer's ``group_expiry`` (a day).
+        """
         async with self.membership:
             if not self.tasks:
                 await self._start()
-            user_sockets = self.sockets.setdefault(socket.user_id, set())
-            if not user_sockets and self.layer is not None and self.channel is not None:
+            if self.layer is not None and self.channel is not None:
                 await self.layer.group_add(group_name(socket.user_id), self.channel)
-            user_sockets.add(socket)
+            self.sockets.setdefault(socket.user_id, set()).add(socket)
 
     async def leave(self, socket: FollowConsumer) -> None:
         """Forget a socket; the last of a user leaves the group, the last of all stops the hub."""
