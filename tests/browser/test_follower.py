@@ -292,6 +292,26 @@ def test_handoff_moves_every_tab_on_the_source_and_updates_the_others(make_user,
     assert follower(third)["jump"] is None
 
 
+def test_a_burst_of_events_refreshes_the_session_list_once(make_user, open_page, asgi_server):
+    """A handoff makes about ten events; replayed together after a reconnect, another page
+    fetches its session list once for all of them, not once per event (issue 7 §2)."""
+    ada = make_user("ada")
+    source = conversation(ada, "Refactor the parser")
+    page = open_page(ada, conversation(ada, "Release notes"))
+    fetched: list[str] = []
+    page.on("request", lambda r: fetched.append(r.url) if "/sidebar/" in r.url else None)
+
+    asgi_server.stop()
+    page.wait_for_function("() => window.__follower.state === 'unavailable'")
+    successor = hand_off(source)
+    asgi_server.start()
+    row(page, successor).wait_for()
+    page.wait_for_timeout(500)
+
+    assert page.evaluate("() => window.__events.length") >= 5
+    assert len(fetched) == 1
+
+
 def test_page_opened_on_a_handed_off_session_stays_and_shows_the_banner(make_user, open_page):
     ada = make_user("ada")
     source = conversation(ada, "Refactor the parser")
