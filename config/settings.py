@@ -212,9 +212,9 @@ LOGGING = {
 
 # Follower events (DESIGN.md invariant 10): kept this many seconds and at most this many per
 # user. On the in-memory channel layer one reader per process (follower.hub) looks for stored
-# events every FOLLOWER_POLL_INTERVAL seconds (one query for all its sockets; 0 turns it off),
-# so events written by another process (the task worker, a command) reach the page without
-# Redis; with Redis nothing is polled.
+# events every FOLLOWER_POLL_INTERVAL seconds (one query for all its sockets; 0 turns it off;
+# on SQLite only when the database files changed), so events written by another process (the
+# task worker, a command) reach the page without Redis; with Redis nothing is polled.
 FOLLOWER_EVENT_RETENTION = int(os.environ.get("FOLLOWER_EVENT_RETENTION", "600"))
 FOLLOWER_EVENT_LIMIT = int(os.environ.get("FOLLOWER_EVENT_LIMIT", "1000"))
 FOLLOWER_POLL_INTERVAL = float(os.environ.get("FOLLOWER_POLL_INTERVAL", "0.1"))
