@@ -1,13 +1,19 @@
-"""Run every benchmark: ``python -m bench`` (a throwaway SQLite database unless DATABASE_URL)."""
+"""Run the benchmarks: ``python -m bench [follower]`` (a throwaway SQLite database unless
+DATABASE_URL; the channel layer of REDIS_URL, else in-memory).
+
+Without an argument every benchmark runs; ``follower`` runs only the follower's (a few
+minutes at most: simulated tabs and sockets on loopback against one Daphne worker).
+"""
 
 from __future__ import annotations
 
 import os
+import sys
 import tempfile
 
 
 def main() -> None:
-    """Set Django up on a scratch database, migrate it, then run each benchmark in turn."""
+    """Set Django up on a scratch database, migrate it, then run the benchmarks asked for."""
     scratch = tempfile.mkdtemp(prefix="handoff-bench-")
     os.environ.setdefault("DATABASE_URL", f"sqlite:///{scratch}/bench.sqlite3")
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
@@ -17,9 +23,22 @@ def main() -> None:
     django.setup()
     call_command("migrate", verbosity=0)
 
-    from bench import handoff_cost, import_memory, redirect_lookup, token_read
+    from bench import (
+        follower_fanout,
+        follower_tabs,
+        handoff_cost,
+        import_memory,
+        redirect_lookup,
+        token_read,
+    )
 
-    for module in (token_read, redirect_lookup, import_memory, handoff_cost):
+    follower = (follower_tabs, follower_fanout)
+    chosen = sys.argv[1:]
+    if chosen not in ([], ["follower"]):
+        raise SystemExit("usage: python -m bench [follower]")
+    everything = (token_read, redirect_lookup, import_memory, handoff_cost, *follower)
+    modules = follower if chosen else everything
+    for module in modules:
         module.run()
 
 

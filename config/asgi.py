@@ -1,4 +1,8 @@
-"""ASGI entry point: HTTP through Django, websockets through the follower's routing."""
+"""ASGI entry point: HTTP through Django, websockets through the follower's routing.
+
+The follower's websocket accepts only the site's own pages (``follower.origin``), whatever
+``ALLOWED_HOSTS`` is.
+"""
 
 import os
 
@@ -9,15 +13,16 @@ django_asgi_app = get_asgi_application()
 
 from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
-from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 
+from follower.daphne import close_oversized_frames  # noqa: E402
+from follower.origin import SameSiteOrigin  # noqa: E402
 from follower.routing import websocket_urlpatterns  # noqa: E402
+
+close_oversized_frames()
 
 application = ProtocolTypeRouter(
     {
         "http": django_asgi_app,
-        "websocket": AllowedHostsOriginValidator(
-            AuthMiddlewareStack(URLRouter(websocket_urlpatterns))
-        ),
+        "websocket": SameSiteOrigin(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
     }
 )

@@ -9,6 +9,7 @@ offline summarizer and offline agent. Real mode: ``DATABASE_URL`` (PostgreSQL), 
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 import dj_database_url
@@ -60,6 +61,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    "follower.middleware.FollowerBaselineMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -80,17 +82,28 @@ TEMPLATES = [
     },
 ]
 
-DATABASES = {
-    "default": dj_database_url.config(
-        default=f"sqlite:///{BASE_DIR / 'db.sqlite3'}", conn_max_age=0
-    )
-}
+DATABASES = {"default": dj_database_url.config(default=f"sqlite:///{BASE_DIR / 'db.sqlite3'}")}
+# Daphne runs each HTTP request in a thread of its own, so persistent connections
+# (CONN_MAX_AGE) would leave a connection open per thread, unbounded: PostgreSQL gets a pool per
+# process instead (psycopg_pool; at most DJANGO_DB_POOL_MAX connections, a request waits for a
+# free one rather than failing with "too many clients"); SQLite opens its file per request.
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
+        "min_size": 1,
+        "max_size": int(os.environ.get("DJANGO_DB_POOL_MAX", "5")),
+        "timeout": 30,
+    }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # Several processes (server, task worker) share the file: take the write lock up front
     # and wait for it instead of failing with "database is locked".
     DATABASES["default"].setdefault("OPTIONS", {}).update(
         {"timeout": 20, "transaction_mode": "IMMEDIATE", "init_command": "PRAGMA journal_mode=WAL;"}
     )
+    # The test database is a file too (the test runner makes and drops it): the follower's
+    # browser tests serve it from a Daphne process, which cannot open an in-memory database.
+    DATABASES["default"]["TEST"] = {
+        "NAME": str(Path(tempfile.gettempdir()) / f"handoff-test-{os.getpid()}.sqlite3")
+    }
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -199,8 +212,10 @@ LOGGING = {
 }
 
 # Follower events (DESIGN.md invariant 10): kept this many seconds and at most this many per
-# user; each socket also reads stored events every FOLLOWER_POLL_INTERVAL seconds so events
-# written by another process (the task worker, a management command) reach it without Redis.
+# user. On the in-memory channel layer one reader per process (follower.hub) looks for stored
+# events every FOLLOWER_POLL_INTERVAL seconds (one query for all its sockets; 0 turns it off;
+# on SQLite only when the database files changed), so events written by another process (the
+# task worker, a command) reach the page without Redis; with Redis nothing is polled.
 FOLLOWER_EVENT_RETENTION = int(os.environ.get("FOLLOWER_EVENT_RETENTION", "600"))
 FOLLOWER_EVENT_LIMIT = int(os.environ.get("FOLLOWER_EVENT_LIMIT", "1000"))
-FOLLOWER_POLL_INTERVAL = float(os.environ.get("FOLLOWER_POLL_INTERVAL", "1"))
+FOLLOWER_POLL_INTERVAL = float(os.environ.get("FOLLOWER_POLL_INTERVAL", "0.1"))

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from django.apps import AppConfig
-from django.db.models.signals import post_delete, post_save, pre_save
 
 
 class FollowerConfig(AppConfig):
@@ -11,14 +10,14 @@ class FollowerConfig(AppConfig):
     verbose_name = "Follower"
 
     def ready(self) -> None:
-        """Watch the host's sessions and the handoff's records and redirects (lazy senders)."""
-        from follower import receivers
+        """Listen to what the host and the handoff app announce, and to sign-outs."""
+        from django.contrib.auth.signals import user_logged_out
 
-        pre_save.connect(receivers.remember_session, sender="host.Session")
-        post_save.connect(receivers.session_saved, sender="host.Session")
-        post_save.connect(receivers.message_saved, sender="host.Message")
-        pre_save.connect(receivers.remember_record, sender="handoff.HandoffRecord")
-        post_save.connect(receivers.record_saved, sender="handoff.HandoffRecord")
-        pre_save.connect(receivers.remember_redirect, sender="handoff.Redirect")
-        post_save.connect(receivers.redirect_saved, sender="handoff.Redirect")
-        post_delete.connect(receivers.redirect_deleted, sender="handoff.Redirect")
+        from follower import hub, publishing
+        from handoff.signals import record_changed, redirects_changed
+        from host.signals import session_changed
+
+        session_changed.connect(publishing.session_changed, dispatch_uid="follower.session")
+        record_changed.connect(publishing.record_changed, dispatch_uid="follower.record")
+        redirects_changed.connect(publishing.redirects_changed, dispatch_uid="follower.redirects")
+        user_logged_out.connect(hub.signed_out, dispatch_uid="follower.signed_out")

@@ -3,50 +3,54 @@
 Protocol, one JSON object per frame:
 
 - client → server ``{"type": "hello", "last_event_id": int | null}`` once the socket is open:
-  ``null`` on a fresh page (answered by ``{"type": "ready", "last_event_id": int}``, the newest
-  id the page's snapshot must cover), or the last id the page applied after a reconnect
-  (answered by the missed event frames, then ``ready``; or by
-  ``{"type": "resync", "last_event_id": int}`` when some were pruned).
+  the id the page was rendered with (or, after a reconnect, the last id it applied), answered
+  by the later event frames, then ``{"type": "ready", "last_event_id": int}``; or by
+  ``{"type": "resync", "last_event_id": int}`` when some were pruned. ``null`` (a page without
+  a rendered id) is answered by ``ready`` with the newest id, which the page's snapshot covers.
+- client → server ``{"type": "ping"}`` at any time, answered by ``{"type": "pong"}`` (the
+  page's heartbeat: a page that hears no pong takes the socket for dead and reconnects).
 - server → client event frames ``{"type": "event", "id", "kind", "payload"}`` (see
   ``follower.events``), in id order, each once, only the signed-in user's own.
-- server → client ``{"type": "error", "detail": str}`` for a bad frame; nothing else changes.
+- server → client ``{"type": "error", "detail": str}`` for a bad frame (not JSON, not an
+  object of a known type, nested too deep, longer than ``MAX_FRAME`` characters); nothing else
+  changes and the socket stays open. Daphne closes a frame over 1 MiB with 1009.
 
 Anonymous sockets are accepted and closed at once with code 4401, so the page can tell
 "signed out" from "network down"; so are sockets of a page rendered for another user than the
-one signed in now (the page opens ``/ws/follow/?user=<its user's id>``). A socket whose sign-in
-ended since it connected (signed out, perhaps another user signed in on the same browser) is
-closed with 4401 too before it sends anything more: the sign-in is checked before each delivery
-and on each poll. Besides the group messages the consumer looks for stored events every
-``FOLLOWER_POLL_INTERVAL`` seconds (default 1; 0 turns it off): events published by another
-process reach the page even on the in-memory channel layer.
+one signed in now (the page opens ``/ws/follow/?user=<its user's id>``), and sockets whose
+sign-in ended since they connected (checked by the hub before each delivery, and at once on a
+sign-out). Sockets do not read the database on their own: the process's ``follower.hub`` hears
+of events and hands them over.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-import logging
-from importlib import import_module
 from typing import Any
 from urllib.parse import parse_qs
 
 from channels.db import database_sync_to_async
-from channels.generic.websocket import AsyncJsonWebsocketConsumer
-from django.conf import settings
-from django.contrib.auth import SESSION_KEY
+from channels.generic.websocket import AsyncWebsocketConsumer
 
-from follower.events import Frame, Resync, current_event_id, events_after, group_name
-
-logger = logging.getLogger(__name__)
+from follower.events import Frame, Resync, current_event_id, events_after
+from follower.hub import Encoded, hub
 
 UNAUTHENTICATED = 4401
 """Close code for a socket without a signed-in user."""
 
+MAX_FRAME = 4096
+"""Characters a client frame may have; a hello or a ping takes well under 100."""
 
-class FollowConsumer(AsyncJsonWebsocketConsumer):
-    """One page's follower socket: joins ``follow.<user_id>`` and relays that user's events."""
+NO_LAYER = "follower.none"
+"""A channel-layer alias that is not configured: sockets get no channel of their own."""
 
-    user_id: int | None = None
+
+class FollowConsumer(AsyncWebsocketConsumer):
+    """One page's follower socket: registered with the process's hub, which feeds it events."""
+
+    channel_layer_alias = NO_LAYER
+    user_id: int = 0
     cursor: int | None = None
     """Id of the newest event this socket delivered (None until the page's hello)."""
     session_key: str | None = None
@@ -64,8 +68,8 @@ class FollowConsumer(AsyncJsonWebsocketConsumer):
         session = self.scope.get("session")
         self.session_key = session.session_key if session is not None else None
         self.lock = asyncio.Lock()
-        self.poller: asyncio.Task[None] | None = None
-        await self.channel_layer.group_add(group_name(user.pk), self.channel_name)
+        self.hub = hub()
+        await self.hub.join(self)
 
     def _page_of(self, user: Any) -> bool:
         """Return whether the page that opened the socket belongs to ``user``.
@@ -78,28 +82,36 @@ class FollowConsumer(AsyncJsonWebsocketConsumer):
         return named is None or named == [str(user.pk)]
 
     async def disconnect(self, code: int) -> None:
-        if self.user_id is None:
-            return
-        if self.poller is not None:
-            self.poller.cancel()
-        await self.channel_layer.group_discard(group_name(self.user_id), self.channel_name)
+        if self.user_id:
+            await self.hub.leave(self)
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
-        """Decode a text frame; answer anything that is not JSON with an error frame."""
-        if self.user_id is None:
+        """Decode a text frame; answer anything that is not a small JSON object with an error."""
+        if not self.user_id or self.signed_out:
             return
-        try:
-            content = json.loads(text_data) if text_data is not None else None
-        except ValueError:
-            content = None
-        if content is None:
+        if text_data is None:
             await self._error("frames must be JSON text")
             return
-        await self.receive_json(content)
+        if len(text_data) > MAX_FRAME:
+            await self._error(f"frames are at most {MAX_FRAME} characters")
+            return
+        try:
+            content = json.loads(text_data)
+        except RecursionError:
+            await self._error("the frame is nested too deeply")
+            return
+        except ValueError:
+            await self._error("frames must be JSON text")
+            return
+        await self._handle(content)
 
-    async def receive_json(self, content: Any, **kwargs: Any) -> None:
-        """Handle the page's ``hello``; anything else gets an error frame."""
-        if not isinstance(content, dict) or content.get("type") != "hello":
+    async def _handle(self, content: Any) -> None:
+        """Answer a ``ping`` with ``pong``, handle the page's ``hello``; error on anything else."""
+        kind = content.get("type") if isinstance(content, dict) else None
+        if kind == "ping":
+            await self.send(text_data='{"type": "pong"}')
+            return
+        if kind != "hello":
             await self._error('unknown frame: expected {"type": "hello", "last_event_id": ...}')
             return
         last = content.get("last_event_id", "missing")
@@ -109,17 +121,6 @@ class FollowConsumer(AsyncJsonWebsocketConsumer):
             return
         await self._hello(last)
 
-    async def follow_event(self, message: dict[str, Any]) -> None:
-        """Relay one event from the user's group (``follow.event``), in order, once."""
-        frame: Frame = message["event"]
-        async with self.lock:
-            if self.cursor is None or frame["id"] <= self.cursor:
-                return
-            if frame["id"] == self.cursor + 1:
-                await self._deliver([frame])
-            else:
-                await self._catch_up(self.cursor)
-
     async def _hello(self, last: int | None) -> None:
         async with self.lock:
             if last is None:
@@ -128,66 +129,54 @@ class FollowConsumer(AsyncJsonWebsocketConsumer):
             else:
                 caught_up = await self._catch_up(last)
             if caught_up:
-                await self.send_json({"type": "ready", "last_event_id": self.cursor})
-        # After a resync too: the page follows on from the cursor the resync gave it.
-        if self.poller is None and self._poll_interval() > 0:
-            self.poller = asyncio.create_task(self._poll())
+                await self._send_json({"type": "ready", "last_event_id": self.cursor})
+
+    async def push(self, frames: list[Encoded]) -> None:
+        """Send the hub's encoded frames of this user, in order, once each.
+
+        Frames at or below the cursor were sent already; a gap is filled from storage. Nothing
+        is sent before the page's hello (it replays from its own id then).
+        """
+        async with self.lock:
+            for frame_id, text in frames:
+                if self.cursor is None or self.signed_out or frame_id <= self.cursor:
+                    continue
+                if frame_id != self.cursor + 1:
+                    await self._catch_up(self.cursor)
+                    continue
+                await self.send(text_data=text)
+                self.cursor = frame_id
+
+    async def catch_up(self) -> None:
+        """Send what storage holds after the cursor (or ``resync``), once the page said hello."""
+        async with self.lock:
+            if self.cursor is not None and not self.signed_out:
+                await self._catch_up(self.cursor)
+
+    async def sign_out(self) -> None:
+        """The socket's sign-in ended: close it with 4401; it sends nothing more."""
+        if not self.signed_out:
+            self.signed_out = True
+            await self.close(code=UNAUTHENTICATED)
 
     async def _catch_up(self, last: int) -> bool:
         """Send the stored events after ``last``; False when it had to send ``resync``."""
         result = await database_sync_to_async(events_after)(self.user_id, last)
         if isinstance(result, Resync):
             self.cursor = result.last_event_id
-            await self.send_json({"type": "resync", "last_event_id": result.last_event_id})
+            await self._send_json({"type": "resync", "last_event_id": result.last_event_id})
             return False
         self.cursor = last
-        await self._deliver(result)
+        for frame in result:
+            await self._send_frame(frame)
         return True
 
-    async def _deliver(self, frames: list[Frame]) -> None:
-        if frames and not await self._still_signed_in():
-            return
-        for frame in frames:
-            await self.send_json(frame)
-            self.cursor = frame["id"]
+    async def _send_frame(self, frame: Frame) -> None:
+        await self._send_json(frame)
+        self.cursor = frame["id"]
 
-    async def _poll(self) -> None:
-        """Catch up from the stored events now and then (events from other processes)."""
-        while True:
-            await asyncio.sleep(self._poll_interval())
-            try:
-                if not await self._still_signed_in():
-                    return
-                newest = await database_sync_to_async(current_event_id)(self.user_id)
-                async with self.lock:
-                    if self.cursor is not None and newest > self.cursor:
-                        await self._catch_up(self.cursor)
-            except Exception:
-                logger.exception("follower catch-up failed for user %s", self.user_id)
-
-    async def _still_signed_in(self) -> bool:
-        """Return whether the socket's sign-in still holds; close it with 4401 when not."""
-        if self.signed_out:
-            return False
-        if self.session_key is None:
-            return True
-        signed_in = await database_sync_to_async(_session_user)(self.session_key)
-        if signed_in == str(self.user_id):
-            return True
-        self.signed_out = True
-        await self.close(code=UNAUTHENTICATED)
-        return False
+    async def _send_json(self, content: dict[str, Any]) -> None:
+        await self.send(text_data=json.dumps(content))
 
     async def _error(self, detail: str) -> None:
-        await self.send_json({"type": "error", "detail": detail})
-
-    @staticmethod
-    def _poll_interval() -> float:
-        return float(getattr(settings, "FOLLOWER_POLL_INTERVAL", 1.0))
-
-
-def _session_user(session_key: str) -> str | None:
-    """Return the user id (as stored) the session ``session_key`` is signed in as, now."""
-    store = import_module(settings.SESSION_ENGINE).SessionStore(session_key)
-    user_id: str | None = store.get(SESSION_KEY)
-    return user_id
+        await self._send_json({"type": "error", "detail": detail})

@@ -22,7 +22,7 @@ from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Max
+from django.db.models import F, Max
 from django.utils import timezone
 
 from follower.models import FollowerCursor, FollowerEvent
@@ -30,6 +30,9 @@ from follower.models import FollowerCursor, FollowerEvent
 logger = logging.getLogger(__name__)
 
 Frame = dict[str, Any]
+
+SWEEP_EVERY = 100
+"""A user's every this-many-th event sweeps all users' expired events after its commit."""
 
 
 class EventKind(StrEnum):
@@ -69,7 +72,8 @@ def _send(user_id: int, frame: Frame) -> None:
     layer = get_channel_layer()
     if layer is None:
         return
-    async_to_sync(layer.group_send)(group_name(user_id), {"type": "follow.event", "event": frame})
+    message = {"type": "follow.event", "user": user_id, "event": frame}
+    async_to_sync(layer.group_send)(group_name(user_id), message)
 
 
 def publish(user_id: int, kind: EventKind | str, payload: dict[str, Any]) -> Frame:
@@ -79,7 +83,9 @@ def publish(user_id: int, kind: EventKind | str, payload: dict[str, Any]) -> Fra
     cursor row locked, so numbers have no gaps and the event exists exactly when the caller's
     change committed. A crash half-way leaves neither the number nor the event; a failure of the
     channel layer after the commit is logged and the event still reaches the page on its next
-    catch-up (the consumer also reads stored events). Returns the event frame.
+    catch-up (the consumer also reads stored events). Every ``SWEEP_EVERY``-th event of a user
+    also sweeps every user's expired events after the commit (``prune_events``), so users who
+    went quiet are pruned too. Returns the event frame.
     """
     with transaction.atomic():
         cursor, _ = FollowerCursor.objects.select_for_update().get_or_create(user_id=user_id)
@@ -95,6 +101,8 @@ def publish(user_id: int, kind: EventKind | str, payload: dict[str, Any]) -> Fra
             _send(user_id, frame)
 
         transaction.on_commit(send_after_commit, robust=True)
+        if cursor.last_seq % SWEEP_EVERY == 0:
+            transaction.on_commit(prune_events, robust=True)
     return frame
 
 
@@ -145,11 +153,17 @@ def prune_events(*, now: datetime | None = None) -> int:
 
     Each user is pruned in its own transaction with the cursor locked; ``pruned_through`` moves
     with the deletion, so a crash half-way leaves every user either pruned or untouched.
-    ``publish`` prunes its user as it goes; this sweeps users who went quiet.
+    ``publish`` prunes its user as it goes and calls this now and then for users who went quiet.
     """
     moment = now or timezone.now()
+    retention = timedelta(seconds=getattr(settings, "FOLLOWER_EVENT_RETENTION", 600))
+    limit: int = getattr(settings, "FOLLOWER_EVENT_LIMIT", 1000)
+    expired = FollowerEvent.objects.filter(created__lt=moment - retention).values("user_id")
+    over_limit = FollowerCursor.objects.filter(last_seq__gt=F("pruned_through") + limit)
+    users = set(expired.distinct().values_list("user_id", flat=True))
+    users.update(over_limit.values_list("user_id", flat=True))
     deleted = 0
-    for user_id in FollowerCursor.objects.values_list("user_id", flat=True):
+    for user_id in sorted(users):
         with transaction.atomic():
             cursor = FollowerCursor.objects.select_for_update().get(user_id=user_id)
             deleted += _prune(cursor, moment)

@@ -13,13 +13,14 @@ from typing import Any
 
 from django.apps import apps
 from django.db import transaction
+from django.db.models import F
 
 from follower.models import FollowerCursor
 
 SessionRow = dict[str, Any]
 
 ROW_FIELDS = ("title", "blank", "workspace_id", "archived", "status")
-"""The session columns a row shows; a change to any of them is a ``session.updated`` event."""
+"""The session columns a row shows; the host announces a change to any of them."""
 
 
 def _row(values: dict[str, Any], redirect_to: Any) -> SessionRow:
@@ -42,13 +43,26 @@ def _redirects(session_ids: list[Any]) -> dict[Any, Any]:
     return dict(pairs)
 
 
-def session_row(session_id: Any) -> SessionRow | None:
-    """Return the row of one session as stored now, or None when it does not exist."""
+def owned_row(session_id: Any) -> tuple[int, SessionRow] | None:
+    """Return ``(owner id, row)`` of one session as stored now, or None when it does not exist.
+
+    One query: the redirect comes in the same SELECT (a join on the source's redirect).
+    """
     session = apps.get_model("host", "Session")
-    values = session.objects.filter(pk=session_id).values("id", *ROW_FIELDS).first()
+    values = (
+        session.objects.filter(pk=session_id)
+        .values("id", "owner_id", *ROW_FIELDS, redirect_to=F("redirect__destination_id"))
+        .first()
+    )
     if values is None:
         return None
-    return _row(values, _redirects([values["id"]]).get(values["id"]))
+    return values["owner_id"], _row(values, values["redirect_to"])
+
+
+def redirect_of(session_id: Any) -> str | None:
+    """Return where the session's redirect leads now (its final destination), or None."""
+    destination = _redirects([session_id]).get(session_id)
+    return str(destination) if destination is not None else None
 
 
 def snapshot(user_id: int) -> dict[str, Any]:

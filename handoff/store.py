@@ -17,6 +17,7 @@ from handoff.core.phases import IN_PROGRESS_PHASES, UNFINISHED_PHASES, Phase, Re
 from handoff.core.redirects import RedirectGraph
 from handoff.exceptions import PhaseError
 from handoff.models import HandoffRecord, MainState, Redirect
+from handoff.signals import RouteChange, record_changed, redirects_changed
 
 
 def key(session_id: str | UUID) -> UUID:
@@ -69,13 +70,16 @@ def create_record(
     *, source_id: str | UUID, reason: Reason, metrics: dict[str, int], source_revision: int
 ) -> HandoffRecord:
     """Create a record in phase ``summarizing`` (step 5, mark attempt)."""
-    return HandoffRecord.objects.create(
-        source_id=key(source_id),
-        phase=Phase.SUMMARIZING,
-        reason=reason,
-        metrics=metrics,
-        source_revision=source_revision,
-    )
+    with transaction.atomic():
+        record = HandoffRecord.objects.create(
+            source_id=key(source_id),
+            phase=Phase.SUMMARIZING,
+            reason=reason,
+            metrics=metrics,
+            source_revision=source_revision,
+        )
+        record_changed.send(sender=HandoffRecord, record=record)
+    return record
 
 
 def move(record: HandoffRecord, phase: Phase, **fields: Any) -> HandoffRecord:
@@ -83,8 +87,7 @@ def move(record: HandoffRecord, phase: Phase, **fields: Any) -> HandoffRecord:
 
     The stored row is locked and its phase re-read, so a concurrent move (recovery, another
     worker) is seen: raises ``PhaseError`` when the move would go backwards or out of a final
-    phase, and nothing is written then. One transaction; saved with ``save()`` so ``post_save``
-    receivers (the follower) see it.
+    phase, and nothing is written then. One transaction, ``record_changed`` sent inside it.
     """
     with transaction.atomic():
         stored = HandoffRecord.objects.select_for_update().get(pk=record.pk)
@@ -95,14 +98,18 @@ def move(record: HandoffRecord, phase: Phase, **fields: Any) -> HandoffRecord:
             setattr(stored, name, value)
         stored.phase = phase
         stored.save()
+        record_changed.send(sender=HandoffRecord, record=stored)
     return stored
 
 
 def save_fields(record: HandoffRecord, **fields: Any) -> HandoffRecord:
-    """Set ``fields`` on ``record`` without changing its phase."""
+    """Set ``fields`` on ``record`` without changing its phase (``record_changed`` for a target)."""
     for name, value in fields.items():
         setattr(record, name, value)
-    record.save(update_fields=[*fields, "updated"])
+    with transaction.atomic():
+        record.save(update_fields=[*fields, "updated"])
+        if "target_id" in fields:
+            record_changed.send(sender=HandoffRecord, record=record)
     return record
 
 
@@ -133,20 +140,29 @@ def add_redirect(
     with transaction.atomic():
         graph = redirect_graph()
         changed = graph.add(str(source_id), str(destination_id))
-        Redirect.objects.create(
+        new = Redirect.objects.create(
             source_id=key(source_id),
             destination_id=key(changed.pop(str(source_id))),
             record=record,
         )
+        routes = [RouteChange(new.source_id, new.destination_id, None)]
         for entry in Redirect.objects.filter(source_id__in=[key(src) for src in changed]):
+            previous = entry.destination_id
             entry.destination_id = key(changed[str(entry.source_id)])
             entry.save(update_fields=["destination"])
+            routes.append(RouteChange(entry.source_id, entry.destination_id, previous))
+        redirects_changed.send(sender=Redirect, changes=routes)
 
 
 def remove_redirect(source_id: str | UUID) -> bool:
     """Remove the source's redirect (forwarding from it stops); return whether one existed."""
-    deleted, _ = Redirect.objects.filter(source_id=key(source_id)).delete()
-    return deleted > 0
+    with transaction.atomic():
+        removed = list(Redirect.objects.filter(source_id=key(source_id)))
+        Redirect.objects.filter(pk__in=[r.pk for r in removed]).delete()
+        changes = [RouteChange(r.source_id, None, r.destination_id) for r in removed]
+        if changes:
+            redirects_changed.send(sender=Redirect, changes=changes)
+    return bool(changes)
 
 
 def unfinished_records() -> list[HandoffRecord]:

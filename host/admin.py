@@ -7,13 +7,17 @@ seed 003 §6.5). Nothing is deleted here.
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.contrib import admin
+from django.db import transaction
 from django.db.models import Model
 from django.http import HttpRequest
 from django.urls import reverse
 from django.utils.html import format_html
 
 from host.models import Message, Session, Workspace
+from host.signals import announce
 
 MESSAGE_FIELDS = (
     "seq",
@@ -95,6 +99,12 @@ class SessionAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
     def chat_link(self, obj: Session) -> str:
         url = reverse("chat:session", kwargs={"session_id": obj.pk})
         return format_html('<a href="{}">Open the conversation</a>', url)
+
+    def save_model(self, request: HttpRequest, obj: Session, form: Any, change: bool) -> None:
+        """Save the renamed session and announce it (open pages update their sidebar)."""
+        with transaction.atomic():
+            super().save_model(request, obj, form, change)
+            announce(obj.pk)
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False

@@ -16,6 +16,7 @@ from django.db import transaction
 
 from host.log import append_message, select_model
 from host.models import Role, Session, SessionStatus, SourceKind, UsageProjection, Workspace
+from host.signals import announce
 from host.usage import Usage
 
 FIXTURE = Path(__file__).with_name("fixtures") / "demo_conversation.json"
@@ -64,6 +65,7 @@ def _seed_session(
         status=SessionStatus.IDLE,
     )
     UsageProjection.objects.create(session=session)
+    announce(session.pk, created=True)
     select_model(session, main["model"], source="demo")
     for turn in spec["turns"]:
         _seed_turn(session, turn)

@@ -13,6 +13,7 @@ from django.db import transaction
 from django.db.models import F
 
 from host.models import EventKind, Message, Session, SessionEvent, UsageProjection
+from host.signals import announce
 from host.usage import Usage
 
 
@@ -62,7 +63,9 @@ def append_message(
         )
         _fold_usage(session, seq, role, len(content), usage)
         if starts_turn:
-            Session.objects.filter(pk=session.pk).update(turns=F("turns") + 1, blank=False)
+            Session.objects.filter(pk=session.pk).update(turns=F("turns") + 1)
+            if Session.objects.filter(pk=session.pk, blank=True).update(blank=False):
+                announce(session.pk)
             session.refresh_from_db(fields=["turns", "blank"])
         return message
 

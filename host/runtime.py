@@ -31,7 +31,7 @@ from host.models import (
     SessionStatus,
     SourceKind,
 )
-from host.signals import blocker_cleared, session_idle
+from host.signals import announce, blocker_cleared, session_idle
 
 
 class TurnRefused(RuntimeError):
@@ -110,6 +110,7 @@ def end_turn(session: Session) -> None:
         if fresh.status == SessionStatus.RUNNING and not _take_inbox(fresh):
             fresh.status = SessionStatus.IDLE
             fresh.save(update_fields=["status", "updated"])
+            announce(fresh.pk)
             transaction.on_commit(lambda: session_idle.send(sender=Session, session=fresh))
     _copy_state(fresh, session)
 
@@ -127,6 +128,7 @@ def dispose(session: Session) -> None:
             return
         fresh.status = SessionStatus.DISPOSED
         fresh.save(update_fields=["status", "updated"])
+        announce(fresh.pk)
         if fresh.parent_id is not None:
             _clear_after_commit(fresh.parent_id, f"owned-agent:{fresh.pk}")
     _copy_state(fresh, session)
@@ -188,6 +190,7 @@ def _open_turn(fresh: Session, *, message: Message | None) -> Activity:
         message.starts_turn = True
         fresh.turns += 1
     fresh.save(update_fields=["status", "blank", "turns", "updated"])
+    announce(fresh.pk)
     detail = f"message #{message.seq}" if message else "started by a plugin"
     return Activity.objects.create(session=fresh, kind=ActivityKind.TURN, detail=detail)
 

@@ -41,7 +41,7 @@ from host.models import (
     Workspace,
 )
 from host.models import UsageProjection as ProjectionRow
-from host.signals import StepRejected
+from host.signals import StepRejected, announce
 from host.usage import measure, projection_of
 
 DEFAULT_PRESET = "default"
@@ -114,10 +114,12 @@ class Observation:
 
 
 def _save(session: Session, **fields: Any) -> None:
-    """Set ``fields`` and save them with ``save()`` (so post_save receivers see the change)."""
+    """Set ``fields`` of the sidebar row, save them and announce the change (one transaction)."""
     for name, value in fields.items():
         setattr(session, name, value)
-    session.save(update_fields=[*fields, "updated"])
+    with transaction.atomic():
+        session.save(update_fields=[*fields, "updated"])
+        announce(session.pk)
 
 
 class SessionController:

@@ -23,6 +23,7 @@ from host.models import (
     UsageProjection,
     Workspace,
 )
+from host.signals import announce
 
 
 def create_session(
@@ -65,6 +66,7 @@ def create_session(
             blank=True,
         )
         UsageProjection.objects.create(session=session)
+        announce(session.pk, created=True)
     return session
 
 
@@ -94,8 +96,10 @@ def attach(session: Session, workspace: Workspace) -> None:
     """
     if workspace.owner_id != session.owner_id:
         raise ValueError("the workspace belongs to another user")
-    session.workspace = workspace
-    session.save(update_fields=["workspace", "updated"])
+    with transaction.atomic():
+        session.workspace = workspace
+        session.save(update_fields=["workspace", "updated"])
+        announce(session.pk)
 
 
 def live_subagents(session: Session) -> QuerySet[Session]:

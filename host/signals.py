@@ -6,6 +6,10 @@
 - ``before_step(sender=Session, session=Session, incoming=list[Message])``: input arrived for a
   session (seed 000, Forwarding: ``beforeStep``). A receiver returns a ``StepRejected`` to take
   the input away from this session; the host then does not start a turn.
+- ``session_changed(sender=Session, session_id=UUID, created=bool)``: something a page shows of
+  the session (its sidebar row: title, blank, workspace, archived, status) changed, or it was
+  created. Sent inside the writer's transaction, so a receiver's writes commit or roll back
+  with the change; every writer of those columns sends it (a queryset ``update()`` too).
 - ``composer_command(sender=Session, session=Session, user=User, command=str, argument=str)``: a
   slash command typed in the chat composer that the host does not handle itself (``/handoff
   status``: command "handoff", argument "status"). The receiver that knows ``command`` returns a
@@ -15,13 +19,22 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from django.dispatch import Signal
+
+from host.models import Session
 
 session_idle = Signal()
 blocker_cleared = Signal()
 before_step = Signal()
 composer_command = Signal()
+session_changed = Signal()
+
+
+def announce(session_id: Any, *, created: bool = False) -> None:
+    """Send ``session_changed`` for ``session_id``; call it inside the write's transaction."""
+    session_changed.send(sender=Session, session_id=session_id, created=created)
 
 
 @dataclass(frozen=True)

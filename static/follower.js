@@ -1,14 +1,20 @@
 // The page-wide follower (seed 003 §6.5, defects B and C; DESIGN.md invariants 10–11).
 //
-// Loaded by base.html on every page, so the auto-jump works whatever page is open. It
-// subscribes first (websocket /ws/follow/, hello → ready), then reads its snapshot, then applies
-// events in id order. Rules:
-// - baseline: the first sight of a session records its redirect and does nothing; only a
-//   transition from none to a destination acts (a page opened on a session that was already
-//   handed off stays). The baseline lives as long as the page, across reconnects;
-// - a page showing the source refreshes the session list, then opens the successor once its row
-//   is there and not blank; otherwise it tries again (retryInterval ms apart, retryLimit tries)
-//   and then gives up quietly. Other pages only refresh their session list;
+// Loaded by base.html on every page, so the auto-jump works whatever page is open. The page
+// was rendered with a baseline (body data-event-id, data-redirect-to: the newest event id and
+// where the current session led when the server rendered it); the follower says hello with
+// that id and the server replays every later event, so nothing falls between the render and
+// the socket. Rules:
+// - baseline: only a transition of the current session from no redirect to a destination
+//   acts (a page rendered on a session that was already handed off stays). The baseline lives
+//   as long as the page, across reconnects;
+// - a page showing the source opens the successor as soon as it is started: at once when the
+//   redirect event carries a started (not blank) row, else on the event that starts it. When
+//   no such event comes, the seed's rule: refresh the session list, open the row once it is
+//   there and not blank, else try again (retryInterval ms apart, retryLimit tries), then give
+//   up quietly. Other pages only refresh their session list, once per burst of events;
+// - heartbeat: a ping every heartbeatInterval ms; no answer within heartbeatTimeout ms means
+//   the socket is dead (or half-open): close it and reconnect;
 // - reconnect with exponential backoff, sending the last applied id; on "resync" read a fresh
 //   snapshot and compare it with the baseline, so a handoff committed while offline still moves
 //   the page, and refresh the session list (the pruned events would have).
@@ -23,18 +29,26 @@ const config = {
   retryLimit: 12,
   backoffBase: 500,
   backoffCap: 10000,
+  heartbeatInterval: 10000,
+  heartbeatTimeout: 10000,
+  refreshDelay: 100,
   ...(window.__followerConfig || {}),
 };
 
 const UNAUTHENTICATED = 4401;
-const current = document.body.dataset.sessionId || null;
-const follower = { state: "connecting", tries: 0, jump: null, lastId: null, baseline: {} };
+const body = document.body.dataset;
+const current = body.sessionId || null;
+const rendered = body.eventId ? Number(body.eventId) : null;
+const follower = { state: "connecting", tries: 0, jump: null, lastId: rendered, baseline: {} };
+if (current && rendered !== null) follower.baseline[current] = body.redirectTo || null;
 window.__follower = follower;
 
-let loaded = false; // the snapshot of this page load has been read
+let loaded = rendered !== null; // the baseline is known (rendered, or read from a snapshot)
 let pending = []; // events that arrived before the snapshot
 let stale = false; // a resync came: the session list may lack what the pruned events told
 let failures = 0; // consecutive failed connections, for the backoff
+let heartbeat = null; // the interval timer of this socket's pings
+let awaiting = null; // the timer that declares the socket dead when no pong comes
 
 function setState(state) {
   if (follower.state === state) return;
@@ -45,20 +59,44 @@ function setState(state) {
 function connect() {
   const scheme = location.protocol === "https:" ? "wss" : "ws";
   // The server refuses (4401) a page rendered for someone else than who is signed in now.
-  const user = encodeURIComponent(document.body.dataset.userId);
+  const user = encodeURIComponent(body.userId);
   const socket = new WebSocket(`${scheme}://${location.host}${config.socketPath}?user=${user}`);
   follower.socket = socket;
   socket.onopen = () => {
     socket.send(JSON.stringify({ type: "hello", last_event_id: follower.lastId }));
+    heartbeat = setInterval(() => ping(socket), config.heartbeatInterval);
   };
-  socket.onmessage = (message) => receive(JSON.parse(message.data));
-  socket.onclose = (close) => {
-    setState("unavailable");
-    if (close.code === UNAUTHENTICATED) return;
-    const delay = Math.min(config.backoffCap, config.backoffBase * 2 ** failures);
-    failures += 1;
-    setTimeout(connect, delay);
+  socket.onmessage = (message) => {
+    clearTimeout(awaiting); // any frame shows the socket is alive
+    awaiting = null;
+    receive(JSON.parse(message.data));
   };
+  socket.onclose = (close) => closed(close.code);
+}
+
+function closed(code) {
+  clearInterval(heartbeat);
+  clearTimeout(awaiting);
+  awaiting = null;
+  setState("unavailable");
+  if (code === UNAUTHENTICATED) return;
+  const delay = Math.min(config.backoffCap, config.backoffBase * 2 ** failures);
+  failures += 1;
+  setTimeout(connect, delay);
+}
+
+// The heartbeat: a socket that answers nothing in time is dead or half-open (no FIN ever
+// came, and the browser may not notice for minutes): stop listening to it, close it and
+// reconnect, which replays from the last applied id.
+function ping(socket) {
+  if (awaiting !== null) return;
+  socket.send(JSON.stringify({ type: "ping" }));
+  awaiting = setTimeout(() => {
+    socket.onclose = null;
+    socket.onmessage = null;
+    socket.close();
+    closed(1006);
+  }, config.heartbeatTimeout);
 }
 
 function receive(frame) {
@@ -102,7 +140,7 @@ async function loadSnapshot() {
     queued.forEach(apply);
     if (stale) {
       stale = false;
-      if (follower.jump !== "retrying") refreshSessionList().catch(() => {});
+      if (follower.jump !== "retrying") scheduleRefresh();
     }
   } catch (error) {
     console.warn("follower:", error);
@@ -117,20 +155,24 @@ function apply(frame) {
   const payload = frame.payload;
   if (frame.kind === "session.added" || frame.kind === "session.updated") {
     see(payload.session.id, payload.session.redirect_to);
+    const jumping = follower.jump === "waiting" || follower.jump === "retrying";
+    if (jumping && payload.session.id === destination()) {
+      openIfStarted(payload.session);
+    }
   } else if (frame.kind === "redirect.committed") {
-    see(payload.source, payload.destination);
+    see(payload.source, payload.destination, payload.session);
   } else {
     return;
   }
-  if (follower.jump !== "retrying") refreshSessionList().catch(() => {});
+  if (follower.jump !== "opening") scheduleRefresh();
 }
 
 // The baseline rule: record the first sight, act only on none → destination.
-function see(sessionId, redirectTo) {
+function see(sessionId, redirectTo, row) {
   const known = Object.hasOwn(follower.baseline, sessionId);
   const before = follower.baseline[sessionId];
   follower.baseline[sessionId] = redirectTo || null;
-  if (known && !before && redirectTo && sessionId === current) startJump();
+  if (known && !before && redirectTo && sessionId === current) startJump(row);
 }
 
 // Where the current session's redirects lead, following the chain as far as it is known.
@@ -144,16 +186,32 @@ function destination() {
   return id;
 }
 
-function startJump() {
-  if (follower.jump === "retrying") return;
-  follower.jump = "retrying";
+// The event carried the successor's row: open it when started, else wait for its start and
+// fall back on the seed's refresh-and-retry when that does not come in time.
+function startJump(row) {
+  if (follower.jump === "retrying" || follower.jump === "opening") return;
   follower.tries = 0;
-  tryOpen();
+  if (row && openIfStarted(row)) return;
+  follower.jump = "waiting";
+  setTimeout(() => {
+    if (follower.jump === "waiting") {
+      follower.jump = "retrying";
+      tryOpen();
+    }
+  }, config.retryInterval);
+}
+
+function openIfStarted(row) {
+  if (row.id !== destination() || row.blank || row.archived) return false;
+  follower.jump = "opening";
+  location.assign(`/s/${row.id}/`);
+  return true;
 }
 
 // The retry rule: refresh the list first (the server recomputes blank), open only a row that
 // is there and not blank, give up quietly after retryLimit tries.
 async function tryOpen() {
+  if (follower.jump !== "retrying") return;
   follower.tries += 1;
   const target = destination();
   try {
@@ -161,6 +219,7 @@ async function tryOpen() {
   } catch (error) {
     console.warn("follower:", error);
   }
+  if (follower.jump !== "retrying") return;
   const row = document.querySelector(`#session-list .session-row[data-session-id="${target}"]`);
   if (row && row.dataset.blank !== "true") {
     follower.jump = "opening";
@@ -170,6 +229,27 @@ async function tryOpen() {
   } else {
     setTimeout(tryOpen, config.retryInterval);
   }
+}
+
+// One session-list refresh per burst of events: a refresh asked for while one is scheduled
+// or running is folded into the next one.
+let refreshTimer = null;
+let refreshAgain = false;
+function scheduleRefresh() {
+  if (refreshTimer !== null) {
+    refreshAgain = true;
+    return;
+  }
+  refreshTimer = setTimeout(async () => {
+    refreshAgain = false;
+    try {
+      if (follower.jump !== "retrying") await refreshSessionList();
+    } catch (error) {
+      console.warn("follower:", error);
+    }
+    refreshTimer = null;
+    if (refreshAgain) scheduleRefresh();
+  }, config.refreshDelay);
 }
 
 // Fetch the session list fragment (the URL htmx uses) and swap it in; resolves once the
@@ -190,4 +270,4 @@ async function refreshSessionList() {
   if (window.htmx) window.htmx.process(list);
 }
 
-if (document.body.dataset.userId) connect();
+if (body.userId) connect();

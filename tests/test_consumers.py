@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from typing import Any
 from unittest import mock
@@ -11,20 +12,24 @@ from channels.db import database_sync_to_async
 from channels.testing import WebsocketCommunicator
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.contrib.sessions.models import Session as DjangoSession
 from django.test import Client
 
 from follower import events
+from follower import hub as hub_module
 from follower.consumers import UNAUTHENTICATED, FollowConsumer
 from follower.events import EventKind, current_event_id, publish
+from follower.origin import allowed_origin
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 IN_MEMORY = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+SAME_SITE = [(b"origin", b"http://testserver"), (b"host", b"testserver")]
 
 
 @pytest.fixture(autouse=True)
 def quiet_layer(settings: Any) -> None:
-    """The in-memory layer, and no catch-up polling unless a test turns it on."""
+    """The in-memory layer, and no reading of stored events unless a test turns it on."""
     settings.CHANNEL_LAYERS = IN_MEMORY
     settings.FOLLOWER_POLL_INTERVAL = 0
 
@@ -122,7 +127,7 @@ async def test_through_the_asgi_application_a_logged_in_user_follows(ada):
     communicator = WebsocketCommunicator(
         application,
         "/ws/follow/",
-        headers=[(b"cookie", cookie.encode()), (b"origin", b"http://testserver")],
+        headers=[(b"cookie", cookie.encode()), *SAME_SITE],
     )
     connected, _ = await communicator.connect()
     assert connected
@@ -134,36 +139,49 @@ async def test_through_the_asgi_application_a_logged_in_user_follows(ada):
 async def test_through_the_asgi_application_anonymous_is_closed_4401():
     from config.asgi import application
 
-    communicator = WebsocketCommunicator(
-        application, "/ws/follow/", headers=[(b"origin", b"http://testserver")]
-    )
+    communicator = WebsocketCommunicator(application, "/ws/follow/", headers=SAME_SITE)
     await communicator.connect()
     assert (await communicator.receive_output())["code"] == UNAUTHENTICATED
 
 
-@pytest.mark.parametrize("how", ["event", "poll"])
-async def test_a_socket_whose_sign_in_ended_is_closed_4401_and_sends_nothing(ada, settings, how):
-    """Signed out since it connected (another user may be signed in on that browser now)."""
+async def signed_in_socket(user: AbstractBaseUser) -> tuple[WebsocketCommunicator, Client]:
+    """A socket through the whole stack with ``user``'s session cookie, past its ``ready``."""
     from config.asgi import application
 
-    settings.FOLLOWER_POLL_INTERVAL = 0.05 if how == "poll" else 0
     client = Client()
-    await database_sync_to_async(client.force_login)(ada)
+    await database_sync_to_async(client.force_login)(user)
     cookie = f"sessionid={client.cookies['sessionid'].value}"
     communicator = WebsocketCommunicator(
-        application,
-        "/ws/follow/",
-        headers=[(b"cookie", cookie.encode()), (b"origin", b"http://testserver")],
+        application, "/ws/follow/", headers=[(b"cookie", cookie.encode()), *SAME_SITE]
     )
     await communicator.connect()
     await hello(communicator, None)
     await communicator.receive_json_from()
-    await database_sync_to_async(client.logout)()
-    if how == "event":
-        await emit(ada)
+    return communicator, client
+
+
+async def test_a_socket_whose_session_ended_is_closed_4401_at_the_next_event(ada):
+    """The session row is gone (expired, flushed elsewhere): the event is not sent."""
+    communicator, _ = await signed_in_socket(ada)
+    await database_sync_to_async(DjangoSession.objects.all().delete)()
+    await emit(ada)
     closed = await communicator.receive_output(timeout=2)
     assert closed == {"type": "websocket.close", "code": UNAUTHENTICATED}
     await communicator.wait()
+
+
+async def test_signing_out_closes_that_sign_ins_sockets_4401_at_once(ada):
+    """Signed out (another user may sign in on that browser next): no event needed."""
+    communicator, client = await signed_in_socket(ada)
+    other, _ = await signed_in_socket(ada)
+    await database_sync_to_async(client.logout)()
+    closed = await communicator.receive_output(timeout=2)
+    assert closed == {"type": "websocket.close", "code": UNAUTHENTICATED}
+    assert await other.receive_nothing()
+    frame = await emit(ada)
+    assert await other.receive_json_from() == frame
+    await communicator.wait()
+    await other.disconnect()
 
 
 @pytest.mark.parametrize(("named", "accepted"), [("own", True), ("other", False), (None, True)])
@@ -236,29 +254,80 @@ async def test_a_repeated_group_message_is_not_sent_twice(ada, ada_socket):
     assert await ada_socket.receive_nothing()
 
 
-async def test_events_from_another_process_arrive_by_polling(ada, ada_socket, settings):
-    """An event stored without a group message (another process, in-memory layer)."""
+async def polled_socket(user: AbstractBaseUser, settings: Any) -> WebsocketCommunicator:
+    """A connected socket on a hub that reads stored events every 0.05 s."""
     settings.FOLLOWER_POLL_INTERVAL = 0.05
-    await hello(ada_socket, None)
-    await ada_socket.receive_json_from()
+    communicator = socket(user)
+    assert (await communicator.connect())[0]
+    return communicator
+
+
+async def test_events_from_another_process_arrive_through_the_process_reader(ada, settings):
+    """An event stored without a group message (another process, in-memory layer)."""
+    communicator = await polled_socket(ada, settings)
+    await hello(communicator, None)
+    await communicator.receive_json_from()
     with mock.patch.object(events, "_send"):
         frame = await emit(ada)
-    assert await ada_socket.receive_json_from(timeout=2) == frame
-    assert await ada_socket.receive_nothing(timeout=0.3)
+    assert await communicator.receive_json_from(timeout=2) == frame
+    assert await communicator.receive_nothing(timeout=0.3)
+    await communicator.disconnect()
 
 
-async def test_after_a_resync_events_from_another_process_still_arrive_by_polling(
-    ada, ada_socket, settings
-):
-    settings.FOLLOWER_POLL_INTERVAL = 0.05
+async def test_after_a_resync_events_from_another_process_still_arrive(ada, settings):
     settings.FOLLOWER_EVENT_LIMIT = 1
     for _ in range(3):
         await emit(ada)
-    await hello(ada_socket, 1)
-    assert await ada_socket.receive_json_from() == {"type": "resync", "last_event_id": 3}
+    communicator = await polled_socket(ada, settings)
+    await hello(communicator, 1)
+    assert await communicator.receive_json_from() == {"type": "resync", "last_event_id": 3}
     with mock.patch.object(events, "_send"):
         frame = await emit(ada)
-    assert await ada_socket.receive_json_from(timeout=2) == frame
+    assert await communicator.receive_json_from(timeout=2) == frame
+    await communicator.disconnect()
+
+
+async def test_idle_sockets_cost_at_most_one_read_per_tick_whatever_their_count(ada, settings):
+    """The process's one reader asks for every local user at once; sockets never read (on
+    SQLite it reads only when the database changed, or every ten intervals)."""
+    reads: list[list[int]] = []
+    real = hub_module._newest_ids
+
+    def counted(user_ids: list[int]) -> dict[int, int]:
+        reads.append(list(user_ids))
+        return real(user_ids)
+
+    sockets = [await polled_socket(ada, settings) for _ in range(20)]
+    for communicator in sockets:
+        await hello(communicator, None)
+        await communicator.receive_json_from()
+    with (
+        mock.patch.object(hub_module, "_newest_ids", counted),
+        mock.patch.object(events, "events_after", side_effect=AssertionError("a socket read")),
+    ):
+        await asyncio.sleep(0.5)
+    assert len(reads) <= 12
+    assert all(user_ids == [ada.pk] for user_ids in reads)
+    for communicator in sockets:
+        await communicator.disconnect()
+
+
+async def test_one_event_reaches_every_socket_with_one_sign_in_check(ada):
+    sockets = [(await signed_in_socket(ada))[0] for _ in range(3)]
+    with mock.patch.object(
+        hub_module, "_still_signed_in", wraps=hub_module._still_signed_in
+    ) as checked:
+        frame = await emit(ada)
+        for communicator in sockets:
+            assert await communicator.receive_json_from() == frame
+    assert checked.call_count == 1
+    for communicator in sockets:
+        await communicator.disconnect()
+
+
+async def test_ping_is_answered_with_pong(ada_socket):
+    await ada_socket.send_json_to({"type": "ping"})
+    assert await ada_socket.receive_json_from() == {"type": "pong"}
 
 
 # --- bad frames ------------------------------------------------------------------------------
@@ -294,3 +363,66 @@ async def test_bad_frame_gets_an_error_and_changes_nothing(ada, ada_socket, text
 async def test_binary_frame_gets_an_error(ada_socket):
     await ada_socket.send_to(bytes_data=b"\x00\x01")
     assert (await ada_socket.receive_json_from())["type"] == "error"
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["[" * 2000 + "]" * 2000, '{"a":' * 1500 + "1" + "}" * 1500, " " * (1024 * 1024 + 1)],
+    ids=["nested-2000", "nested-objects", "over-1-MiB"],
+)
+async def test_a_deep_or_huge_frame_gets_an_error_and_the_socket_keeps_working(
+    ada, ada_socket, text
+):
+    await ada_socket.send_to(text_data=text)
+    answer = await ada_socket.receive_json_from()
+    assert answer["type"] == "error" and answer["detail"]
+    await hello(ada_socket, None)
+    assert (await ada_socket.receive_json_from())["type"] == "ready"
+    frame = await emit(ada)
+    assert await ada_socket.receive_json_from() == frame
+
+
+# --- origin ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("origin", "host", "trusted", "accepted"),
+    [
+        ("http://testserver", "testserver", [], True),
+        ("http://127.0.0.1:8000", "127.0.0.1:8000", [], True),
+        ("https://evil.example", "testserver", [], False),
+        ("http://testserver.evil.example", "testserver", [], False),
+        ("http://127.0.0.1:9999", "127.0.0.1:8000", [], False),
+        ("null", "testserver", [], False),
+        (None, "testserver", [], False),
+        ("https://app.example.com", "internal:8000", ["https://*.example.com"], True),
+        ("http://app.example.com", "internal:8000", ["https://*.example.com"], False),
+    ],
+)
+async def test_only_the_sites_own_pages_open_the_socket_whatever_allowed_hosts_is(
+    ada, settings, origin, host, trusted, accepted
+):
+    """``ALLOWED_HOSTS = ["*"]`` (the default) must not let another site's page in (issue 9)."""
+    from config.asgi import application
+
+    settings.ALLOWED_HOSTS = ["*"]
+    settings.CSRF_TRUSTED_ORIGINS = trusted
+    client = Client()
+    await database_sync_to_async(client.force_login)(ada)
+    headers = [(b"cookie", f"sessionid={client.cookies['sessionid'].value}".encode())]
+    headers.append((b"host", host.encode()))
+    if origin is not None:
+        headers.append((b"origin", origin.encode()))
+    communicator = WebsocketCommunicator(application, "/ws/follow/", headers=headers)
+    connected, _ = await communicator.connect()
+    assert connected is accepted
+    await communicator.disconnect()
+
+
+@pytest.mark.parametrize(
+    ("allowed", "origin", "accepted"),
+    [(["app.example.com"], "https://app.example.com", True), (["a.example"], "http://b.x", False)],
+)
+def test_a_host_allowed_hosts_names_is_an_accepted_origin(settings, allowed, origin, accepted):
+    settings.ALLOWED_HOSTS = allowed
+    assert allowed_origin(origin, "internal:8000") is accepted

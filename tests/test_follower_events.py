@@ -1,10 +1,11 @@
-"""Follower events: numbering, after-commit sending, replay and pruning, the model receivers and
-the snapshot (seed 003 §6.5; DESIGN.md invariant 10)."""
+"""Follower events: numbering, after-commit sending, replay and pruning, what the host and the
+handoff app announce, and the snapshot (seed 003 §6.5; DESIGN.md invariant 10; issue 11)."""
 
 from __future__ import annotations
 
 import json
 from datetime import timedelta
+from io import StringIO
 from typing import Any
 
 import pytest
@@ -12,12 +13,14 @@ from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.core.management import call_command
 from django.db import transaction
 from django.test import RequestFactory
 from django.utils import timezone
 
 from follower.channel import StatusChannel
 from follower.events import (
+    SWEEP_EVERY,
     EventKind,
     Frame,
     Resync,
@@ -30,9 +33,13 @@ from follower.events import (
 from follower.models import FollowerCursor, FollowerEvent
 from follower.snapshot import snapshot
 from follower.views import snapshot_view
-from handoff.models import HandoffRecord, Redirect
+from handoff import store
+from handoff.core.phases import Phase, Reason
+from host import runtime
 from host.log import append_message
 from host.models import Session, Workspace
+from host.services import SessionController
+from host.sessions import attach, create_session
 
 pytestmark = pytest.mark.django_db
 
@@ -82,13 +89,6 @@ def received(channel: str) -> dict[str, Any]:
     return message
 
 
-def make_record(source: Session, **fields: Any) -> HandoffRecord:
-    fields.setdefault("phase", "summarizing")
-    return HandoffRecord.objects.create(
-        source=source, reason="manual", source_revision=source.revision, **fields
-    )
-
-
 # --- numbering and sending -------------------------------------------------------------------
 
 
@@ -109,7 +109,7 @@ def test_publish_sends_to_the_users_group_after_commit(ada, django_capture_on_co
         frame = publish(ada.pk, EventKind.SESSION_ADDED, {"session": {"id": "x"}})
     assert len(callbacks) == 1
     callbacks[0]()
-    assert received(channel) == {"type": "follow.event", "event": frame}
+    assert received(channel) == {"type": "follow.event", "user": ada.pk, "event": frame}
     assert frame == {
         "type": "event",
         "id": 1,
@@ -204,15 +204,19 @@ def test_prune_events_later_sweeps_everything_old(ada):
     assert events_after(ada.pk, 2) == []
 
 
-# --- receivers -------------------------------------------------------------------------------
+# --- explicit announcements ------------------------------------------------------------------
+
+
+def session(owner: AbstractBaseUser, title: str = "work") -> Session:
+    return create_session(owner, cwd="/srv/project", title=title)
 
 
 def test_new_session_is_session_added_with_its_row(ada):
-    session = Session.objects.create(owner=ada, title="work")
+    created = session(ada)
     [frame] = replayed(ada)
     assert frame["kind"] == "session.added"
     assert frame["payload"]["session"] == {
-        "id": str(session.pk),
+        "id": str(created.pk),
         "title": "work",
         "blank": True,
         "workspace": None,
@@ -222,43 +226,46 @@ def test_new_session_is_session_added_with_its_row(ada):
     }
 
 
-def test_saving_an_unfollowed_field_makes_no_event(ada):
-    session = Session.objects.create(owner=ada, title="work")
-    session.model = "gpt-5"
-    session.save()
-    session.plan_mode = True
-    session.save(update_fields=["plan_mode"])
+def test_a_save_nobody_announces_makes_no_event_and_no_query(ada, django_assert_num_queries):
+    """Events are published by the actions, not inferred from saves (issue 11)."""
+    created = session(ada)
+    created.model = "gpt-5"
+    with django_assert_num_queries(1):
+        created.save(update_fields=["model"])
     assert kinds(ada) == ["session.added"]
 
 
-@pytest.mark.parametrize(
-    ("field", "value"),
-    [("title", "renamed"), ("archived", True), ("status", "running"), ("blank", False)],
-)
-def test_saving_a_followed_field_is_session_updated(ada, field, value):
-    session = Session.objects.create(owner=ada, title="work")
-    setattr(session, field, value)
-    session.save()
-    frames = replayed(ada, 1)
-    [frame] = frames
-    assert frame["kind"] == "session.updated"
-    assert frame["payload"]["session"][field] == value
+def test_renaming_and_archiving_are_session_updated(ada):
+    created = session(ada)
+    controller = SessionController()
+    controller.rename(created, "renamed")
+    controller.archive(created)
+    rows = [f["payload"]["session"] for f in replayed(ada, 1)]
+    assert [(r["title"], r["archived"]) for r in rows] == [("renamed", False), ("renamed", True)]
+
+
+def test_a_turn_is_session_updated_when_it_starts_and_ends(ada):
+    created = session(ada)
+    message = append_message(created, role="user", source_kind="user", content="go")
+    runtime.begin_turn(created, user_initiated=True, message=message)
+    runtime.end_turn(created)
+    rows = [f["payload"]["session"] for f in replayed(ada, 1)]
+    assert [(r["status"], r["blank"]) for r in rows] == [("running", False), ("idle", False)]
 
 
 def test_attaching_a_workspace_is_session_updated(ada):
     workspace = Workspace.objects.create(owner=ada, path="/srv/project")
-    session = Session.objects.create(owner=ada)
-    session.workspace = workspace
-    session.save(update_fields=["workspace", "updated"])
+    created = session(ada)
+    attach(created, workspace)
     frames = replayed(ada, 1)
     assert frames[0]["payload"]["session"]["workspace"] == str(workspace.pk)
 
 
 def test_first_turn_in_the_log_clears_blank_once(ada):
-    session = Session.objects.create(owner=ada, title="work")
-    append_message(session, role="user", source_kind="plugin", content="the brief")
-    append_message(session, role="user", source_kind="user", content="go", starts_turn=True)
-    append_message(session, role="user", source_kind="user", content="more", starts_turn=True)
+    created = session(ada)
+    append_message(created, role="user", source_kind="plugin", content="the brief")
+    append_message(created, role="user", source_kind="user", content="go", starts_turn=True)
+    append_message(created, role="user", source_kind="user", content="more", starts_turn=True)
     frames = replayed(ada, 1)
     assert [(f["kind"], f["payload"]["session"]["blank"]) for f in frames] == [
         ("session.updated", False)
@@ -266,13 +273,12 @@ def test_first_turn_in_the_log_clears_blank_once(ada):
 
 
 def test_record_created_and_moving_phase_is_handoff_phase(ada):
-    source = Session.objects.create(owner=ada)
-    target = Session.objects.create(owner=ada)
-    record = make_record(source)
-    record.error = "still summarizing"
-    record.save()
-    record.phase, record.target = "prepared", target
-    record.save()
+    source, target = session(ada), session(ada)
+    record = store.create_record(
+        source_id=source.pk, reason=Reason.MANUAL, metrics={}, source_revision=0
+    )
+    store.save_fields(record, error="still summarizing")
+    store.move(record, Phase.PREPARED, target_id=target.pk)
     frames = replayed(ada, 2)
     assert [f["payload"] for f in frames] == [
         {
@@ -290,29 +296,25 @@ def test_record_created_and_moving_phase_is_handoff_phase(ada):
     ]
 
 
-def test_redirect_saved_is_redirect_committed(ada):
-    source = Session.objects.create(owner=ada)
-    first = Session.objects.create(owner=ada)
-    final = Session.objects.create(owner=ada)
-    redirect = Redirect.objects.create(source=source, destination=first)
-    redirect.save()
-    redirect.destination = final
-    redirect.save()
-    frames = replayed(ada, 3)
-    assert [(f["kind"], f["payload"]["destination"], f["payload"]["previous"]) for f in frames] == [
-        ("redirect.committed", str(first.pk), None),
-        ("redirect.committed", str(final.pk), str(first.pk)),
-    ]
+def test_redirect_added_is_redirect_committed_with_the_successors_row(ada):
+    source, successor = session(ada), session(ada, "next")
+    store.add_redirect(source.pk, successor.pk, None)
+    [frame] = replayed(ada, 2)
+    assert frame["kind"] == "redirect.committed"
+    assert frame["payload"] == {
+        "source": str(source.pk),
+        "destination": str(successor.pk),
+        "previous": None,
+        "session": {**frame["payload"]["session"], "id": str(successor.pk), "title": "next"},
+    }
+    assert frame["payload"]["session"]["blank"] is True
 
 
 def test_redirect_from_a_successor_re_points_the_redirects_leading_to_it(ada):
-    first = Session.objects.create(owner=ada)
-    second = Session.objects.create(owner=ada)
-    third = Session.objects.create(owner=ada)
-    Redirect.objects.create(source=first, destination=second)
+    first, second, third = session(ada), session(ada), session(ada)
+    store.add_redirect(first.pk, second.pk, None)
     before = snapshot(ada.pk)
-    Redirect.objects.create(source=second, destination=third)
-    Redirect.objects.filter(source=first).update(destination=third)
+    store.add_redirect(second.pk, third.pk, None)
     frames = replayed(ada, before["last_event_id"])
     assert {
         tuple(f["payload"][k] for k in ("source", "destination", "previous")) for f in frames
@@ -327,27 +329,32 @@ def test_redirect_from_a_successor_re_points_the_redirects_leading_to_it(ada):
 
 
 def test_redirect_removed_is_session_updated_without_redirect(ada):
-    source = Session.objects.create(owner=ada)
-    target = Session.objects.create(owner=ada)
-    Redirect.objects.create(source=source, destination=target).delete()
+    source, target = session(ada), session(ada)
+    store.add_redirect(source.pk, target.pk, None)
+    assert store.remove_redirect(source.pk)
     frames = replayed(ada, 3)
     assert [(f["kind"], f["payload"]["session"]) for f in frames] == [
         ("session.updated", {**snapshot(ada.pk)["sessions"][0], "redirect_to": None})
     ]
 
 
-def test_deleting_a_redirected_session_makes_no_redirect_event(ada):
-    source = Session.objects.create(owner=ada)
-    target = Session.objects.create(owner=ada)
-    Redirect.objects.create(source=source, destination=target)
-    source.delete()
-    assert kinds(ada) == ["session.added", "session.added", "redirect.committed"]
-
-
 def test_events_go_to_the_sessions_owner_only(ada, bob):
-    Session.objects.create(owner=ada)
+    session(ada)
     assert kinds(bob) == []
     assert kinds(ada) == ["session.added"]
+
+
+def test_every_hundredth_event_sweeps_quiet_users(ada, bob, django_capture_on_commit_callbacks):
+    """bob went quiet: his expired events go when ada's events come (issue 11)."""
+    publish(bob.pk, EventKind.HANDOFF_PHASE, {})
+    FollowerEvent.objects.filter(user=bob).update(created=timezone.now() - timedelta(days=1))
+    for _ in range(SWEEP_EVERY - 1):
+        publish(ada.pk, EventKind.HANDOFF_PHASE, {})
+    assert FollowerEvent.objects.filter(user=bob).exists()
+    with django_capture_on_commit_callbacks(execute=True):
+        publish(ada.pk, EventKind.HANDOFF_PHASE, {})
+    assert not FollowerEvent.objects.filter(user=bob).exists()
+    assert events_after(bob.pk, 0) == Resync(last_event_id=1)
 
 
 # --- snapshot --------------------------------------------------------------------------------
@@ -361,6 +368,7 @@ def apply(state: dict[str, Any], frame: dict[str, Any]) -> dict[str, Any]:
         rows[payload["session"]["id"]] = payload["session"]
     elif frame["kind"] == EventKind.REDIRECT_COMMITTED:
         rows[payload["source"]]["redirect_to"] = payload["destination"]
+        rows[payload["destination"]] = payload["session"]
     return {"last_event_id": frame["id"], "sessions": list(rows.values())}
 
 
@@ -371,25 +379,15 @@ def by_id(state: dict[str, Any]) -> tuple[int, dict[str, Any]]:
 def test_snapshot_plus_replayed_events_equals_a_fresh_snapshot(ada, bob):
     """Zulip's test idea: the page's state after replay is what a reload would show."""
     workspace = Workspace.objects.create(owner=ada, path="/srv/project")
-    source = Session.objects.create(owner=ada, title="long talk", workspace=workspace)
+    source = create_session(ada, cwd="/srv/project", title="long talk", workspace=workspace)
     append_message(source, role="user", source_kind="user", content="hi", starts_turn=True)
+    append_message(source, role="assistant", source_kind="assistant", content="Hello.")
     before = snapshot(ada.pk)
 
-    Session.objects.create(owner=bob, title="not ada's")
-    successor = Session.objects.create(owner=ada, title="long talk")
-    successor.workspace = workspace
-    successor.save()
-    record = make_record(source)
-    record.phase, record.target = "prepared", successor
-    record.save()
-    append_message(successor, role="user", source_kind="plugin", content="the brief")
-    Redirect.objects.create(source=source, destination=successor, record=record)
-    source.title = "long talk · 接续abcdef"
-    source.save()
-    append_message(successor, role="user", source_kind="user", content="go", starts_turn=True)
-    draft = Session.objects.create(owner=ada, title="discarded draft")
-    draft.archived = True
-    draft.save()
+    session(bob, "not ada's")
+    call_command("handoff", "now", str(source.pk), "--wait", stdout=StringIO())
+    successor = Session.objects.get(redirect__isnull=True, owner=ada, created__gt=source.created)
+    SessionController().archive(session(ada, "discarded draft"))
 
     frames = replayed(ada, before["last_event_id"])
     state = before
@@ -402,10 +400,10 @@ def test_snapshot_plus_replayed_events_equals_a_fresh_snapshot(ada, bob):
 
 
 def test_snapshot_lists_only_the_users_sessions_oldest_first(ada, bob):
-    first = Session.objects.create(owner=ada, title="first")
-    second = Session.objects.create(owner=ada, title="second")
-    Session.objects.create(owner=bob, title="bob's")
-    Redirect.objects.create(source=first, destination=second)
+    first = session(ada, "first")
+    second = session(ada, "second")
+    session(bob, "bob's")
+    store.add_redirect(first.pk, second.pk, None)
     state = snapshot(ada.pk)
     assert state["last_event_id"] == 3
     assert [(r["title"], r["redirect_to"]) for r in state["sessions"]] == [
@@ -419,7 +417,7 @@ def test_snapshot_default_is_empty(ada):
 
 
 def test_snapshot_view_answers_the_signed_in_user(ada):
-    Session.objects.create(owner=ada, title="work")
+    session(ada)
     request = RequestFactory().get("/follow/snapshot")
     request.user = ada
     response = snapshot_view(request)
@@ -461,3 +459,24 @@ def test_status_channel_unavailable_when_redis_is_unreachable(settings):
 def test_status_channel_unavailable_without_a_layer(settings):
     settings.CHANNEL_LAYERS = {}
     assert StatusChannel().available() is False
+
+
+# --- the page's baseline ---------------------------------------------------------------------
+
+
+def test_a_page_embeds_the_event_id_and_redirect_it_was_rendered_with(ada, client):
+    """The follower replays from the render, not from a later snapshot (issue 7 §4)."""
+    source, successor = session(ada), session(ada, "next")
+    store.add_redirect(source.pk, successor.pk, None)
+    client.force_login(ada)
+    html = client.get(f"/s/{source.pk}/").content.decode()
+    assert f'data-event-id="{current_event_id(ada.pk)}"' in html
+    assert f'data-redirect-to="{successor.pk}"' in html
+    plain = client.get(f"/s/{successor.pk}/").content.decode()
+    assert 'data-redirect-to=""' in plain
+
+
+def test_a_fragment_gets_no_baseline(ada, client):
+    client.force_login(ada)
+    response = client.get("/settings/", headers={"HX-Request": "true"})
+    assert not hasattr(response.wsgi_request, "follower_baseline")

@@ -17,6 +17,7 @@ from django.contrib.auth.models import User
 from host import log
 from host.importers.errors import AlreadyImported
 from host.models import EventKind, Role, Session, SessionStatus, SourceKind, Workspace
+from host.signals import announce
 from host.usage import Usage
 
 # Titles are the first prompt's first line, cut to about this many characters.
@@ -182,6 +183,8 @@ class SessionWriter:
         elif cwd:
             fields["workspace"] = workspace_for(self.session.owner, cwd)
         Session.objects.filter(pk=self.session.pk).update(**fields)
+        # One transaction per file (the importer's): the session shows once, whole, at commit.
+        announce(self.session.pk, created=True)
         self.session.refresh_from_db()
         return self.session
 

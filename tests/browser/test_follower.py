@@ -1,16 +1,18 @@
 """The page-wide follower in headless Chromium (issue 3 §6; seed 003 §6.5; DESIGN.md 10–11).
 
 Websockets need an ASGI server, so these tests run Daphne on ``config.asgi`` in a subprocess
-against the test database (PostgreSQL, or SQLite in a file) and commit handoffs from the test
-process with ``handoff.operations.run_attempt``, as ``handoff now --wait`` does. The server
-hears of the events through the channel layer (Redis) or, on the in-memory layer, by reading
-the stored events (the consumer's catch-up).
+against the test database (PostgreSQL, or SQLite in a file: the settings give the test
+database a file) and commit handoffs from the test process with
+``handoff.operations.run_attempt``, as ``handoff now --wait`` does. The server hears of the
+events through the channel layer (Redis) or, on the in-memory layer, through its process-wide
+reader of the stored events (``follower.hub``), as under ``make run``.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -35,6 +37,7 @@ from handoff import operations
 from handoff.models import HandoffRecord
 from host import log, tasks
 from host.models import Session
+from host.services import SessionController
 from host.sessions import create_session
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -289,6 +292,26 @@ def test_handoff_moves_every_tab_on_the_source_and_updates_the_others(make_user,
     assert follower(third)["jump"] is None
 
 
+def test_a_burst_of_events_refreshes_the_session_list_once(make_user, open_page, asgi_server):
+    """A handoff makes about ten events; replayed together after a reconnect, another page
+    fetches its session list once for all of them, not once per event (issue 7 §2)."""
+    ada = make_user("ada")
+    source = conversation(ada, "Refactor the parser")
+    page = open_page(ada, conversation(ada, "Release notes"))
+    fetched: list[str] = []
+    page.on("request", lambda r: fetched.append(r.url) if "/sidebar/" in r.url else None)
+
+    asgi_server.stop()
+    page.wait_for_function("() => window.__follower.state === 'unavailable'")
+    successor = hand_off(source)
+    asgi_server.start()
+    row(page, successor).wait_for()
+    page.wait_for_timeout(500)
+
+    assert page.evaluate("() => window.__events.length") >= 5
+    assert len(fetched) == 1
+
+
 def test_page_opened_on_a_handed_off_session_stays_and_shows_the_banner(make_user, open_page):
     ada = make_user("ada")
     source = conversation(ada, "Refactor the parser")
@@ -299,12 +322,7 @@ def test_page_opened_on_a_handed_off_session_stays_and_shows_the_banner(make_use
     assert banner.is_visible()
     assert banner.get_by_role("link").get_attribute("href") == f"/s/{successor.pk}/"
 
-    def rename() -> None:
-        source.refresh_from_db()
-        source.title = "Renamed while the page is open"
-        source.save()
-
-    off_loop(rename)
+    off_loop(lambda: SessionController().rename(source, "Renamed while the page is open"))
     page.wait_for_function("() => window.__events.some((e) => e.kind === 'session.updated')")
     page.wait_for_timeout(500)
     assert page.url.endswith(f"/s/{source.pk}/")
@@ -529,28 +547,62 @@ def test_a_tab_left_open_after_signing_out_hears_nothing_more(make_user, open_pa
     assert tab.url.endswith(f"/s/{source.pk}/")
 
 
-def test_handoff_between_subscribing_and_reading_the_snapshot_moves_the_page(make_user, open_page):
-    """The page has subscribed and still waits for its snapshot when the handoff commits: it saw
-    the transition happen (DESIGN.md invariant 10: nothing falls between the two)."""
+def test_a_tab_reloaded_during_the_handoff_still_moves_with_the_other(make_user, open_page):
+    """The second tab renders the pre-handoff page, the handoff commits, then its follower
+    starts: its baseline is what it was rendered with, so it saw the transition (issue 7)."""
     ada = make_user("ada")
     source = conversation(ada, "Refactor the parser")
+    first, second = open_page(ada, source), open_page(ada, source)
     held: list[Any] = []
-    frames: list[str] = []
+    second.route("**/follower.js", lambda route: route.continue_() if held else held.append(route))
 
-    def setup(page: Any) -> None:
-        page.route("**/follow/snapshot", lambda route: held.append(route))
-        page.on("websocket", lambda ws: ws.on("framereceived", lambda f: frames.append(f)))
-
-    page = open_page(ada, source, wait=False, setup=setup)
+    second.reload(wait_until="commit")
     while not held:
-        page.wait_for_timeout(20)
-    assert page.get_by_text("This conversation continues in").count() == 0
-
+        second.wait_for_timeout(20)
+    assert second.get_by_text("This conversation continues in").count() == 0
     successor = hand_off(source)
-    while not any("redirect.committed" in frame for frame in frames):
-        page.wait_for_timeout(20)
+    first.wait_for_url(f"**/s/{successor.pk}/")
     held[0].continue_()
 
+    second.wait_for_url(f"**/s/{successor.pk}/")
+    assert row(second, successor).is_visible()
+
+
+def test_a_half_open_socket_is_noticed_and_the_page_still_follows(
+    make_user, open_page, asgi_server
+):
+    """The server stops answering without closing anything (no FIN): the heartbeat notices,
+    the page reconnects when it can and replays what it missed."""
+    ada = make_user("ada")
+    source = conversation(ada, "Refactor the parser")
+    page = open_page(ada, source, config={"heartbeatInterval": 300, "heartbeatTimeout": 700})
+
+    assert asgi_server.process is not None
+    asgi_server.process.send_signal(signal.SIGSTOP)
+    try:
+        page.wait_for_function("() => window.__follower.state === 'unavailable'")
+        successor = hand_off(source)
+    finally:
+        asgi_server.process.send_signal(signal.SIGCONT)
+
+    page.wait_for_url(f"**/s/{successor.pk}/")
+
+
+def test_an_oversized_frame_is_closed_1009_and_the_page_still_follows(make_user, open_page):
+    """A frame over Daphne's 1 MiB gets a close frame (1009), not a dropped connection."""
+    ada = make_user("ada")
+    source = conversation(ada, "Refactor the parser")
+    page = open_page(ada, source)
+
+    code = page.evaluate(
+        """() => new Promise((resolve) => {
+          const socket = new WebSocket(`ws://${location.host}/ws/follow/`);
+          socket.onopen = () => socket.send(" ".repeat(2 * 1024 * 1024));
+          socket.onclose = (close) => resolve(close.code);
+        })"""
+    )
+    assert code == 1009
+    successor = hand_off(source)
     page.wait_for_url(f"**/s/{successor.pk}/")
 
 

@@ -1,0 +1,185 @@
+"""What the follower benchmarks share: a Daphne worker on loopback, a signed-in user, tabs.
+
+``Site`` starts one Daphne process (``config.asgi``) on a free 127.0.0.1 port against the
+benchmark's database and channel layer (``DATABASE_URL`` / ``REDIS_URL`` as set), signs a user
+in (its session cookie), and opens follower sockets as a page does (``Origin`` of the site,
+``hello`` with the id the page was rendered with). All traffic stays on loopback; every
+socket and the server are closed by ``Site.close``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from django.apps import apps
+from django.contrib.auth import get_user_model
+from django.db import connections
+from django.test import Client
+from websockets.asyncio.client import ClientConnection, connect
+
+from follower.events import current_event_id
+from follower.models import FollowerEvent
+from host import log
+from host.models import Session
+from host.sessions import create_session
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+def _database_url() -> str:
+    conf = connections["default"].settings_dict
+    if connections["default"].vendor == "postgresql":
+        host = f"{conf['HOST'] or '127.0.0.1'}:{conf['PORT'] or 5432}"
+        password = f":{conf['PASSWORD']}" if conf["PASSWORD"] else ""
+        return f"postgres://{conf['USER']}{password}@{host}/{conf['NAME']}"
+    return f"sqlite:///{conf['NAME']}"
+
+
+class Site:
+    """One Daphne worker and one signed-in user of it (see the module docstring)."""
+
+    def __init__(self, username: str) -> None:
+        # A new user each run: its channel-layer group is fresh too.
+        user = get_user_model().objects.create_user(f"{username}-{uuid.uuid4().hex[:8]}")
+        self.user = user
+        client = Client()
+        client.force_login(user)
+        self.cookie = f"sessionid={client.cookies['sessionid'].value}"
+        self.port = _free_port()
+        self.origin = f"http://127.0.0.1:{self.port}"
+        self.env = {**os.environ, "DATABASE_URL": _database_url(), "DJANGO_DEBUG": "false"}
+        command = [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(self.port)]
+        self.process = subprocess.Popen(
+            [*command, "config.asgi:application"],
+            cwd=ROOT,
+            env=self.env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        self._wait_listening()
+
+    def _wait_listening(self) -> None:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=0.5).close()
+                return
+            except OSError:
+                time.sleep(0.1)
+        self.close()
+        raise RuntimeError("daphne did not listen within 30 s")
+
+    def rss_kib(self) -> int:
+        """Return the server process's resident memory (KiB, from /proc)."""
+        for line in Path(f"/proc/{self.process.pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+        return 0
+
+    async def open_tab(self, rendered_id: int) -> ClientConnection:
+        """Open a follower socket as a page rendered at ``rendered_id``; return after ``ready``."""
+        socket_ = await connect(
+            f"ws://127.0.0.1:{self.port}/ws/follow/?user={self.user.pk}",
+            origin=self.origin,  # type: ignore[arg-type]
+            additional_headers={"Cookie": self.cookie},
+            compression=None,
+            open_timeout=60,
+        )
+        await socket_.send(json.dumps({"type": "hello", "last_event_id": rendered_id}))
+        while json.loads(await socket_.recv())["type"] != "ready":
+            pass
+        return socket_
+
+    async def get(self, path: str) -> bytes:
+        """GET ``path`` with the user's cookie (HTTP/1.1, one connection); return the body."""
+        reader, writer = await asyncio.open_connection("127.0.0.1", self.port)
+        request = (
+            f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{self.port}\r\nCookie: {self.cookie}\r\n"
+            "Accept: application/json\r\nConnection: close\r\n\r\n"
+        )
+        writer.write(request.encode())
+        await writer.drain()
+        response = await reader.read()
+        writer.close()
+        return response.partition(b"\r\n\r\n")[2]
+
+    def event_id(self) -> int:
+        """The id a page rendered now would embed."""
+        return current_event_id(self.user.pk)
+
+    def conversation(self, title: str) -> Session:
+        """An idle main with one answered turn, ready to hand off."""
+        session = create_session(self.user, cwd="/work/bench", title=title)
+        log.append_message(session, role="user", source_kind="user", content="Hi", starts_turn=True)
+        log.append_message(session, role="assistant", source_kind="assistant", content="Hello.")
+        return session
+
+    async def hand_off(self, source: Session) -> None:
+        """Run ``handoff now --wait`` on ``source`` in a process of its own (a task worker)."""
+        command = [sys.executable, "manage.py", "handoff", "now", str(source.pk), "--wait"]
+        process = await asyncio.create_subprocess_exec(
+            *command, cwd=ROOT, env=self.env, stdout=subprocess.DEVNULL
+        )
+        if await process.wait() != 0:
+            raise RuntimeError(f"handoff now {source.pk} exited {process.returncode}")
+
+    def committed_at(self, source: Session) -> float:
+        """When the route of ``source`` committed (its redirect's timestamp, epoch seconds)."""
+        redirect = apps.get_model("handoff", "Redirect")
+        created: datetime = redirect.objects.values_list("created", flat=True).get(source=source)
+        return created.timestamp()
+
+    def started_after_commit(self, source: Session) -> float:
+        """Seconds from the route's commit to the start of the successor (its event's stamp):
+        the floor of any follower that opens the successor only once it is started."""
+        redirect = apps.get_model("handoff", "Redirect").objects.get(source=source)
+        started = (
+            FollowerEvent.objects.filter(
+                user=self.user,
+                payload__session__id=str(redirect.destination_id),
+                payload__session__blank=False,
+            )
+            .order_by("seq")
+            .values_list("created", flat=True)
+            .first()
+        )
+        return (started - redirect.created).total_seconds() if started else float("inf")
+
+    def close(self) -> None:
+        """Stop the server."""
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+
+def percentile(values: list[float], share: float) -> float:
+    """Return the ``share`` (0–1) percentile of ``values`` (nearest rank); inf when empty."""
+    if not values:
+        return float("inf")
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(share * (len(ordered) - 1)))]
+
+
+def measured(result: Any) -> str:
+    """Format seconds as milliseconds for the tables."""
+    return f"{result * 1000:.0f}" if result != float("inf") else "—"

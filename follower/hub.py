@@ -1,0 +1,256 @@
+"""The process's one delivery path for follower events (seed 003 §6.5; issue 7).
+
+Every follower socket of a process registers with the process's ``Hub`` (one per event loop).
+The hub, not each socket, hears of events:
+
+- through the channel layer: one channel per process joins the group ``follow.<user_id>`` of
+  each user with a socket here (Redis in real mode; the in-memory layer carries the events
+  this process publishes itself), and each event is encoded once and fanned out to the
+  user's sockets;
+- on the in-memory layer only, by one process-wide reader that looks at the stored events
+  every ``FOLLOWER_POLL_INTERVAL`` seconds (default 0.1; 0 turns it off), on SQLite only when
+  the database's files changed: one query for all the process's users, whatever their socket
+  count, so events written by another process (the task worker under ``make run``) reach the
+  page too. With Redis nothing is polled.
+
+Before delivering an event the hub checks each distinct sign-in of the user's sockets here
+once (not once per socket); a sign-out (``user_logged_out``) reaches the hub through the layer
+at once. Sockets of an ended sign-in are closed with 4401 and get nothing more. The hub runs
+while it has sockets and stops with the last one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import weakref
+from collections.abc import Callable
+from importlib import import_module
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from asgiref.sync import async_to_sync
+from channels.db import database_sync_to_async
+from channels.layers import BaseChannelLayer, InMemoryChannelLayer, get_channel_layer
+from django.conf import settings
+from django.contrib.auth import SESSION_KEY
+from django.db import connection
+
+from follower.events import Frame, Resync, events_after, group_name
+from follower.models import FollowerCursor
+
+if TYPE_CHECKING:
+    from follower.consumers import FollowConsumer
+
+logger = logging.getLogger(__name__)
+
+Encoded = tuple[int, str]
+"""An event frame as its id and its JSON text (encoded once for every socket)."""
+
+
+class Hub:
+    """The sockets of one process (one event loop) and the one path their events take."""
+
+    def __init__(self, layer: BaseChannelLayer | None) -> None:
+        self.layer = layer
+        self.sockets: dict[int, set[FollowConsumer]] = {}
+        self.channel: str | None = None
+        self.tasks: list[asyncio.Task[None]] = []
+        self.membership = asyncio.Lock()
+        """Held while sockets join or leave (they await the layer meanwhile)."""
+
+    async def join(self, socket: FollowConsumer) -> None:
+        """Register a socket of ``socket.user_id`` and (re)join the user's group.
+
+        Joining again for each socket renews the membership, which Redis forgets after the
+        layer's ``group_expiry`` (a day).
+        """
+        async with self.membership:
+            if not self.tasks:
+                await self._start()
+            if self.layer is not None and self.channel is not None:
+                await self.layer.group_add(group_name(socket.user_id), self.channel)
+            self.sockets.setdefault(socket.user_id, set()).add(socket)
+
+    async def leave(self, socket: FollowConsumer) -> None:
+        """Forget a socket; the last of a user leaves the group, the last of all stops the hub."""
+        async with self.membership:
+            user_sockets = self.sockets.get(socket.user_id, set())
+            user_sockets.discard(socket)
+            if user_sockets:
+                return
+            self.sockets.pop(socket.user_id, None)
+            if self.layer is not None and self.channel is not None:
+                await self.layer.group_discard(group_name(socket.user_id), self.channel)
+            if not self.sockets:
+                self._stop()
+
+    async def _start(self) -> None:
+        if self.layer is not None:
+            self.channel = await self.layer.new_channel()
+            self.tasks.append(asyncio.create_task(self._listen()))
+        if isinstance(self.layer, InMemoryChannelLayer) and _poll_interval() > 0:
+            self.tasks.append(asyncio.create_task(self._poll()))
+
+    def _stop(self) -> None:
+        for task in self.tasks:
+            task.cancel()
+        self.tasks = []
+        self.channel = None
+
+    async def _listen(self) -> None:
+        """Receive the group messages of every local user on the process's one channel."""
+        assert self.layer is not None and self.channel is not None
+        while True:
+            try:
+                message = await self.layer.receive(self.channel)
+                if message.get("type") == "follow.event":
+                    frame: Frame = message["event"]
+                    await self.deliver(int(message["user"]), [frame])
+                elif message.get("type") == "follow.signed_out":
+                    await self._close_sign_in(message["session_key"])
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                logger.exception("follower hub: a channel-layer message was not delivered")
+                await asyncio.sleep(1)
+
+    async def _poll(self) -> None:
+        """Read the stored events of every local user now and then (one query for all).
+
+        On SQLite the database's files tell when another process committed: they are looked
+        at every ``CHANGE_TICK`` seconds and read only when they changed (or once every
+        ``FOLLOWER_POLL_INTERVAL`` × 10 seconds), so an idle process reads almost nothing.
+        """
+        marker = _change_marker()
+        seen, quiet = marker(), 0.0
+        while True:
+            if seen is None:
+                await asyncio.sleep(_poll_interval())
+            else:
+                await asyncio.sleep(CHANGE_TICK)
+                quiet += CHANGE_TICK
+                now = marker()
+                if now == seen and quiet < _poll_interval() * 10:
+                    continue
+                seen, quiet = now, 0.0
+            try:
+                cursors = {u: _lowest_cursor(s) for u, s in self.sockets.items()}
+                behind = {u: c for u, c in cursors.items() if c is not None}
+                newest = await database_sync_to_async(_newest_ids)(list(behind))
+                for user_id, last_seq in newest.items():
+                    if last_seq > behind.get(user_id, last_seq):
+                        await self._catch_up(user_id, behind[user_id])
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                logger.exception("follower hub: reading stored events failed")
+
+    async def _catch_up(self, user_id: int, after: int) -> None:
+        result = await database_sync_to_async(events_after)(user_id, after)
+        if isinstance(result, Resync):
+            for socket in list(self.sockets.get(user_id, ())):
+                await socket.catch_up()
+            return
+        await self.deliver(user_id, result)
+
+    async def deliver(self, user_id: int, frames: list[Frame]) -> None:
+        """Send ``frames`` (one user's, in id order) to that user's sockets here, each once."""
+        sockets = list(self.sockets.get(user_id, ()))
+        if not sockets or not frames:
+            return
+        keys = {s.session_key for s in sockets if s.session_key is not None}
+        signed_in = await database_sync_to_async(_still_signed_in)(user_id, keys)
+        encoded = [(int(f["id"]), json.dumps(f)) for f in frames]
+        for socket in sockets:
+            if socket.session_key is None or socket.session_key in signed_in:
+                await socket.push(encoded)
+            else:
+                await socket.sign_out()
+
+    async def _close_sign_in(self, session_key: str) -> None:
+        for user_sockets in list(self.sockets.values()):
+            for socket in list(user_sockets):
+                if socket.session_key == session_key:
+                    await socket.sign_out()
+
+
+_hubs: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Hub] = weakref.WeakKeyDictionary()
+"""One hub per event loop (Daphne runs one loop per process; tests run one per test)."""
+
+
+def hub() -> Hub:
+    """Return this event loop's hub, made anew when the channel layer was reconfigured."""
+    loop = asyncio.get_running_loop()
+    layer = get_channel_layer()
+    current = _hubs.get(loop)
+    if current is None or (current.layer is not layer and not current.sockets):
+        current = _hubs[loop] = Hub(layer)
+    return current
+
+
+def signed_out(sender: Any, request: Any, user: Any, **kwargs: Any) -> None:
+    """``user_logged_out`` receiver: close that sign-in's sockets in every process (4401)."""
+    layer = get_channel_layer()
+    session_key = getattr(getattr(request, "session", None), "session_key", None)
+    if layer is None or user is None or session_key is None:
+        return
+    message = {"type": "follow.signed_out", "session_key": session_key}
+    try:
+        async_to_sync(layer.group_send)(group_name(user.pk), message)
+    except Exception:
+        logger.exception("follower: the sign-out of user %s was not sent", user.pk)
+
+
+def _lowest_cursor(sockets: set[FollowConsumer]) -> int | None:
+    """The lowest cursor among a user's sockets (None while none said hello)."""
+    cursors = [s.cursor for s in sockets if s.cursor is not None]
+    return min(cursors) if cursors else None
+
+
+def _newest_ids(user_ids: list[int]) -> dict[int, int]:
+    """Return ``{user_id: newest event id}`` for the users given (one query)."""
+    rows = FollowerCursor.objects.filter(user_id__in=user_ids).values_list("user_id", "last_seq")
+    return {user_id: last_seq for user_id, last_seq in rows}
+
+
+def _still_signed_in(user_id: int, session_keys: set[str]) -> set[str]:
+    """Return the keys among ``session_keys`` still signed in as ``user_id`` (one read each)."""
+    engine = import_module(settings.SESSION_ENGINE)
+    return {
+        key for key in session_keys if engine.SessionStore(key).get(SESSION_KEY) == str(user_id)
+    }
+
+
+CHANGE_TICK = 0.02
+"""Seconds between looks at the SQLite files for a commit of another process."""
+
+
+def _change_marker() -> Callable[[], tuple[int, ...] | None]:
+    """Return a function whose answer changes when another process may have committed.
+
+    SQLite: the size and modification time of the database file and its write-ahead log (a
+    commit appends to the log). Other databases: always None (read at every interval).
+    """
+    if connection.vendor != "sqlite":
+        return lambda: None
+    files = [Path(str(connection.settings_dict["NAME"]))]
+    files.append(files[0].with_name(files[0].name + "-wal"))
+
+    def marker() -> tuple[int, ...] | None:
+        stamp: list[int] = []
+        for path in files:
+            try:
+                stat = path.stat()
+            except OSError:
+                stamp += [0, 0]
+                continue
+            stamp += [stat.st_mtime_ns, stat.st_size]
+        return tuple(stamp)
+
+    return marker
+
+
+def _poll_interval() -> float:
+    return float(getattr(settings, "FOLLOWER_POLL_INTERVAL", 0.1))

@@ -1,0 +1,66 @@
+"""Publish follower events for what the host and the handoff app announce (seed 003 §6.5).
+
+The writers say what changed, explicitly (``host.signals.session_changed``,
+``handoff.signals.record_changed`` and ``redirects_changed``, connected in ``apps.py``); these
+receivers turn each announcement into the event a page needs, inside the writer's transaction.
+Nothing is inferred from model saves, so a queryset ``update()`` that announces is followed and
+a save that changes nothing a page shows costs nothing.
+
+A successor's row travels in its ``redirect.committed`` event: a tab on the source opens it at
+once when the row is started (not blank), and otherwise waits for the ``session.updated`` that
+its start publishes (one event, no list refetch).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from follower.events import EventKind, publish
+from follower.snapshot import owned_row
+
+
+def session_changed(session_id: Any, created: bool = False, **kwargs: Any) -> None:
+    """Publish ``session.added`` (created) or ``session.updated`` with the session's row."""
+    found = owned_row(session_id)
+    if found is None:
+        return
+    owner, row = found
+    kind = EventKind.SESSION_ADDED if created else EventKind.SESSION_UPDATED
+    publish(owner, kind, {"session": row})
+
+
+def record_changed(record: Any, **kwargs: Any) -> None:
+    """Publish ``handoff.phase``: the record was created, moved phase or got its successor."""
+    found = owned_row(record.source_id)
+    if found is None:
+        return
+    payload = {
+        "record": str(record.pk),
+        "source": str(record.source_id),
+        "target": str(record.target_id) if record.target_id else None,
+        "phase": record.phase,
+    }
+    publish(found[0], EventKind.HANDOFF_PHASE, payload)
+
+
+def redirects_changed(changes: list[Any], **kwargs: Any) -> None:
+    """Publish ``redirect.committed`` per added or re-pointed route (with the destination's row),
+    ``session.updated`` (no redirect) per removed one."""
+    rows: dict[Any, tuple[int, dict[str, Any]] | None] = {}
+    for change in changes:
+        if change.destination is None:
+            session_changed(change.source)
+            continue
+        if change.destination not in rows:
+            rows[change.destination] = owned_row(change.destination)
+        found = rows[change.destination]
+        if found is None:
+            continue
+        owner, row = found
+        payload = {
+            "source": str(change.source),
+            "destination": str(change.destination),
+            "previous": str(change.previous) if change.previous is not None else None,
+            "session": row,
+        }
+        publish(owner, EventKind.REDIRECT_COMMITTED, payload)

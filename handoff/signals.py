@@ -1,0 +1,29 @@
+"""Signals the handoff app sends when what a page shows of a handoff changes (the follower listens).
+
+Sent explicitly by the store's writers, inside their transaction, so a receiver's writes commit
+or roll back with the change:
+
+- ``record_changed(sender=HandoffRecord, record=HandoffRecord)``: a record was created, moved
+  phase or got its successor (seed 000, the transaction's phases).
+- ``redirects_changed(sender=Redirect, changes=list[RouteChange])``: redirects were added,
+  re-pointed (the map stays flat, DESIGN.md invariant 5) or removed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from uuid import UUID
+
+from django.dispatch import Signal
+
+record_changed = Signal()
+redirects_changed = Signal()
+
+
+@dataclass(frozen=True)
+class RouteChange:
+    """``source`` now leads to ``destination`` (None: removed); it led to ``previous`` before."""
+
+    source: UUID
+    destination: UUID | None
+    previous: UUID | None
