@@ -158,7 +158,7 @@ def test_detect_format(tmp_path: Path) -> None:
     assert detect_format(claude) == "claude-code"
     with pytest.raises(TranscriptError, match=r"o\.jsonl:1: neither"):
         detect_format(other)
-    with pytest.raises(TranscriptError, match="empty transcript"):
+    with pytest.raises(TranscriptError, match="no valid record in this transcript"):
         detect_format(empty)
 
 
@@ -380,3 +380,45 @@ def test_an_overlong_session_id_and_cwd_are_cut_to_their_columns(
     assert main.external_id == "s" * 200
     assert main.cwd == deep[:1024]
     assert main.workspace is not None and main.workspace.name == "d" * 200
+
+
+def test_a_subagent_replaying_a_main_response_leaves_its_usage_to_the_main(
+    tmp_path: Path, owner: User
+) -> None:
+    spawn = {"type": "tool_use", "id": "t1", "name": "Task", "input": {"prompt": "look"}}
+    main_path = write_jsonl(
+        tmp_path / "s.jsonl",
+        [
+            claude_line("user", "u1", "Explore the repo"),
+            {**reply("a1", "msg_main", spawn, usage(4, 30, 100, 20)), "requestId": "req_main"},
+        ],
+    )
+    agent_dir = tmp_path / "s" / "subagents"
+    agent_dir.mkdir(parents=True)
+    write_jsonl(
+        agent_dir / "agent-x.jsonl",
+        [
+            {**reply("x0", "msg_main", spawn, usage(4, 30, 100, 20)), "requestId": "req_replay"},
+            claude_line("user", "x1", "look"),
+            {
+                **reply("x2", "msg_agent", {"type": "text", "text": "Found it."}, usage(1, 9, 50)),
+                "requestId": "req_agent",
+            },
+        ],
+    )
+
+    main, agent = import_transcript(main_path, owner)
+
+    assert import_report(main)["usage"] == {
+        "uncached_input": 4,
+        "output": 30,
+        "cache_read": 100,
+        "cache_write": 20,
+    }
+    assert import_report(agent)["usage"] == {
+        "uncached_input": 1,
+        "output": 9,
+        "cache_read": 50,
+        "cache_write": 0,
+    }
+    assert agent.messages.filter(external_id="x0").exists()  # the replayed line is kept
