@@ -290,6 +290,7 @@ def kill_once() -> object:
     return action
 
 
+@pytest.mark.usefixtures("immediate_tasks")  # the next message's evaluation runs its attempt
 @pytest.mark.parametrize("point", CRASH_POINTS)
 def test_a_killed_now_attempt_is_recovered_and_the_next_message_hands_nothing_off(
     point, at_point, monkeypatch

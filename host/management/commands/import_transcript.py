@@ -58,9 +58,7 @@ class Command(BaseCommand):
         if failures:
             raise CommandError("Nothing imported from:\n" + "\n".join(failures))
 
-    def _import(
-        self, path: Path, owner: User, notes: list[LineNote], as_json: bool
-    ) -> str | None:
+    def _import(self, path: Path, owner: User, notes: list[LineNote], as_json: bool) -> str | None:
         """Import one file and print its report; return why it failed (None: it did not)."""
         try:
             sessions = import_transcript(path, owner, notes)
