@@ -182,6 +182,33 @@ def test_recover_handoffs_every_runs_again_after_each_interval(monkeypatch):
     assert out.getvalue().count("record(s) recovered.") == 2
 
 
+def test_recover_handoffs_every_keeps_running_through_a_database_outage(monkeypatch):
+    from django.db import OperationalError
+
+    from handoff.management.commands import recover_handoffs
+
+    passes: list[str] = []
+
+    def recover_or_outage() -> list[recovery.Recovered]:
+        passes.append("pass")
+        if len(passes) == 1:
+            raise OperationalError("FATAL:  sorry, too many clients already")
+        return []
+
+    def nap(seconds: float) -> None:
+        if len(passes) == 2:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(recover_handoffs, "recover", recover_or_outage)
+    monkeypatch.setattr(recover_handoffs.time, "sleep", nap)
+    out, err = StringIO(), StringIO()
+    with pytest.raises(KeyboardInterrupt):
+        call_command("recover_handoffs", "--every", "60", stdout=out, stderr=err)
+    assert passes == ["pass", "pass"]
+    assert "Database unavailable (FATAL:  sorry, too many clients already)" in err.getvalue()
+    assert out.getvalue().count("record(s) recovered.") == 1
+
+
 def test_a_prepared_record_committed_meanwhile_keeps_its_successor():
     # Recovery read the record as ``prepared``; before it acted, the slow attempt committed.
     stale = record_in(Phase.PREPARED, draft=True)

@@ -3,11 +3,11 @@
 One line per content block. Each API response is counted once with its last line's usage
 (``message.usage`` repeats on every line of one ``message.id``), and once across files: a
 response another session of the owner already counted (a resumed session's copy, a subagent's
-replay of its main) keeps its lines but not its usage (``host.importers.responses``). Lines marked ``isSidechain``
-in a 1.x log belong to subagents: each chain rooted at a sidechain line without a sidechain
-parent becomes one subagent session owned by the main. A ``system`` line of subtype
-``compact_boundary`` counts one compaction; the ``isCompactSummary`` user line after it is its
-summary. ``progress``, ``file-history-snapshot``, ``queue-operation``, ``summary`` and other
+replay of its main) keeps its lines but not its usage (``host.importers.responses``). Lines
+marked ``isSidechain`` in a 1.x log belong to subagents: each chain rooted at a sidechain line
+without a sidechain parent becomes one subagent session owned by the main. A ``system`` line of
+subtype ``compact_boundary`` counts one compaction; the ``isCompactSummary`` user line after it
+is its summary. ``progress``, ``file-history-snapshot``, ``queue-operation``, ``summary`` and other
 ``system`` lines carry no conversation and are skipped.
 """
 
