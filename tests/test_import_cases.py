@@ -164,8 +164,8 @@ def test_a_forked_codex_rollout_counts_only_its_own_usage() -> None:
     [report], _ = run(case("codex-fork.jsonl"))
 
     assert usage_of(report) == figures(NAMED, right, 4)
-    assert (report["tokens"]["cumulative"],) == figures(f"cumulative {NUMBER}", right)
-    assert (report["tokens"]["context"],) == figures(f"context {NUMBER}", right)
+    assert (report["tokens"]["cumulative"]["value"],) == figures(f"cumulative {NUMBER}", right)
+    assert (report["tokens"]["context"]["value"],) == figures(f"context {NUMBER}", right)
     assert (report["turns"],) == figures(r"(\d+) turn", right)
     assert report["model"] == re.findall(r"model (\S+)", right)[0]
     session = Session.objects.get()

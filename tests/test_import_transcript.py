@@ -90,7 +90,10 @@ def test_json_figures_equal_the_right_values(stem: str) -> None:
         "cache_read": read,
         "cache_write": write,
     }
-    assert report["tokens"] == {"context": context, "cumulative": cumulative, "label": "exact"}
+    assert report["tokens"] == {
+        "context": {"value": context, "basis": "context", "label": "exact"},
+        "cumulative": {"value": cumulative, "basis": "cumulative", "label": "exact"},
+    }
     assert report["compactions"] == compactions
     assert report["model"] == model
     assert report["workspace"] == cwd
@@ -280,5 +283,4 @@ def test_readable_summary_without_json() -> None:
 
     line = out.getvalue().strip()
     assert line.startswith("Imported session ")
-    assert "cumulative 218402 (exact" in line
-    assert "context 26080" in line
+    assert "tokens context 26080 (exact), cumulative 218402 (exact; " in line

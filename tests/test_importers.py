@@ -12,12 +12,12 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import User
 
 from host import log
+from handoff import operations
 from host.importers import (
     TranscriptError,
     detect_format,
     import_report,
     import_transcript,
-    token_label,
 )
 from host.importers.claude import classify_user_text
 from host.importers.writer import title_of
@@ -202,7 +202,7 @@ def test_claude_response_counts_once_with_its_last_lines_usage(tmp_path: Path, o
         "cache_read": 260,
         "cache_write": 50,
     }
-    assert report["tokens"]["context"] == 162
+    assert report["tokens"]["context"]["value"] == 162
     assert report["turns"] == 1
     assert main.model == "claude-opus-4-6"
     tool_call = main.messages.get(external_id="a2")
@@ -262,7 +262,7 @@ def test_codex_usage_is_the_increase_of_the_cumulative_totals(tmp_path: Path, ow
         "cache_read": 900,
         "cache_write": 0,
     }
-    assert report["tokens"]["context"] == 1200
+    assert report["tokens"]["context"]["value"] == 1200
     assert (report["turns"], main.context_window, main.title) == (1, 200_000, "hi")
     assert main.messages.get(external_id="c1:output").tool_name == "exec"
 
@@ -298,13 +298,47 @@ def test_codex_rollout_must_start_with_session_meta(tmp_path: Path, owner: User)
         import_transcript(path, owner)
 
 
-def test_token_label_per_session(owner: User) -> None:
+def test_token_figures_are_labelled_by_their_source(owner: User) -> None:
     empty = Session.objects.create(owner=owner)
     measured = Session.objects.create(owner=owner)
     log.append_message(measured, role="user", source_kind="user", content="hello there")
 
-    assert token_label(empty) == "unavailable"
-    assert token_label(measured) == "estimated"
+    assert import_report(empty)["tokens"]["context"]["label"] == "unavailable"
+    assert import_report(measured)["tokens"] == {
+        "context": {"value": 3, "basis": "context", "label": "estimated"},
+        "cumulative": {"value": 3, "basis": "cumulative", "label": "estimated"},
+    }
+
+
+def test_after_a_trailing_compaction_every_surface_shows_one_estimated_context(
+    tmp_path: Path, owner: User, settings: Any
+) -> None:
+    settings.TASKS = {"default": {"BACKEND": "django_tasks.backends.immediate.ImmediateBackend"}}
+    summary = "The user asked for the parser refactor; parser.py now streams, tests pass." * 2
+    path = write_jsonl(
+        tmp_path / "s.jsonl",
+        [
+            claude_line("user", "u1", "Refactor the parser"),
+            reply("a1", "m1", {"type": "text", "text": "Done."}, usage(3, 40, 9000, 500)),
+            {
+                "type": "system",
+                "subtype": "compact_boundary",
+                "uuid": "b1",
+                "sessionId": SESSION,
+                "compactMetadata": {"trigger": "auto"},
+            },
+            claude_line("user", "s1", summary, isCompactSummary=True),
+        ],
+    )
+    [main] = import_transcript(path, owner)
+    estimate = -(-len(summary) // 4)  # the meter: about four characters per token
+
+    reported = import_report(main)["tokens"]["context"]
+    status = operations.status(main.pk).as_dict()["tokens"]
+    record = operations.run_attempt(main.pk, manual=True).record
+
+    assert reported == status == {"value": estimate, "basis": "context", "label": "estimated"}
+    assert record is not None and record.metrics["tokens"] == estimate
 
 
 def test_a_nul_character_in_the_log_imports_as_a_replacement_character(

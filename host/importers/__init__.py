@@ -11,7 +11,7 @@ from __future__ import annotations
 from host.importers.errors import AlreadyImported, TranscriptError
 from host.importers.importer import detect_format, import_transcript
 from host.importers.lines import LineNote
-from host.importers.summary import import_report, token_label
+from host.importers.summary import import_report
 
 __all__ = [
     "AlreadyImported",
@@ -20,5 +20,4 @@ __all__ = [
     "detect_format",
     "import_report",
     "import_transcript",
-    "token_label",
 ]

@@ -81,13 +81,14 @@ class Command(BaseCommand):
         if as_json:
             self.stdout.write(json.dumps(report, ensure_ascii=False))
             return
-        tokens, usage = report["tokens"], report["usage"]
+        context, cumulative = report["tokens"]["context"], report["tokens"]["cumulative"]
+        usage = report["usage"]
         self.stdout.write(
             f"Imported session {report['session']} in {report['workspace']}: "
             f"{report['messages']} messages, {report['turns']} turns, "
             f"{report['compactions']} compactions, {subagents} subagents, model "
-            f"{report['model'] or '-'}; tokens context {tokens['context']}, cumulative "
-            f"{tokens['cumulative']} ({tokens['label']}; uncached input "
+            f"{report['model'] or '-'}; tokens context {context['value']} ({context['label']}), "
+            f"cumulative {cumulative['value']} ({cumulative['label']}; uncached input "
             f"{usage['uncached_input']}, output {usage['output']}, cache read "
             f"{usage['cache_read']}, cache write {usage['cache_write']})"
         )
