@@ -11,8 +11,8 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import User
 
-from host import log
 from handoff import operations
+from host import log
 from host.importers import (
     TranscriptError,
     detect_format,
