@@ -94,16 +94,17 @@ def _successor_woken(record: HandoffRecord) -> bool:
     return controller is not None and not controller.is_unwoken_draft(record.target_id)
 
 
-def recover_record(record: HandoffRecord, *, keep_request: bool = False) -> Recovered | None:
+def recover_record(record: HandoffRecord) -> Recovered | None:
     """Apply the mapping to one stuck record; return what was done (``None``: nothing).
 
     Runs in one transaction under the source's main-state lock, the lock the commit step holds
     while it installs the route: a slow attempt cannot commit between recovery's look at the
     route and its discard of the draft, so a routed successor is never archived (invariant 4).
     The record is re-read under the lock. A manual record that moved clears the main's
-    ``requested`` in that transaction, unless ``keep_request`` (a new manual attempt recovering
-    its stale predecessor: the request is now the new attempt's). Raises ``PhaseError`` when
-    another process moved the record meanwhile (nothing written).
+    ``requested`` in that transaction: the request was that attempt's, also when the lingering
+    request itself started the attempt now recovering it (``handoff.transaction.mark_attempt``),
+    which then finds the request gone and stops. Raises ``PhaseError`` when another process
+    moved the record meanwhile (nothing written).
     """
     seen = (record.phase, record.updated)
     with transaction.atomic():
@@ -112,7 +113,7 @@ def recover_record(record: HandoffRecord, *, keep_request: bool = False) -> Reco
         if (record.phase, record.updated) != seen:
             raise PhaseError(f"record {record.pk} moved meanwhile; recovery leaves it")
         done = _apply_mapping(record)
-        if done is not None and record.reason == Reason.MANUAL and not keep_request:
+        if done is not None and record.reason == Reason.MANUAL:
             store.clear_requested(record.source_id)
         return done
 

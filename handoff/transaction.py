@@ -309,7 +309,7 @@ def mark_attempt(attempt: Attempt) -> None:
     stale = store.in_progress(attempt.session_id)
     if stale is not None and recovery.is_stuck(stale, timezone.now()):
         with contextlib.suppress(PhaseError):
-            recovery.recover_record(stale, keep_request=attempt.manual)
+            recovery.recover_record(stale)
     with transaction.atomic():
         state = store.lock_main_state(attempt.session_id)
         current = store.in_progress(attempt.session_id)
