@@ -311,9 +311,8 @@ def test_token_figures_are_labelled_by_their_source(owner: User) -> None:
 
 
 def test_after_a_trailing_compaction_every_surface_shows_one_estimated_context(
-    tmp_path: Path, owner: User, settings: Any
+    tmp_path: Path, owner: User
 ) -> None:
-    settings.TASKS = {"default": {"BACKEND": "django_tasks.backends.immediate.ImmediateBackend"}}
     summary = "The user asked for the parser refactor; parser.py now streams, tests pass." * 2
     path = write_jsonl(
         tmp_path / "s.jsonl",
