@@ -126,11 +126,12 @@ class ResilientWorker(Worker):
                 time.sleep(delay)
 
     def run_task(self, db_task_result: DBTaskResult) -> None:
-        """Run one claimed task, remembering it until it is recorded finished."""
-        self._sweep_if_due()
+        """Run one claimed task, remembering it until it is recorded finished; then, when due,
+        fail the rows of lost workers."""
         self._current = db_task_result.pk
         super().run_task(db_task_result)
         self._current = None
+        self._sweep_if_due()
 
     def _recover_rows(self) -> None:
         if self._current is not None:
