@@ -17,7 +17,10 @@ left alone. The mapping:
 | committed whose start did not happen            | committed-start-pending  | target kept    |
 | committed whose successor was woken             | started                  |                |
 
-A record never moves backwards (``handoff.store.move``).
+A record never moves backwards (``handoff.store.move``). Whatever a manual (``now``) record
+becomes, its attempt has ended, so the main's ``requested`` is cleared in the same transaction
+(DESIGN.md, Switch lifecycle): a worker killed during a ``now`` attempt leaves no request behind
+for the next message to act on.
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from handoff import services, store
-from handoff.core.phases import IN_PROGRESS_PHASES, Phase
+from handoff.core.phases import IN_PROGRESS_PHASES, Phase, Reason
 from handoff.exceptions import PhaseError
 from handoff.models import HandoffRecord, Redirect
 
@@ -97,8 +100,11 @@ def recover_record(record: HandoffRecord) -> Recovered | None:
     Runs in one transaction under the source's main-state lock, the lock the commit step holds
     while it installs the route: a slow attempt cannot commit between recovery's look at the
     route and its discard of the draft, so a routed successor is never archived (invariant 4).
-    The record is re-read under the lock. Raises ``PhaseError`` when another process moved the
-    record meanwhile (nothing written).
+    The record is re-read under the lock. A manual record that moved clears the main's
+    ``requested`` in that transaction: the request was that attempt's, also when the lingering
+    request itself started the attempt now recovering it (``handoff.transaction.mark_attempt``),
+    which then finds the request gone and stops. Raises ``PhaseError`` when another process
+    moved the record meanwhile (nothing written).
     """
     seen = (record.phase, record.updated)
     with transaction.atomic():
@@ -106,7 +112,10 @@ def recover_record(record: HandoffRecord) -> Recovered | None:
         record.refresh_from_db()
         if (record.phase, record.updated) != seen:
             raise PhaseError(f"record {record.pk} moved meanwhile; recovery leaves it")
-        return _apply_mapping(record)
+        done = _apply_mapping(record)
+        if done is not None and record.reason == Reason.MANUAL:
+            store.clear_requested(record.source_id)
+        return done
 
 
 def _apply_mapping(record: HandoffRecord) -> Recovered | None:

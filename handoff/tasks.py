@@ -1,6 +1,6 @@
 """Background attempts (django-tasks): the summary never blocks the request that asked for it.
 
-The default backend is ``django_tasks_db.DatabaseBackend`` (``manage.py db_worker``): the task
+The default backend is ``django_tasks_db.DatabaseBackend`` (``manage.py task_worker``): the task
 row is written in the caller's transaction, so it exists exactly when the caller's change
 (e.g. ``requested``) committed. Tests use the immediate backend, which runs it in place.
 """

@@ -36,12 +36,15 @@ def append_message(
     external_id: str = "",
     relay_id: str | None = None,
     starts_turn: bool = False,
+    response_id: str = "",
 ) -> Message:
     """Append one message and fold it into the projection; return the saved message.
 
     ``starts_turn`` marks a user-initiated exchange: it counts a turn and clears ``blank``
     (DESIGN.md, turns and blank). ``usage`` (tokens) updates the four buckets and, on an
-    assistant message, the context figure. Raises ``IntegrityError`` on a duplicate relay id.
+    assistant message, the context figure; ``response_id`` names the imported API response that
+    usage belongs to (``host.importers`` counts each once). Raises ``IntegrityError`` on a
+    duplicate relay id.
     """
     with transaction.atomic():
         seq = _next_seq(session)
@@ -56,6 +59,7 @@ def append_message(
             external_id=external_id,
             relay_id=relay_id,
             starts_turn=starts_turn,
+            response_id=response_id,
             uncached_input_tokens=usage.uncached_input if usage else None,
             output_tokens=usage.output if usage else None,
             cache_read_tokens=usage.cache_read if usage else None,

@@ -146,6 +146,11 @@ class Message(models.Model):
     external_id = models.CharField(
         max_length=200, blank=True, help_text="Transcript message id or API client_id."
     )
+    response_id = models.CharField(
+        max_length=200,
+        blank=True,
+        help_text="The imported API response whose usage this message carries (counted once).",
+    )
     # NULL, not "", for "not a relay": the per-session unique constraint must allow many.
     relay_id = models.CharField(max_length=64, null=True, blank=True)  # noqa: DJ001
     compacted = models.BooleanField(
@@ -168,7 +173,14 @@ class Message(models.Model):
                 fields=["session", "client_id"], name="message_unique_client_id"
             ),
         ]
-        indexes = [models.Index(fields=["session", "external_id"])]
+        indexes = [
+            models.Index(fields=["session", "external_id"]),
+            models.Index(
+                fields=["response_id"],
+                condition=~models.Q(response_id=""),
+                name="message_response_id",
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"{self.session_id}#{self.seq} {self.role}"

@@ -1,6 +1,6 @@
 """Background tasks of the host (django-tasks): the agent's turn.
 
-The default backend is ``django_tasks_db.DatabaseBackend`` (run ``manage.py db_worker``); tests
+The default backend is ``django_tasks_db.DatabaseBackend`` (run ``manage.py task_worker``); tests
 use the immediate backend.
 """
 

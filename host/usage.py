@@ -13,6 +13,10 @@ from host.models import Session, UsageProjection
 # The meter's heuristic: about four characters per token (seed 003 §5.1, "fixed heuristic").
 CHARS_PER_TOKEN = 4
 
+# Token bases and labels (DESIGN.md "Token basis"; seed 003 §5.2).
+CONTEXT, CUMULATIVE = "context", "cumulative"
+EXACT, ESTIMATED, UNAVAILABLE = "exact", "estimated", "unavailable"
+
 # The largest figure one model call may report in a bucket (tokens): far above any model's
 # window, and small enough that a session's summed buckets stay inside a 64-bit column.
 MAX_CALL_TOKENS = 10**9
@@ -62,3 +66,35 @@ def measure(session: Session) -> int:
     """Estimate the effective context (what follows the last compaction) in tokens."""
     chars = projection_of(session).effective_chars
     return -(-chars // CHARS_PER_TOKEN)
+
+
+@dataclass(frozen=True)
+class TokenFigure:
+    """A session's token figure (tokens) on one basis, labelled by the source it was read from
+    (seed 003 §5.1–5.2; DESIGN.md "Token basis")."""
+
+    value: int
+    basis: str
+    label: str
+
+    def as_dict(self) -> dict[str, object]:
+        """Return ``{"value", "basis", "label"}``, the shape every surface shows."""
+        return {"value": self.value, "basis": self.basis, "label": self.label}
+
+
+def token_figure(session: Session, basis: str) -> TokenFigure:
+    """Read the session's tokens on ``basis`` (``context`` or ``cumulative``).
+
+    The usage projection first — the latest call's prompt size (``context``) or the buckets
+    summed (``cumulative``) — labelled ``exact``; when it has none (no usage, or no call since
+    the last compaction), the meter's estimate of the effective context, labelled
+    ``estimated``; ``unavailable`` (0) when neither the buckets nor the meter have anything.
+    The handoff reads the same sources through its services (``handoff.core.tokens``).
+    """
+    buckets, measured = session_usage(session).total, measure(session)
+    if not buckets and not measured:
+        return TokenFigure(0, basis, UNAVAILABLE)
+    exact = buckets if basis == CUMULATIVE else context_tokens(session)
+    if exact:
+        return TokenFigure(exact, basis, EXACT)
+    return TokenFigure(measured, basis, ESTIMATED)

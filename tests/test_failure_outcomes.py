@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
+from django.utils import timezone
 from handoff_support import (
     add_turn,
     at_point,
@@ -265,3 +268,78 @@ def test_a_committed_successor_is_kept_when_its_record_was_moved_meanwhile(at_po
     assert record.phase == Phase.COMMITTED_START_PENDING
     assert successor.archived is False
     assert Redirect.objects.get(source=source).destination_id == successor.pk
+
+
+# A worker killed during a ``now`` attempt (DESIGN.md, Switch lifecycle; Crash recovery).
+
+CRASH_POINTS = ["summarize", "before_seed", "flush", "before_commit", "redirect", "start"]
+
+
+class WorkerKilled(BaseException):
+    """The worker process died at this point: nothing after it runs, not even ``finally``."""
+
+
+def kill_once() -> object:
+    """Return an action that kills the attempt the first time it is reached."""
+    killed: list[bool] = []
+
+    def action(attempt: transaction.Attempt) -> None:
+        if not killed:
+            killed.append(True)
+            raise WorkerKilled(attempt.session_id)
+
+    return action
+
+
+@pytest.mark.usefixtures("immediate_tasks")  # the next message's evaluation runs its attempt
+@pytest.mark.parametrize("point", CRASH_POINTS)
+def test_a_killed_now_attempt_is_recovered_and_the_next_message_hands_nothing_off(
+    point, at_point, monkeypatch
+):
+    source = make_source()
+    store.update_main_state(source.pk, requested=True)
+    at_point(point, kill_once())
+    with monkeypatch.context() as dying:
+        # The dead process's ``finally`` never runs: it cannot clear ``requested`` itself.
+        dying.setattr(store, "clear_requested", lambda session_id: None)
+        with pytest.raises(WorkerKilled):
+            transaction.run(source.pk, manual=True)
+
+    recovery.recover(timezone.now() + timedelta(hours=1))
+    add_turn(source, "Thanks, carry on with the parser.", tokens=10)
+    operations.evaluate(source.pk)
+
+    record = HandoffRecord.objects.get()
+    assert MainState.objects.get(session=source).requested is False
+    if point == "start":  # killed after the commit: the one handoff stands, start pending
+        assert record.phase == Phase.COMMITTED_START_PENDING
+        assert Redirect.objects.get(source=source).destination_id == record.target_id
+    else:
+        assert record.phase == Phase.FAILED
+        assert Redirect.objects.count() == 0
+        source.refresh_from_db()
+        assert source.title == "Refactor the parser"
+
+
+@pytest.mark.usefixtures("immediate_tasks")
+def test_a_request_left_by_a_killed_now_hands_nothing_off_when_it_recovers_the_record_itself(
+    at_point, monkeypatch
+):
+    # The next message comes after the record looks stuck but before periodic recovery ran:
+    # the attempt the lingering request starts recovers the record itself, and stops.
+    source = make_source()
+    store.update_main_state(source.pk, requested=True)
+    at_point("summarize", kill_once())
+    with monkeypatch.context() as dying:
+        dying.setattr(store, "clear_requested", lambda session_id: None)
+        with pytest.raises(WorkerKilled):
+            transaction.run(source.pk, manual=True)
+    HandoffRecord.objects.update(updated=timezone.now() - timedelta(hours=1))
+
+    add_turn(source, "Thanks, carry on with the parser.", tokens=10)
+    operations.evaluate(source.pk)
+
+    assert HandoffRecord.objects.get().phase == Phase.FAILED
+    assert Redirect.objects.count() == 0
+    assert MainState.objects.get(session=source).requested is False
+    assert run_now(source).outcome == "started"  # asking again hands off

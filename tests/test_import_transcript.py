@@ -90,7 +90,10 @@ def test_json_figures_equal_the_right_values(stem: str) -> None:
         "cache_read": read,
         "cache_write": write,
     }
-    assert report["tokens"] == {"context": context, "cumulative": cumulative, "label": "exact"}
+    assert report["tokens"] == {
+        "context": {"value": context, "basis": "context", "label": "exact"},
+        "cumulative": {"value": cumulative, "basis": "cumulative", "label": "exact"},
+    }
     assert report["compactions"] == compactions
     assert report["model"] == model
     assert report["workspace"] == cwd
@@ -179,17 +182,24 @@ def test_reimport_adds_nothing_and_says_so() -> None:
     assert "already imported" in err.getvalue()
 
 
-def test_malformed_line_aborts_the_file_naming_file_and_line(tmp_path: Path) -> None:
+def test_an_unreadable_line_is_skipped_and_reported_and_the_rest_imported(
+    tmp_path: Path,
+) -> None:
     broken = tmp_path / "broken.jsonl"
     with transcript("claude-code-1.0-short").open("rb") as source:
         good = list(islice(source, 20))
-    broken.write_bytes(b"".join(good) + b'{"type": "user", "message": \n' + good[-1])
+    broken.write_bytes(b"".join(good[:-1]) + b'{"type": "user", "message": \n' + good[-1])
+    whole = tmp_path / "whole.jsonl"
+    whole.write_bytes(b"".join(good))
 
-    with pytest.raises(CommandError) as raised:
-        import_json(broken)
+    [report] = import_json(broken)
 
-    assert f"{broken}:21" in str(raised.value)
-    assert log_size() == (0, 0, 0, 0)
+    [note] = report["damaged_lines"]
+    assert note.startswith(f"{broken}:20: skipped: not valid JSON")
+    imported = log_size()
+    Session.objects.all().delete()
+    import_json(whole)
+    assert log_size() == imported  # line 21 repeats line 20's record: nothing is missing
 
 
 def test_line_missing_a_required_key_aborts_the_file(tmp_path: Path) -> None:
@@ -273,5 +283,4 @@ def test_readable_summary_without_json() -> None:
 
     line = out.getvalue().strip()
     assert line.startswith("Imported session ")
-    assert "cumulative 218402 (exact" in line
-    assert "context 26080" in line
+    assert "tokens context 26080 (exact), cumulative 218402 (exact; " in line

@@ -11,13 +11,13 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import User
 
+from handoff import operations
 from host import log
 from host.importers import (
     TranscriptError,
     detect_format,
     import_report,
     import_transcript,
-    token_label,
 )
 from host.importers.claude import classify_user_text
 from host.importers.writer import title_of
@@ -158,7 +158,7 @@ def test_detect_format(tmp_path: Path) -> None:
     assert detect_format(claude) == "claude-code"
     with pytest.raises(TranscriptError, match=r"o\.jsonl:1: neither"):
         detect_format(other)
-    with pytest.raises(TranscriptError, match="empty transcript"):
+    with pytest.raises(TranscriptError, match="no valid record in this transcript"):
         detect_format(empty)
 
 
@@ -202,7 +202,7 @@ def test_claude_response_counts_once_with_its_last_lines_usage(tmp_path: Path, o
         "cache_read": 260,
         "cache_write": 50,
     }
-    assert report["tokens"]["context"] == 162
+    assert report["tokens"]["context"]["value"] == 162
     assert report["turns"] == 1
     assert main.model == "claude-opus-4-6"
     tool_call = main.messages.get(external_id="a2")
@@ -262,7 +262,7 @@ def test_codex_usage_is_the_increase_of_the_cumulative_totals(tmp_path: Path, ow
         "cache_read": 900,
         "cache_write": 0,
     }
-    assert report["tokens"]["context"] == 1200
+    assert report["tokens"]["context"]["value"] == 1200
     assert (report["turns"], main.context_window, main.title) == (1, 200_000, "hi")
     assert main.messages.get(external_id="c1:output").tool_name == "exec"
 
@@ -298,13 +298,46 @@ def test_codex_rollout_must_start_with_session_meta(tmp_path: Path, owner: User)
         import_transcript(path, owner)
 
 
-def test_token_label_per_session(owner: User) -> None:
+def test_token_figures_are_labelled_by_their_source(owner: User) -> None:
     empty = Session.objects.create(owner=owner)
     measured = Session.objects.create(owner=owner)
     log.append_message(measured, role="user", source_kind="user", content="hello there")
 
-    assert token_label(empty) == "unavailable"
-    assert token_label(measured) == "estimated"
+    assert import_report(empty)["tokens"]["context"]["label"] == "unavailable"
+    assert import_report(measured)["tokens"] == {
+        "context": {"value": 3, "basis": "context", "label": "estimated"},
+        "cumulative": {"value": 3, "basis": "cumulative", "label": "estimated"},
+    }
+
+
+def test_after_a_trailing_compaction_every_surface_shows_one_estimated_context(
+    tmp_path: Path, owner: User
+) -> None:
+    summary = "The user asked for the parser refactor; parser.py now streams, tests pass." * 2
+    path = write_jsonl(
+        tmp_path / "s.jsonl",
+        [
+            claude_line("user", "u1", "Refactor the parser"),
+            reply("a1", "m1", {"type": "text", "text": "Done."}, usage(3, 40, 9000, 500)),
+            {
+                "type": "system",
+                "subtype": "compact_boundary",
+                "uuid": "b1",
+                "sessionId": SESSION,
+                "compactMetadata": {"trigger": "auto"},
+            },
+            claude_line("user", "s1", summary, isCompactSummary=True),
+        ],
+    )
+    [main] = import_transcript(path, owner)
+    estimate = -(-len(summary) // 4)  # the meter: about four characters per token
+
+    reported = import_report(main)["tokens"]["context"]
+    status = operations.status(main.pk).as_dict()["tokens"]
+    record = operations.run_attempt(main.pk, manual=True).record
+
+    assert reported == status == {"value": estimate, "basis": "context", "label": "estimated"}
+    assert record is not None and record.metrics["tokens"] == estimate
 
 
 def test_a_nul_character_in_the_log_imports_as_a_replacement_character(
@@ -380,3 +413,45 @@ def test_an_overlong_session_id_and_cwd_are_cut_to_their_columns(
     assert main.external_id == "s" * 200
     assert main.cwd == deep[:1024]
     assert main.workspace is not None and main.workspace.name == "d" * 200
+
+
+def test_a_subagent_replaying_a_main_response_leaves_its_usage_to_the_main(
+    tmp_path: Path, owner: User
+) -> None:
+    spawn = {"type": "tool_use", "id": "t1", "name": "Task", "input": {"prompt": "look"}}
+    main_path = write_jsonl(
+        tmp_path / "s.jsonl",
+        [
+            claude_line("user", "u1", "Explore the repo"),
+            {**reply("a1", "msg_main", spawn, usage(4, 30, 100, 20)), "requestId": "req_main"},
+        ],
+    )
+    agent_dir = tmp_path / "s" / "subagents"
+    agent_dir.mkdir(parents=True)
+    write_jsonl(
+        agent_dir / "agent-x.jsonl",
+        [
+            {**reply("x0", "msg_main", spawn, usage(4, 30, 100, 20)), "requestId": "req_replay"},
+            claude_line("user", "x1", "look"),
+            {
+                **reply("x2", "msg_agent", {"type": "text", "text": "Found it."}, usage(1, 9, 50)),
+                "requestId": "req_agent",
+            },
+        ],
+    )
+
+    main, agent = import_transcript(main_path, owner)
+
+    assert import_report(main)["usage"] == {
+        "uncached_input": 4,
+        "output": 30,
+        "cache_read": 100,
+        "cache_write": 20,
+    }
+    assert import_report(agent)["usage"] == {
+        "uncached_input": 1,
+        "output": 9,
+        "cache_read": 50,
+        "cache_write": 0,
+    }
+    assert agent.messages.filter(external_id="x0").exists()  # the replayed line is kept

@@ -24,11 +24,13 @@ pytestmark = pytest.mark.django_db
 LATER = timedelta(hours=1)
 
 
-def record_in(phase: Phase, *, draft: bool = False, routed: bool = False) -> HandoffRecord:
+def record_in(
+    phase: Phase, *, draft: bool = False, routed: bool = False, reason: Reason = Reason.MANUAL
+) -> HandoffRecord:
     """A record left in ``phase`` by a process that died, with its draft and route if asked."""
     source = make_source()
     record = store.create_record(
-        source_id=source.pk, reason=Reason.MANUAL, metrics={}, source_revision=source.revision
+        source_id=source.pk, reason=reason, metrics={}, source_revision=source.revision
     )
     if phase == Phase.SUMMARIZING:
         return record
@@ -181,6 +183,33 @@ def test_recover_handoffs_every_runs_again_after_each_interval(monkeypatch):
     assert out.getvalue().count("record(s) recovered.") == 2
 
 
+def test_recover_handoffs_every_keeps_running_through_a_database_outage(monkeypatch):
+    from django.db import OperationalError
+
+    from handoff.management.commands import recover_handoffs
+
+    passes: list[str] = []
+
+    def recover_or_outage() -> list[recovery.Recovered]:
+        passes.append("pass")
+        if len(passes) == 1:
+            raise OperationalError("FATAL:  sorry, too many clients already")
+        return []
+
+    def nap(seconds: float) -> None:
+        if len(passes) == 2:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(recover_handoffs, "recover", recover_or_outage)
+    monkeypatch.setattr(recover_handoffs.time, "sleep", nap)
+    out, err = StringIO(), StringIO()
+    with pytest.raises(KeyboardInterrupt):
+        call_command("recover_handoffs", "--every", "60", stdout=out, stderr=err)
+    assert passes == ["pass", "pass"]
+    assert "Database unavailable (FATAL:  sorry, too many clients already)" in err.getvalue()
+    assert out.getvalue().count("record(s) recovered.") == 1
+
+
 def test_a_prepared_record_committed_meanwhile_keeps_its_successor():
     # Recovery read the record as ``prepared``; before it acted, the slow attempt committed.
     stale = record_in(Phase.PREPARED, draft=True)
@@ -192,3 +221,19 @@ def test_a_prepared_record_committed_meanwhile_keeps_its_successor():
     successor = target_of(HandoffRecord.objects.get(pk=stale.pk))
     assert successor.archived is False
     assert HandoffRecord.objects.get(pk=stale.pk).phase == Phase.COMMITTED
+
+
+@pytest.mark.parametrize("phase", [Phase.SUMMARIZING, Phase.PREPARED])
+def test_recovering_a_manual_record_clears_the_request_it_ran_for(phase):
+    record = record_in(phase, draft=phase == Phase.PREPARED)
+    store.update_main_state(record.source_id, requested=True)
+    (done,) = recover_later()
+    assert done.after == Phase.FAILED
+    assert store.main_state(record.source_id).requested is False
+
+
+def test_recovering_an_automatic_record_leaves_a_request_alone():
+    record = record_in(Phase.SUMMARIZING, reason=Reason.CONTEXT_PRESSURE)
+    store.update_main_state(record.source_id, requested=True)
+    recover_later()
+    assert store.main_state(record.source_id).requested is True

@@ -90,11 +90,12 @@ def test_a_compaction_does_not_reset_the_cumulative_figure():
     assert operations.status(source.pk).compactions == 1
 
 
-def test_a_compaction_after_the_last_call_makes_the_context_figure_an_estimate_source():
+def test_a_compaction_after_the_last_call_makes_the_context_figure_an_estimate():
+    # Issue 9: the figure is the meter's until the next call, and labelled as the meter's.
     source = make_source(turns=1, tokens=90_000)
     log.record_compaction(source, "s" * 4_000, trigger="manual")
     tokens = operations.status(source.pk).tokens.as_dict()
-    assert tokens == {"value": 1_000, "basis": "context", "label": "exact"}
+    assert tokens == {"value": 1_000, "basis": "context", "label": "estimated"}
 
 
 def test_plan_mode_and_compaction_availability_is_the_sessions_own_agents(settings):

@@ -50,3 +50,9 @@ def test_unavailable_reads_zero():
         TokenBasis.CONTEXT, buckets_total=None, context_tokens=None, measured=None
     )
     assert reading.as_dict() == {"value": 0, "basis": "context", "label": "unavailable"}
+
+
+def test_after_a_compaction_the_meter_estimate_is_labelled_estimated_not_exact():
+    # The session has usage, but no call since its last compaction: the figure is the meter's.
+    reading = read_tokens(TokenBasis.CONTEXT, buckets_total=5_000, context_tokens=0, measured=31)
+    assert reading.as_dict() == {"value": 31, "basis": "context", "label": "estimated"}

@@ -42,8 +42,9 @@ class TokenReading:
 
 
 def decide_label(buckets_total: int | None, measured: int | None) -> TokenLabel:
-    """Return the session's label: exact when the buckets sum above zero, else estimated when
-    the meter measures above zero, else unavailable (seed 003 §5.2). ``None`` = source missing.
+    """Return whether the session has any token source: ``unavailable`` when neither the buckets
+    nor the meter are above zero (seed 003 §5.2: automatic handoff is off), else the label of
+    the buckets (``exact``) or of the meter (``estimated``). ``None`` = source missing.
     """
     if buckets_total:
         return TokenLabel.EXACT
@@ -64,13 +65,14 @@ def read_tokens(
     ``buckets_total`` is the projection's four buckets summed and ``context_tokens`` its prompt
     size of the latest call (both ``None`` when the projection service is missing);
     ``measured`` is the meter's estimate of the effective context (``None`` when missing).
-    Under ``context`` the latest call's prompt size is used when known, else the estimate.
+    The figure is labelled by the source it was read from (seed 003 §5.1–5.2): the projection's
+    (the latest call's prompt under ``context``, the buckets under ``cumulative``) is
+    ``exact``; the meter's, used when the projection has none (no usage, or no call since the
+    last compaction), is ``estimated``; neither source above zero is ``unavailable`` (0).
     """
-    label = decide_label(buckets_total, measured)
-    if label is TokenLabel.UNAVAILABLE:
-        return TokenReading(0, basis, label)
-    if basis is TokenBasis.CUMULATIVE:
-        value = buckets_total if label is TokenLabel.EXACT else measured
-    else:
-        value = context_tokens if context_tokens else measured
-    return TokenReading(int(value or 0), basis, label)
+    if decide_label(buckets_total, measured) is TokenLabel.UNAVAILABLE:
+        return TokenReading(0, basis, TokenLabel.UNAVAILABLE)
+    exact = buckets_total if basis is TokenBasis.CUMULATIVE else context_tokens
+    if exact:
+        return TokenReading(int(exact), basis, TokenLabel.EXACT)
+    return TokenReading(int(measured or 0), basis, TokenLabel.ESTIMATED)

@@ -1,7 +1,8 @@
 """Transcript import: Claude Code session logs and Codex CLI rollouts → sessions (issue 2 §3).
 
 ``import_transcript(path, owner)`` detects the format from the content, streams the file line by
-line and writes it in one transaction through ``host.log``; ``import_report(session)`` gives the
+line (repairing or skipping damaged lines, each noted as a ``LineNote``) and writes it in one
+transaction through ``host.log``; ``import_report(session)`` gives the
 figures ``manage.py import_transcript --json`` prints.
 """
 
@@ -9,13 +10,14 @@ from __future__ import annotations
 
 from host.importers.errors import AlreadyImported, TranscriptError
 from host.importers.importer import detect_format, import_transcript
-from host.importers.summary import import_report, token_label
+from host.importers.lines import LineNote
+from host.importers.summary import import_report
 
 __all__ = [
     "AlreadyImported",
+    "LineNote",
     "TranscriptError",
     "detect_format",
     "import_report",
     "import_transcript",
-    "token_label",
 ]

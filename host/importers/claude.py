@@ -1,11 +1,13 @@
 """Claude Code session logs (1.x and 2.x JSONL) → sessions (issue 2 §3, SOURCES.md).
 
 One line per content block. Each API response is counted once with its last line's usage
-(``message.usage`` repeats on every line of one ``message.id``). Lines marked ``isSidechain``
-in a 1.x log belong to subagents: each chain rooted at a sidechain line without a sidechain
-parent becomes one subagent session owned by the main. A ``system`` line of subtype
-``compact_boundary`` counts one compaction; the ``isCompactSummary`` user line after it is its
-summary. ``progress``, ``file-history-snapshot``, ``queue-operation``, ``summary`` and other
+(``message.usage`` repeats on every line of one ``message.id``), and once across files: a
+response another session of the owner already counted (a resumed session's copy, a subagent's
+replay of its main) keeps its lines but not its usage (``host.importers.responses``). Lines
+marked ``isSidechain`` in a 1.x log belong to subagents: each chain rooted at a sidechain line
+without a sidechain parent becomes one subagent session owned by the main. A ``system`` line of
+subtype ``compact_boundary`` counts one compaction; the ``isCompactSummary`` user line after it
+is its summary. ``progress``, ``file-history-snapshot``, ``queue-operation``, ``summary`` and other
 ``system`` lines carry no conversation and are skipped.
 """
 
@@ -22,6 +24,7 @@ from django.contrib.auth.models import User
 from host.importers.errors import TranscriptError
 from host.importers.lines import JsonObject, LineReader
 from host.importers.render import IMAGE, block_text, compact_json
+from host.importers.responses import ResponseLedger
 from host.importers.writer import Pending, SessionWriter, new_session
 from host.models import Role, Session, SourceKind
 from host.usage import Usage
@@ -90,26 +93,37 @@ class _Stream:
     response: str = ""
     usage: Usage | None = None
     model: str = ""
+    counted: bool = False
 
     def close_response(self) -> None:
-        """Give the response its last line's usage and append what is queued."""
-        if self.usage is not None:
-            self.writer.attach_usage(self.usage, self.model)
+        """Give the response its last line's usage (unless counted before) and append what is
+        queued."""
+        if self.usage is not None and self.counted:
+            self.writer.attach_usage(self.usage, self.model, self.response)
         self.writer.flush()
-        self.response, self.usage, self.model = "", None, ""
+        self.response, self.usage, self.model, self.counted = "", None, "", False
 
 
 class ClaudeImporter:
     """Imports one Claude Code log into a main (with inline sidechains) or into one subagent.
 
     ``subagent_of`` set: the file is a 2.x ``subagents/agent-*.jsonl`` and all its lines go to
-    one subagent session with ``external_id`` ``<main id>:<file stem>``.
+    one subagent session with ``external_id`` ``<main id>:<file stem>``. ``ledger`` (shared by
+    the files of one import) says which responses were counted already.
     """
 
-    def __init__(self, path: Path, owner: User, *, subagent_of: Session | None = None) -> None:
+    def __init__(
+        self,
+        path: Path,
+        owner: User,
+        *,
+        subagent_of: Session | None = None,
+        ledger: ResponseLedger | None = None,
+    ) -> None:
         self.path = path
         self.owner = owner
         self.subagent_of = subagent_of
+        self.ledger = ledger or ResponseLedger(owner)
         self.main: _Stream | None = None
         self._sidechains: dict[str, _Stream] = {}
         self._sidechain_root: dict[str, str] = {}
@@ -235,6 +249,7 @@ class ClaudeImporter:
         if response != stream.response:
             stream.close_response()
             stream.response = str(response)
+            stream.counted = self.ledger.first_sighting(stream.response)
         raw_usage = message.get("usage")
         if not synthetic and isinstance(raw_usage, dict):
             stream.usage, stream.model = usage_of(reader, raw_usage), model

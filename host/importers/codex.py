@@ -9,11 +9,19 @@ figure is the last call's prompt (input incl. cached). ``model_context_window`` 
 session's context window; ``turn_context.model`` changes are logged as model selections; each
 ``compacted`` line counts one compaction. Prompts are the ``user_message`` events; other
 user-role input (AGENTS.md, environment context) and developer messages are source ``system``.
+
+A forked rollout (its ``session_meta`` names ``forked_from_id``) replays its parent's rollout —
+the parent's ``session_meta``, prompts, items and cumulative token totals — right after its own
+``session_meta``, all written when the fork was made (stamped within ``FORK_REPLAY_WINDOW`` of
+its start). The replay belongs to the parent: its totals are only the baseline the fork's own
+calls are measured from, and its prompts and items are not imported (the parent's rollout has
+them); its ``turn_context`` still gives the fork its model and cwd.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from datetime import datetime, timedelta
 from pathlib import Path
 
 from django.contrib.auth.models import User
@@ -29,6 +37,18 @@ TOOL_CALLS = ("function_call", "custom_tool_call")
 TOOL_OUTPUTS = ("function_call_output", "custom_tool_call_output")
 # The largest cumulative figure a rollout may report (tokens): summed calls stay in 64 bits.
 MAX_TOTAL_TOKENS = 2**62
+# How long after a fork's start its replay of the parent's rollout may be stamped.
+FORK_REPLAY_WINDOW = timedelta(seconds=1)
+
+
+def timestamp_of(value: object) -> datetime | None:
+    """Return an ISO 8601 timestamp (``…Z`` allowed) as a datetime, None when it is none."""
+    if not isinstance(value, str):
+        return None
+    try:
+        return datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
 
 
 def cumulative_usage(reader: LineReader, total: JsonObject) -> Usage:
@@ -67,6 +87,8 @@ class CodexImporter:
         self.model = ""
         self._total = Usage()
         self._tool_names: dict[str, str] = {}
+        # While set: the line stamps up to which a fork replays its parent (see the module doc).
+        self._replay_until: datetime | None = None
 
     def run(self, lines: Iterable[tuple[int, JsonObject]]) -> list[Session]:
         """Import every line and return ``[main]``.
@@ -89,6 +111,9 @@ class CodexImporter:
         writer = self.writer
         if writer is None:
             raise reader.fail("a rollout must start with its session_meta line")
+        if self._replayed(line):
+            self._replay(reader, kind, payload)
+            return
         if kind == "turn_context":
             if isinstance(payload.get("cwd"), str):
                 writer.cwd = payload["cwd"]
@@ -110,6 +135,31 @@ class CodexImporter:
         self.writer = new_session(self.owner, reader.text(payload, "id"), path=self.path)
         if isinstance(payload.get("cwd"), str):
             self.writer.cwd = payload["cwd"]
+        started = timestamp_of(payload.get("timestamp"))
+        if isinstance(payload.get("forked_from_id"), str) and started is not None:
+            self._replay_until = started + FORK_REPLAY_WINDOW
+
+    def _replayed(self, line: JsonObject) -> bool:
+        """Return whether ``line`` is part of a fork's replay of its parent's rollout."""
+        if self._replay_until is None:
+            return False
+        stamp = timestamp_of(line.get("timestamp"))
+        if stamp is not None and stamp <= self._replay_until:
+            return True
+        self._replay_until = None  # the fork's own lines have begun
+        return False
+
+    def _replay(self, reader: LineReader, kind: str, payload: JsonObject) -> None:
+        """Take the model, cwd and token baseline from a replayed parent line, nothing else."""
+        assert self.writer is not None
+        if kind == "turn_context" and isinstance(payload.get("model"), str):
+            self.model = payload["model"]
+        if kind == "turn_context" and isinstance(payload.get("cwd"), str):
+            self.writer.cwd = payload["cwd"]
+        if kind == "event_msg" and payload.get("type") == "token_count":
+            info = payload.get("info")
+            if isinstance(info, dict):
+                self._total = cumulative_usage(reader, reader.obj(info, "total_token_usage"))
 
     def _response_item(
         self, reader: LineReader, writer: SessionWriter, item: JsonObject, line_id: str

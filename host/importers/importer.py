@@ -11,7 +11,8 @@ from django.db import transaction
 from host.importers.claude import ClaudeImporter
 from host.importers.codex import CodexImporter
 from host.importers.errors import TranscriptError
-from host.importers.lines import JsonObject, read_lines
+from host.importers.lines import JsonObject, LineNote, read_lines
+from host.importers.responses import ResponseLedger
 from host.models import Session
 
 CLAUDE = "claude-code"
@@ -23,16 +24,17 @@ CLAUDE_TYPES = frozenset(
 )  # fmt: skip
 
 
-def detect_format(path: Path) -> str:
-    """Return ``"codex"`` or ``"claude-code"`` from the first line of ``path``.
+def detect_format(path: Path, notes: list[LineNote] | None = None) -> str:
+    """Return ``"codex"`` or ``"claude-code"`` from the first readable record of ``path``.
 
-    Raises ``TranscriptError`` for an empty file, a malformed first line, or a first line that
+    Damaged lines before that record are appended to ``notes``. Raises ``TranscriptError`` for
+    a file without any readable record (empty, or every line damaged) or whose first record
     belongs to neither format.
     """
-    with closing(read_lines(path)) as lines:
+    with closing(read_lines(path, notes)) as lines:
         first = next(lines, None)
     if first is None:
-        raise TranscriptError(path, None, "empty transcript")
+        raise TranscriptError(path, None, "no valid record in this transcript")
     number, line = first
     return _format_of(path, number, line)
 
@@ -51,25 +53,40 @@ def subagent_files(path: Path) -> list[Path]:
     return sorted(folder.glob("agent-*.jsonl")) if folder.is_dir() else []
 
 
-def import_transcript(path: Path, owner: User) -> list[Session]:
+def import_transcript(
+    path: Path, owner: User, notes: list[LineNote] | None = None
+) -> list[Session]:
     """Import ``path`` for ``owner``; return the main session first, then its subagents.
 
-    The file, and for a 2.x Claude Code log its ``subagents/`` folder, is one
-    ``transaction.atomic()``: a malformed line (``TranscriptError`` naming file and line) or a
-    crash half-way leaves nothing of it in the database. Raises ``AlreadyImported`` (nothing
-    written) when the owner already has the transcript's session, ``OSError`` when unreadable.
+    Every readable record is imported; each damaged line repaired or skipped is appended to
+    ``notes`` (``LineNote``: ``path:line: reason``, see ``host.importers.lines``). The file, and
+    for a 2.x Claude Code log its ``subagents/`` folder, is one ``transaction.atomic()``: a
+    record that breaks its format's rules (``TranscriptError`` naming file and line), a file
+    without any readable record, or a crash half-way leaves nothing of it in the database.
+    Raises ``AlreadyImported`` (nothing written) when the owner already has the transcript's
+    session, ``OSError`` when unreadable.
     """
-    kind = detect_format(path)
+    before_first: list[LineNote] = []
+    try:
+        kind = detect_format(path, before_first)
+    except TranscriptError:
+        if notes is not None:
+            notes += before_first  # the import reads them again when it goes on
+        raise
     with transaction.atomic():
         if kind == CODEX:
-            return _run(CodexImporter(path, owner), path)
-        sessions = _run(ClaudeImporter(path, owner), path)
+            return _run(CodexImporter(path, owner), path, notes)
+        ledger = ResponseLedger(owner)
+        sessions = _run(ClaudeImporter(path, owner, ledger=ledger), path, notes)
         main = sessions[0]
         for agent_file in subagent_files(path):
-            sessions += _run(ClaudeImporter(agent_file, owner, subagent_of=main), agent_file)
+            agent = ClaudeImporter(agent_file, owner, subagent_of=main, ledger=ledger)
+            sessions += _run(agent, agent_file, notes)
         return sessions
 
 
-def _run(importer: ClaudeImporter | CodexImporter, path: Path) -> list[Session]:
-    with closing(read_lines(path)) as lines:
+def _run(
+    importer: ClaudeImporter | CodexImporter, path: Path, notes: list[LineNote] | None
+) -> list[Session]:
+    with closing(read_lines(path, notes)) as lines:
         return importer.run(lines)

@@ -1,9 +1,18 @@
-"""Read a JSONL transcript one line at a time (the file is never loaded whole)."""
+"""Read a JSONL transcript one line at a time (the file is never loaded whole).
+
+Logs that real agents leave behind are damaged in a few known ways: a crash pads the file with
+NUL bytes or cuts its last line short, a tool result carries bytes that are not UTF-8 or
+escaped lone surrogates, tool output carries NUL characters. A damaged line is repaired when its
+record can still be read (the damage is replaced by U+FFFD, the replacement character, or the
+padding removed) and skipped when it cannot; either way it is noted as ``file:line: reason``.
+"""
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Generator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -15,43 +24,93 @@ JsonObject = dict[str, Any]
 # The largest context window a session stores (its column is a 32-bit integer), tokens.
 MAX_WINDOW = 2**31 - 1
 
-# NUL cannot be stored in a PostgreSQL text column; it is read as U+FFFD, the replacement
-# character (tool output sometimes carries one).
-NUL = "\x00"
 REPLACEMENT = "\ufffd"
+# What the database cannot store (NUL, in PostgreSQL text) or encode (a lone surrogate: the
+# JSON parser pairs valid surrogate escapes, so any left in a string is lone).
+UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
+# The escapes that may put an unstorable character into a parsed string (cheap pre-check).
+UNSTORABLE_ESCAPE = re.compile(rb"\\u(?:0000|[dD][89a-fA-F])")
+NUL_BYTE = b"\x00"
+PADDING = b"\x00 \t\r\n"
 
 
-def _without_nul(value: Any) -> Any:
-    """Return ``value`` (parsed JSON) with every NUL in its strings and keys replaced."""
+@dataclass(frozen=True)
+class LineNote:
+    """A transcript line the import repaired or skipped; ``str()`` reads ``path:line: reason``."""
+
+    path: Path
+    line: int
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}: {self.reason}"
+
+
+def _storable(value: Any, found: set[str]) -> Any:
+    """Return ``value`` (parsed JSON) with NULs and lone surrogates in strings and keys replaced.
+
+    Adds the name of each kind replaced (``NUL characters``, ``lone surrogates``) to ``found``.
+    """
     if isinstance(value, str):
-        return value.replace(NUL, REPLACEMENT)
+        for char in UNSTORABLE.findall(value):
+            found.add("NUL characters" if char == "\x00" else "lone surrogates")
+        return UNSTORABLE.sub(REPLACEMENT, value)
     if isinstance(value, list):
-        return [_without_nul(item) for item in value]
+        return [_storable(item, found) for item in value]
     if isinstance(value, dict):
-        return {_without_nul(k): _without_nul(v) for k, v in value.items()}
+        return {_storable(k, found): _storable(v, found) for k, v in value.items()}
     return value
 
 
-def read_lines(path: Path) -> Generator[tuple[int, JsonObject], None, None]:
-    """Yield ``(line number, object)`` for each non-blank line of ``path``, 1-based.
+def _parse(raw: bytes) -> tuple[Any, list[str]]:
+    """Parse one raw line; return ``(value, repairs)``. Raises ``ValueError`` when unreadable."""
+    repairs = ["NUL padding removed"] if NUL_BYTE in raw else []
+    raw = raw.strip(PADDING)
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        text = raw.decode("utf-8", "replace")
+        repairs.append("bytes that are not UTF-8 stored as U+FFFD")
+    value = json.loads(text)
+    if UNSTORABLE_ESCAPE.search(raw):
+        found: set[str] = set()
+        value = _storable(value, found)
+        repairs += [f"{kind} stored as U+FFFD" for kind in sorted(found)]
+    return value, repairs
 
-    Raises ``TranscriptError`` naming the line when it is not UTF-8, not JSON, or not a JSON
-    object with a string ``type``; ``OSError`` when the file cannot be read. A NUL character
-    in a string is read as U+FFFD (the database cannot store it).
+
+def read_lines(
+    path: Path, notes: list[LineNote] | None = None
+) -> Generator[tuple[int, JsonObject], None, None]:
+    """Yield ``(line number, object)`` for each readable record of ``path``, 1-based.
+
+    Blank lines are passed over. A damaged line is repaired (NUL padding removed; bytes that
+    are not UTF-8, NUL characters and lone surrogates stored as U+FFFD) or, when it still is
+    not a JSON object with a string ``type`` (a line cut short by a crash, NUL bytes only), skipped;
+    each is appended to ``notes`` as a ``LineNote``. Raises ``OSError`` when the file cannot be
+    read.
     """
     with path.open("rb") as handle:
         for number, raw in enumerate(handle, start=1):
             if not raw.strip():
                 continue
             try:
-                value = json.loads(raw)
-            except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-                raise TranscriptError(path, number, f"not valid JSON ({exc})") from exc
-            if b"\\u0000" in raw:
-                value = _without_nul(value)
+                value, repairs = _parse(raw)
+            except ValueError as exc:
+                reason = "only NUL bytes" if not raw.strip(PADDING) else f"not valid JSON ({exc})"
+                _note(notes, path, number, f"skipped: {reason}")
+                continue
             if not isinstance(value, dict) or not isinstance(value.get("type"), str):
-                raise TranscriptError(path, number, 'not a JSON object with a "type"')
+                _note(notes, path, number, 'skipped: not a JSON object with a "type"')
+                continue
+            if repairs:
+                _note(notes, path, number, f"repaired: {'; '.join(repairs)}")
             yield number, value
+
+
+def _note(notes: list[LineNote] | None, path: Path, number: int, reason: str) -> None:
+    if notes is not None:
+        notes.append(LineNote(path, number, reason))
 
 
 class LineReader:

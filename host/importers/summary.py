@@ -5,22 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from host.models import Session
-from host.usage import context_tokens, measure, session_usage
-
-EXACT = "exact"
-ESTIMATED = "estimated"
-UNAVAILABLE = "unavailable"
-
-
-def token_label(session: Session) -> str:
-    """Return the session's token label (seed 003 §5.2, DESIGN.md "Token basis").
-
-    ``exact`` when the four buckets sum above zero, else ``estimated`` when the meter measures
-    above zero, else ``unavailable``.
-    """
-    if session_usage(session).total > 0:
-        return EXACT
-    return ESTIMATED if measure(session) > 0 else UNAVAILABLE
+from host.usage import CONTEXT, CUMULATIVE, session_usage, token_figure
 
 
 def import_report(session: Session) -> dict[str, Any]:
@@ -28,8 +13,8 @@ def import_report(session: Session) -> dict[str, Any]:
     "tokens"}`` for one imported session.
 
     ``workspace`` is the workspace's path (the cwd) or None; ``usage`` holds the four buckets
-    (tokens); ``tokens`` holds ``context`` (prompt size of the latest call), ``cumulative`` (the
-    buckets summed) and ``label``.
+    (tokens); ``tokens`` holds ``context`` and ``cumulative``, each ``{"value", "basis",
+    "label"}`` as ``handoff status`` shows it on that basis (``host.usage.token_figure``).
     """
     usage = session_usage(session)
     return {
@@ -46,8 +31,6 @@ def import_report(session: Session) -> dict[str, Any]:
             "cache_write": usage.cache_write,
         },
         "tokens": {
-            "context": context_tokens(session),
-            "cumulative": usage.total,
-            "label": token_label(session),
+            basis: token_figure(session, basis).as_dict() for basis in (CONTEXT, CUMULATIVE)
         },
     }

@@ -48,6 +48,7 @@ class Pending:
     starts_turn: bool = False
     model: str = ""
     usage: Usage | None = None
+    response_id: str = ""
 
 
 @dataclass
@@ -89,18 +90,26 @@ class SessionWriter:
             Pending(Role.USER, SourceKind.USER, text, external_id=external_id, starts_turn=True)
         )
 
-    def attach_usage(self, usage: Usage, model: str) -> None:
+    def attach_usage(self, usage: Usage, model: str, response_id: str = "") -> None:
         """Give ``usage`` (one model call, tokens) to the latest queued assistant message.
 
-        A call that left no visible message (only reasoning) gets an empty assistant message, so
-        its tokens still reach the projection.
+        ``response_id`` names the API response the call was (stored with the usage, so a later
+        import sees it counted). A call that left no visible message (only reasoning) gets an
+        empty assistant message, so its tokens still reach the projection.
         """
         for pending in reversed(self._buffer):
             if pending.role == Role.ASSISTANT:
-                pending.usage = usage
+                pending.usage, pending.response_id = usage, response_id
                 return
         self._buffer.append(
-            Pending(Role.ASSISTANT, SourceKind.ASSISTANT, "", model=model, usage=usage)
+            Pending(
+                Role.ASSISTANT,
+                SourceKind.ASSISTANT,
+                "",
+                model=model,
+                usage=usage,
+                response_id=response_id,
+            )
         )
 
     def flush(self) -> None:
@@ -121,6 +130,7 @@ class SessionWriter:
                 tool_name=pending.tool_name[:MAX_NAME],
                 external_id=pending.external_id[:MAX_NAME],
                 starts_turn=pending.starts_turn,
+                response_id=pending.response_id[:MAX_NAME],
             )
             if pending.starts_turn:
                 # As host.runtime logs a live turn: the prompt, then its turn-start entry.

@@ -3,6 +3,8 @@
 Applies DESIGN.md's crash recovery mapping once, or with ``--every`` forever at that interval
 (the Procfile's ``recovery`` process: start-up and then periodically). Each record is recovered
 in its own transaction, so a crash half-way leaves every record either moved on or as it was.
+With ``--every``, a pass the database could not serve (an outage, ``too many clients``) is
+reported on stderr and the next pass comes at the next interval: the process keeps running.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import time
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
+from django.db import InterfaceError, OperationalError, close_old_connections
 
 from handoff.recovery import recover
 
@@ -31,10 +34,16 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         every: float = options["every"]
-        self._pass(as_json=options["json"])
-        while every > 0:
-            time.sleep(every)
+        if every <= 0:
             self._pass(as_json=options["json"])
+            return
+        while True:
+            try:
+                self._pass(as_json=options["json"])
+            except (OperationalError, InterfaceError) as exc:
+                self.stderr.write(f"Database unavailable ({exc}); next pass in {every:g} s.")
+                close_old_connections()
+            time.sleep(every)
 
     def _pass(self, *, as_json: bool) -> None:
         done = recover()

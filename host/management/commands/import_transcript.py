@@ -2,14 +2,17 @@
 
 Imports Claude Code session logs and Codex CLI rollouts, one transaction per file. Prints one
 line per imported main session (``--json``: one JSON object per line, see
-``host.importers.import_report``); a file already imported is skipped and said so. Any file that
-fails (malformed line, unreadable) is reported as ``path:line: reason`` and makes the command
+``host.importers.import_report``), followed by each damaged line the import repaired or skipped
+as ``path:line: reason`` (``--json``: the object's ``damaged_lines``); a file already imported is
+skipped and said so. A file that fails (no readable record, a record breaking its format's
+rules, unreadable, any other error) is reported as ``path[:line]: reason`` and makes the command
 exit non-zero after the other files were tried; nothing of a failed file is imported.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +21,15 @@ from django.contrib.auth.models import User
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from host.demo import DEMO_USERNAME, demo_user
-from host.importers import AlreadyImported, TranscriptError, import_report, import_transcript
+from host.importers import (
+    AlreadyImported,
+    LineNote,
+    TranscriptError,
+    import_report,
+    import_transcript,
+)
+
+logger = logging.getLogger(__name__)
 
 
 class Command(BaseCommand):
@@ -40,35 +51,49 @@ class Command(BaseCommand):
         owner = resolve_owner(options["owner"])
         failures: list[str] = []
         for path in options["paths"]:
-            try:
-                sessions = import_transcript(path, owner)
-            except AlreadyImported as skipped:
-                self.stderr.write(f"Skipped {skipped}.")
-                continue
-            except TranscriptError as error:
-                failures.append(str(error))
-                continue
-            except OSError as error:
-                failures.append(f"{path}: cannot read ({error.strerror or error})")
-                continue
-            self._print(import_report(sessions[0]), len(sessions) - 1, options["json"])
+            notes: list[LineNote] = []
+            failure = self._import(path, owner, notes, options["json"])
+            if failure is not None:
+                failures += [failure, *(f"  {note}" for note in notes)]
         if failures:
             raise CommandError("Nothing imported from:\n" + "\n".join(failures))
+
+    def _import(self, path: Path, owner: User, notes: list[LineNote], as_json: bool) -> str | None:
+        """Import one file and print its report; return why it failed (None: it did not)."""
+        try:
+            sessions = import_transcript(path, owner, notes)
+        except AlreadyImported as skipped:
+            self.stderr.write(f"Skipped {skipped}.")
+            return None
+        except TranscriptError as error:
+            return str(error)
+        except OSError as error:
+            return f"{path}: cannot read ({error.strerror or error})"
+        except Exception as error:  # one bad file never stops the others
+            logger.exception("importing %s failed", path)
+            return f"{path}: import failed ({type(error).__name__}: {error})"
+        report = import_report(sessions[0])
+        report["damaged_lines"] = [str(note) for note in notes]
+        self._print(report, len(sessions) - 1, as_json)
+        return None
 
     def _print(self, report: dict[str, Any], subagents: int, as_json: bool) -> None:
         if as_json:
             self.stdout.write(json.dumps(report, ensure_ascii=False))
             return
-        tokens, usage = report["tokens"], report["usage"]
+        context, cumulative = report["tokens"]["context"], report["tokens"]["cumulative"]
+        usage = report["usage"]
         self.stdout.write(
             f"Imported session {report['session']} in {report['workspace']}: "
             f"{report['messages']} messages, {report['turns']} turns, "
             f"{report['compactions']} compactions, {subagents} subagents, model "
-            f"{report['model'] or '-'}; tokens context {tokens['context']}, cumulative "
-            f"{tokens['cumulative']} ({tokens['label']}; uncached input "
+            f"{report['model'] or '-'}; tokens context {context['value']} ({context['label']}), "
+            f"cumulative {cumulative['value']} ({cumulative['label']}; uncached input "
             f"{usage['uncached_input']}, output {usage['output']}, cache read "
             f"{usage['cache_read']}, cache write {usage['cache_write']})"
         )
+        for note in report["damaged_lines"]:
+            self.stdout.write(f"  {note}")
 
 
 def resolve_owner(username: str | None) -> User:
