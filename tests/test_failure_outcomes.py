@@ -283,7 +283,7 @@ def kill_once() -> object:
     """Return an action that kills the attempt the first time it is reached."""
     killed: list[bool] = []
 
-    def action(attempt: transaction.Attempt) -> None:
+    def action(attempt: attempts.Attempt) -> None:
         if not killed:
             killed.append(True)
             raise WorkerKilled(attempt.session_id)
@@ -303,7 +303,7 @@ def test_a_killed_now_attempt_is_recovered_and_the_next_message_hands_nothing_of
         # The dead process's ``finally`` never runs: it cannot clear ``requested`` itself.
         dying.setattr(store, "clear_requested", lambda session_id: None)
         with pytest.raises(WorkerKilled):
-            transaction.run(source.pk, manual=True)
+            attempts.run(source.pk, manual=True)
 
     recovery.recover(timezone.now() + timedelta(hours=1))
     add_turn(source, "Thanks, carry on with the parser.", tokens=10)
@@ -333,7 +333,7 @@ def test_a_request_left_by_a_killed_now_hands_nothing_off_when_it_recovers_the_r
     with monkeypatch.context() as dying:
         dying.setattr(store, "clear_requested", lambda session_id: None)
         with pytest.raises(WorkerKilled):
-            transaction.run(source.pk, manual=True)
+            attempts.run(source.pk, manual=True)
     HandoffRecord.objects.update(updated=timezone.now() - timedelta(hours=1))
 
     add_turn(source, "Thanks, carry on with the parser.", tokens=10)

@@ -201,7 +201,7 @@ def test_recover_handoffs_every_keeps_running_through_a_database_outage(monkeypa
             raise KeyboardInterrupt
 
     monkeypatch.setattr(recover_handoffs, "recover", recover_or_outage)
-    monkeypatch.setattr(recover_handoffs.time, "sleep", nap)
+    monkeypatch.setattr("handoff.management.commands.recover_handoffs.time.sleep", nap)
     out, err = StringIO(), StringIO()
     with pytest.raises(KeyboardInterrupt):
         call_command("recover_handoffs", "--every", "60", stdout=out, stderr=err)
