@@ -299,6 +299,9 @@ def test_messages_are_paged_in_seq_order_after_a_seq(client: Client, session: Se
         ({"content": "x", "role": "wizard"}, "role"),
         ({"content": "x", "colour": "red"}, "colour"),
         ({"content": 42}, "content"),
+        ({"content": "x", "usage": {"output": True}}, "usage.output"),
+        ({"content": "x", "usage": {"output": "5"}}, "usage.output"),
+        ({"content": "x", "usage": {"cache_read": 5.0}}, "usage.cache_read"),
         (["content", "x"], "body"),
     ],
 )
@@ -309,6 +312,19 @@ def test_a_bad_message_payload_is_422_naming_the_field_and_changes_nothing(
 
     assert response.status_code == 422
     assert response.json()["detail"].startswith(f"{field}: ")
+    assert snapshot(session) == (0, 0, False)
+
+
+def test_a_json_body_sent_as_text_plain_is_422_naming_the_content_type(
+    client: Client, session: Session
+):
+    response = client.post(
+        f"/api/sessions/{session.pk}/messages", '{"content": "hi"}', content_type="text/plain"
+    )
+
+    assert response.status_code == 422
+    assert response.json()["detail"].startswith("Content-Type: ")
+    assert "text/plain" in response.json()["detail"]
     assert snapshot(session) == (0, 0, False)
 
 
@@ -440,7 +456,12 @@ def test_now_on_a_handed_off_source_is_refused_with_409(
 
 @pytest.mark.parametrize(
     ("payload", "field"),
-    [({"action": "explode"}, "action"), ({}, "action"), ({"action": "now", "x": 1}, "x")],
+    [
+        ({"action": "explode"}, "action"),
+        ({}, "action"),
+        ({"action": "now", "x": 1}, "x"),
+        ({"action": ["now"]}, "action"),
+    ],
 )
 def test_a_bad_handoff_action_is_422_and_changes_nothing(
     client: Client, session: Session, payload: dict[str, Any], field: str
