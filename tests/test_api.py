@@ -535,8 +535,9 @@ def test_another_users_record_is_404(client: Client):
     assert foreign.status_code == missing.status_code == 404
 
 
-def test_an_unknown_phase_filter_is_422(client: Client):
-    response = client.get("/api/handoffs", {"phase": "exploded"})
+@pytest.mark.parametrize("phase", ["exploded", "\x00"])
+def test_an_unknown_phase_filter_is_422(client: Client, phase: str):
+    response = client.get("/api/handoffs", {"phase": phase})
 
     assert response.status_code == 422
     assert response.json()["detail"].startswith("phase: ")
