@@ -29,7 +29,7 @@ from ninja.errors import AuthenticationError, HttpError, ValidationError
 from ninja.parser import Parser
 from ninja.types import DictStrAny
 
-from config.api_conventions import READ_ONE, answers
+from config.api_conventions import READ_ONE, answers, body_too_big
 from handoff import operations
 from handoff.api import StatusOut, records_router, sessions_router
 from handoff.exceptions import HandoffError, SessionNotFound
@@ -111,8 +111,7 @@ def _invalid_input(request: HttpRequest, exc: InvalidInput) -> HttpResponse:
 
 @api.exception_handler(RequestDataTooBig)
 def _too_big(request: HttpRequest, exc: RequestDataTooBig) -> HttpResponse:
-    limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
-    detail = f"The request body is larger than {limit} bytes; send less at a time."
+    detail = body_too_big(settings.DATA_UPLOAD_MAX_MEMORY_SIZE)
     return api.create_response(request, {"detail": detail}, status=413)
 
 

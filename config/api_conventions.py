@@ -35,6 +35,11 @@ READ_ONE = (401, 404, 422)
 WRITE_ONE = (400, 401, 403, 404, 413, 422)
 
 
+def body_too_big(limit: int) -> str:
+    """The 413 answer's ``detail`` for a body over ``limit`` bytes."""
+    return f"The request body is larger than {limit} bytes; send less at a time."
+
+
 class ErrorOut(Schema):
     """An error: ``detail`` says what was wrong and how to fix it."""
 
