@@ -81,7 +81,12 @@ class SessionFilters(FilterSchema):
 
 
 # A token count of one bucket: a JSON integer, never true, "5" or 5.0 (issue 9, Bad input).
-TokenCount = Annotated[StrictInt, Field(ge=0, le=MAX_CALL_TOKENS)]
+TokenCount = Annotated[
+    StrictInt,
+    Field(ge=0, le=MAX_CALL_TOKENS, description="Tokens, written as an integer (5, not 5.0)."),
+]
+# Text the log stores: PostgreSQL text cannot hold NUL, so ``host.intake`` refuses it (422).
+NO_NUL = {"pattern": "^[^\\u0000]*$"}
 
 
 class UsageSchema(Schema):
@@ -158,9 +163,9 @@ class MessageIn(Schema):
     model_config = ConfigDict(extra="forbid", strict=True)
 
     role: Literal["user", "assistant", "system"] = "user"
-    content: str = Field(min_length=1)
+    content: str = Field(min_length=1, json_schema_extra=NO_NUL)
     usage: UsageSchema | None = None
-    client_id: str | None = Field(None, min_length=1, max_length=200)
+    client_id: str | None = Field(None, min_length=1, max_length=200, json_schema_extra=NO_NUL)
 
 
 class ForwardedOut(Schema):
