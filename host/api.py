@@ -22,6 +22,7 @@ from ninja.errors import HttpError
 from ninja.pagination import PaginationBase, paginate
 from ninja.responses import Status
 from pydantic import ConfigDict, StrictInt
+from pydantic.json_schema import JsonDict
 
 from config.api_conventions import (
     BIGINT_MAX,
@@ -86,7 +87,7 @@ TokenCount = Annotated[
     Field(ge=0, le=MAX_CALL_TOKENS, description="Tokens, written as an integer (5, not 5.0)."),
 ]
 # Text the log stores: PostgreSQL text cannot hold NUL, so ``host.intake`` refuses it (422).
-NO_NUL = {"pattern": "^[^\\u0000]*$"}
+NO_NUL: JsonDict = {"pattern": "^[^\\u0000]*$"}
 
 
 class UsageSchema(Schema):
