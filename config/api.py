@@ -31,7 +31,7 @@ from ninja.types import DictStrAny
 
 from config.api_conventions import READ_ONE, answers, body_too_big
 from handoff import operations
-from handoff.api import StatusOut, records_router, sessions_router
+from handoff.api import StatusOut, TokensOut, records_router, sessions_router
 from handoff.exceptions import HandoffError, SessionNotFound
 from host.api import SessionOut, owned_session
 from host.api import router as host_router
@@ -130,7 +130,7 @@ def _handoff_refused(request: HttpRequest, exc: HandoffError) -> HttpResponse:
 class SessionDetailOut(SessionOut):
     """A session with its token reading, redirect and full handoff status report."""
 
-    tokens: dict[str, Any]
+    tokens: TokensOut
     redirect: str | None
     handoff: StatusOut
 
