@@ -131,6 +131,30 @@ def test_openapi_docs_are_served(client: Client):
     assert "/api/handoffs/{record_id}" in schema["paths"]
 
 
+ERRORS = {
+    ("get", "/api/sessions"): {"401", "422"},
+    ("get", "/api/sessions/{session_id}"): {"401", "404", "409", "422"},
+    ("get", "/api/sessions/{session_id}/messages"): {"401", "404", "422"},
+    ("post", "/api/sessions/{session_id}/messages"): {"400", "401", "403", "404", "413", "422"},
+    ("post", "/api/sessions/{session_id}/handoff"): {
+        *("400", "401", "403", "404", "409", "413", "422")
+    },
+    ("get", "/api/handoffs"): {"401", "422"},
+    ("get", "/api/handoffs/{record_id}"): {"401", "404", "422"},
+}
+
+
+@pytest.mark.parametrize(("method", "path"), ERRORS)
+def test_the_schema_documents_each_error_answer_of_a_route(client: Client, method: str, path: str):
+    responses = client.get("/api/openapi.json").json()["paths"][path][method]["responses"]
+    errors = {code: answer for code, answer in responses.items() if code >= "400"}
+
+    assert set(errors) == ERRORS[method, path]
+    for code, answer in errors.items():
+        shape = answer["content"]["application/json"]["schema"]["$ref"]
+        assert shape.endswith("/ValidationErrorOut" if code == "422" else "/ErrorOut")
+
+
 # --- sessions ---------------------------------------------------------------------------------
 
 

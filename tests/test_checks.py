@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from django.core.exceptions import ImproperlyConfigured
 
 from config.secret_key import load_or_create
 from host.checks import llm_endpoint_names_a_model, secret_key_is_set
@@ -181,3 +182,8 @@ def test_a_key_file_that_appears_meanwhile_wins(tmp_path: Path, monkeypatch: pyt
 
     assert load_or_create(path) == "written by another process"
     assert [p.name for p in tmp_path.iterdir()] == ["key"]
+
+
+def test_a_key_that_cannot_be_kept_asks_for_djangos_setting(tmp_path: Path):
+    with pytest.raises(ImproperlyConfigured, match="Set DJANGO_SECRET_KEY"):
+        load_or_create(tmp_path / "missing-folder" / "key")
