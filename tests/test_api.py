@@ -131,14 +131,13 @@ def test_openapi_docs_are_served(client: Client):
     assert "/api/handoffs/{record_id}" in schema["paths"]
 
 
+WRITE_ERRORS = {"400", "401", "403", "404", "413", "422"}
 ERRORS = {
     ("get", "/api/sessions"): {"401", "422"},
     ("get", "/api/sessions/{session_id}"): {"401", "404", "409", "422"},
     ("get", "/api/sessions/{session_id}/messages"): {"401", "404", "422"},
-    ("post", "/api/sessions/{session_id}/messages"): {"400", "401", "403", "404", "413", "422"},
-    ("post", "/api/sessions/{session_id}/handoff"): {
-        *("400", "401", "403", "404", "409", "413", "422")
-    },
+    ("post", "/api/sessions/{session_id}/messages"): WRITE_ERRORS,
+    ("post", "/api/sessions/{session_id}/handoff"): WRITE_ERRORS | {"409"},
     ("get", "/api/handoffs"): {"401", "422"},
     ("get", "/api/handoffs/{record_id}"): {"401", "404", "422"},
 }
