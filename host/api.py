@@ -78,6 +78,7 @@ class SessionFilters(FilterSchema):
     include_archived: bool = Field(False, description="Also list archived sessions.")
 
     def filter_include_archived(self, include: bool) -> Q:
+        """Archived sessions are left out unless ``include_archived`` is true."""
         return Q() if include else Q(archived=False)
 
 

@@ -8,7 +8,6 @@ from typing import Any
 import pytest
 from asgiref.testing import ApplicationCommunicator
 
-from config.asgi import application
 from config.body_limit import BodyLimitMiddleware
 
 HUNDRED_MB = 100 * 1024 * 1024
@@ -55,6 +54,10 @@ async def answer(communicator: ApplicationCommunicator) -> tuple[int, bytes]:
 
 
 async def test_a_declared_100_mb_anonymous_body_is_413_before_django_reads_it():
+    # Imported here, not at collection: the websocket origin check reads ALLOWED_HOSTS when the
+    # application is built, after pytest-django has added the test host.
+    from config.asgi import application
+
     scope = http_scope(
         "/api/sessions/00000000-0000-4000-8000-000000000000/messages",
         [(b"content-type", b"application/json"), (b"content-length", str(HUNDRED_MB).encode())],
