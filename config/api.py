@@ -69,9 +69,9 @@ api = NinjaAPI(
 )
 
 # Parts of a validation error's location that name where the value came from rather than the
-# field: ninja's parameter sources and the argument names the routes give their payloads.
+# field: ninja's parameter sources and the argument name the routes give their JSON bodies.
 _LOCATION_PARTS = frozenset({"body", "query", "path", "header", "cookie", "form", "file"})
-_ARGUMENT_PARTS = frozenset({"payload", "filters", "ninja_pagination"})
+_ARGUMENT_PARTS = frozenset({"payload"})
 
 
 def field_name(loc: Sequence[Any]) -> str:
