@@ -15,6 +15,8 @@ $(VENV)/.installed: pyproject.toml
 	$(BIN)/pip install --quiet -e '.[test]'
 	touch $@
 
+# The demo shows Django's debug pages; the settings' own default is off (production-safe).
+run: export DJANGO_DEBUG ?= 1
 run: install
 	$(BIN)/python manage.py migrate --noinput
 	PORT=$(PORT) $(BIN)/python manage.py seed_demo

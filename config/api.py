@@ -4,11 +4,15 @@ This module is where the host and the handoff app meet (neither imports the othe
 their routers, composes the session detail (host fields + the handoff status report), and turns
 every error into JSON ``{"detail": "<clear message>"}``:
 
+- 400 for a body that is not JSON;
 - 401 without a bearer token or a logged-in browser session (``host.auth``);
 - 404 for a session that does not exist or belongs to another user (same answer for both);
 - 413 for a body over ``DATA_UPLOAD_MAX_MEMORY_SIZE`` bytes;
-- 422 for a bad payload, the message naming each offending field;
+- 422 for a bad payload, the message naming each offending field (a body sent as anything but
+  ``application/json`` names ``Content-Type``);
 - 409 when the handoff refuses an action on that session.
+
+Each route documents the answers it can give (``config.api_conventions.answers``).
 """
 
 from __future__ import annotations
@@ -21,17 +25,42 @@ from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
 from django.http import HttpRequest, HttpResponse
 from ninja import NinjaAPI
-from ninja.errors import AuthenticationError, ValidationError
+from ninja.errors import AuthenticationError, HttpError, ValidationError
+from ninja.parser import Parser
+from ninja.types import DictStrAny
 
+from config.api_conventions import READ_ONE, answers, body_too_big
 from handoff import operations
-from handoff.api import StatusOut, records_router, sessions_router
+from handoff.api import StatusOut, TokensOut, records_router, sessions_router
 from handoff.exceptions import HandoffError, SessionNotFound
 from host.api import SessionOut, owned_session
 from host.api import router as host_router
 from host.auth import api_auth
 from host.intake import InvalidInput
 
+JSON_MEDIA_TYPE = "application/json"
+
+
+class NotJson(ValueError):
+    """The body was sent with another media type than ``application/json``."""
+
+
+class JsonOnlyParser(Parser):
+    """ninja's JSON parser, refusing a body whose ``Content-Type`` is not JSON (issue 9).
+
+    A ``text/plain`` or form body is not guessed at: the API answers 422 naming
+    ``Content-Type`` (see ``_unparsable_body``), and nothing changes.
+    """
+
+    def parse_body(self, request: HttpRequest) -> DictStrAny:
+        if request.content_type != JSON_MEDIA_TYPE:
+            sent = request.content_type or "no Content-Type"
+            raise NotJson(f"Content-Type: send the body as {JSON_MEDIA_TYPE}, not {sent}")
+        return super().parse_body(request)
+
+
 api = NinjaAPI(
+    parser=JsonOnlyParser(),
     title="Session Handoff API",
     version="1",
     description="Sessions, their messages and handoffs. Authenticate with "
@@ -40,9 +69,9 @@ api = NinjaAPI(
 )
 
 # Parts of a validation error's location that name where the value came from rather than the
-# field: ninja's parameter sources and the argument names the routes give their payloads.
+# field: ninja's parameter sources and the argument name the routes give their JSON bodies.
 _LOCATION_PARTS = frozenset({"body", "query", "path", "header", "cookie", "form", "file"})
-_ARGUMENT_PARTS = frozenset({"payload", "filters", "page"})
+_ARGUMENT_PARTS = frozenset({"payload"})
 
 
 def field_name(loc: Sequence[Any]) -> str:
@@ -67,6 +96,14 @@ def _invalid_payload(request: HttpRequest, exc: ValidationError) -> HttpResponse
     )
 
 
+@api.exception_handler(HttpError)
+def _unparsable_body(request: HttpRequest, exc: HttpError) -> HttpResponse:
+    """ninja answers an unparsable body 400; one that is not JSON at all is a 422."""
+    if isinstance(exc.__cause__, NotJson):
+        return api.create_response(request, {"detail": str(exc.__cause__)}, status=422)
+    return api.create_response(request, {"detail": exc.message}, status=exc.status_code)
+
+
 @api.exception_handler(InvalidInput)
 def _invalid_input(request: HttpRequest, exc: InvalidInput) -> HttpResponse:
     return api.create_response(request, {"detail": str(exc)}, status=422)
@@ -74,8 +111,7 @@ def _invalid_input(request: HttpRequest, exc: InvalidInput) -> HttpResponse:
 
 @api.exception_handler(RequestDataTooBig)
 def _too_big(request: HttpRequest, exc: RequestDataTooBig) -> HttpResponse:
-    limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
-    detail = f"The request body is larger than {limit} bytes; send less at a time."
+    detail = body_too_big(settings.DATA_UPLOAD_MAX_MEMORY_SIZE)
     return api.create_response(request, {"detail": detail}, status=413)
 
 
@@ -94,12 +130,16 @@ def _handoff_refused(request: HttpRequest, exc: HandoffError) -> HttpResponse:
 class SessionDetailOut(SessionOut):
     """A session with its token reading, redirect and full handoff status report."""
 
-    tokens: dict[str, Any]
+    tokens: TokensOut
     redirect: str | None
     handoff: StatusOut
 
 
-@host_router.get("/{session_id}", response=SessionDetailOut, summary="Read one session")
+@host_router.get(
+    "/{session_id}",
+    response={200: SessionDetailOut, **answers(*READ_ONE, 409)},
+    summary="Read one session",
+)
 def session_detail(request: HttpRequest, session_id: UUID) -> dict[str, Any]:
     """The session's fields plus ``tokens`` {value, basis, label} and ``redirect``."""
     session = owned_session(request, session_id)

@@ -13,7 +13,9 @@ django_asgi_app = get_asgi_application()
 
 from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
+from django.conf import settings  # noqa: E402
 
+from config.body_limit import BodyLimitMiddleware  # noqa: E402
 from follower.daphne import close_oversized_frames  # noqa: E402
 from follower.origin import SameSiteOrigin  # noqa: E402
 from follower.routing import websocket_urlpatterns  # noqa: E402
@@ -22,7 +24,9 @@ close_oversized_frames()
 
 application = ProtocolTypeRouter(
     {
-        "http": django_asgi_app,
+        "http": BodyLimitMiddleware(
+            django_asgi_app, limit=lambda: settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+        ),
         "websocket": SameSiteOrigin(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
     }
 )

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import dj_database_url
 
+from config.secret_key import load_or_create
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 
@@ -24,12 +26,33 @@ def _env_bool(name: str, default: bool) -> bool:
     return raw.strip().lower() in {"1", "true", "yes", "on"}
 
 
-SECRET_KEY = os.environ.get("DJANGO_SECRET_KEY", "dev-only-insecure-key-set-DJANGO_SECRET_KEY")
-DEBUG = _env_bool("DJANGO_DEBUG", True)
-ALLOWED_HOSTS = [h for h in os.environ.get("DJANGO_ALLOWED_HOSTS", "*").split(",") if h]
-CSRF_TRUSTED_ORIGINS = [
-    o for o in os.environ.get("DJANGO_CSRF_TRUSTED_ORIGINS", "").split(",") if o
-]
+def _env_list(name: str, default: str = "") -> list[str]:
+    return [item.strip() for item in os.environ.get(name, default).split(",") if item.strip()]
+
+
+# Production-safe unless told otherwise (issue 9, Safe defaults): no debug pages (they list the
+# URL patterns and show tracebacks with the database host), only local host names, and no key
+# written down anywhere. ``make run`` turns DJANGO_DEBUG on for the demo.
+DEBUG = _env_bool("DJANGO_DEBUG", False)
+# Without DJANGO_SECRET_KEY each checkout generates its own random key once (config.secret_key);
+# ``check --deploy`` asks a deployment to set one (host.checks).
+SECRET_KEY_GENERATED = not os.environ.get("DJANGO_SECRET_KEY")
+SECRET_KEY = os.environ.get("DJANGO_SECRET_KEY") or load_or_create(BASE_DIR / ".secret_key")
+ALLOWED_HOSTS = _env_list("DJANGO_ALLOWED_HOSTS", "localhost,127.0.0.1,[::1]")
+CSRF_TRUSTED_ORIGINS = _env_list("DJANGO_CSRF_TRUSTED_ORIGINS")
+
+# DJANGO_HTTPS=1 behind a TLS-terminating proxy that sets X-Forwarded-Proto (README, real mode):
+# redirect plain HTTP, secure cookies only, and HSTS (subdomains included, preload marked) for
+# DJANGO_HSTS_SECONDS (a year; 0 turns HSTS off).
+HTTPS = _env_bool("DJANGO_HTTPS", False)
+if HTTPS:
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    SECURE_SSL_REDIRECT = True
+    SESSION_COOKIE_SECURE = True
+    CSRF_COOKIE_SECURE = True
+    SECURE_HSTS_SECONDS = int(os.environ.get("DJANGO_HSTS_SECONDS", str(365 * 24 * 3600)))
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = True
+    SECURE_HSTS_PRELOAD = True
 
 INSTALLED_APPS = [
     "daphne",
@@ -55,6 +78,7 @@ MIDDLEWARE = [
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
+    "config.middleware.RefuseNulQueryMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "host.middleware.LoginRequiredMiddleware",

@@ -8,16 +8,20 @@ The handoff app does not import the host: sessions are read through the session 
 service, and records are filtered through their ``source`` relation.
 """
 
-from __future__ import annotations
+# No ``from __future__ import annotations`` here: ninja reads the parameters of a ``@paginate``d
+# view through its wrapper, whose module cannot resolve this module's names from strings.
 
-from typing import Any
+from typing import Annotated, Any
 from uuid import UUID
 
+from django.db.models import QuerySet
 from django.http import HttpRequest
-from ninja import Field, Query, Router, Schema
+from ninja import Field, FilterLookup, FilterSchema, Query, Router, Schema
 from ninja.errors import HttpError
+from ninja.pagination import paginate
 from pydantic import ConfigDict
 
+from config.api_conventions import READ_ONE, WRITE_ONE, LimitOffsetPaging, answers
 from handoff import operations
 from handoff.core.phases import Phase
 from handoff.exceptions import SessionNotFound
@@ -26,10 +30,6 @@ from handoff.status import record_dict
 
 sessions_router = Router(tags=["handoff"])
 records_router = Router(tags=["handoff"])
-
-RECORD_PAGE_MAX = 100
-# Offsets are 64-bit in the database: a larger one is a 422, not a 500.
-BIGINT_MAX = 2**63 - 1
 
 
 class MetricsOut(Schema):
@@ -88,21 +88,18 @@ class StatusOut(Schema):
 class HandoffActionIn(Schema):
     """``enable`` / ``disable`` the main's switch, ask for a handoff ``now``, or read ``status``."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     action: operations.Action
 
 
-class RecordFilters(Schema):
+class RecordFilters(FilterSchema):
+    """``GET /api/handoffs`` filters (ninja ``FilterSchema``)."""
+
     phase: Phase | None = Field(None, description="Only records in this phase.")
-    session: UUID | None = Field(None, description="Only records whose source is this session.")
-    limit: int = Field(20, ge=1, le=RECORD_PAGE_MAX)
-    offset: int = Field(0, ge=0, le=BIGINT_MAX)
-
-
-class RecordPage(Schema):
-    items: list[RecordOut]
-    count: int
+    session: Annotated[UUID | None, FilterLookup("source_id")] = Field(
+        None, description="Only records whose source is this session."
+    )
 
 
 def ensure_owned(request: HttpRequest, session_id: UUID) -> None:
@@ -117,14 +114,16 @@ def ensure_owned(request: HttpRequest, session_id: UUID) -> None:
         raise HttpError(404, f"Session {session_id} not found.") from exc
 
 
-def _callers_records(request: HttpRequest) -> Any:
+def _callers_records(request: HttpRequest) -> QuerySet[HandoffRecord]:
     return HandoffRecord.objects.select_related("source", "target").filter(
         source__owner=request.auth  # type: ignore[attr-defined]
     )
 
 
 @sessions_router.post(
-    "/{session_id}/handoff", response=StatusOut, summary="Switch or request a handoff"
+    "/{session_id}/handoff",
+    response={200: StatusOut, **answers(*WRITE_ONE, 409)},
+    summary="Switch or request a handoff",
 )
 def handoff_action(request: HttpRequest, session_id: UUID, payload: HandoffActionIn) -> Any:
     """Apply ``action`` and return the status report.
@@ -136,19 +135,20 @@ def handoff_action(request: HttpRequest, session_id: UUID, payload: HandoffActio
     return operations.act(payload.action, session_id).as_dict()
 
 
-@records_router.get("", response=RecordPage, summary="List handoff records")
-def list_records(request: HttpRequest, filters: Query[RecordFilters]) -> dict[str, Any]:
+@records_router.get(
+    "", response={200: list[RecordOut], **answers(401, 422)}, summary="List handoff records"
+)
+@paginate(LimitOffsetPaging, shape=record_dict)
+def list_records(request: HttpRequest, filters: Query[RecordFilters]) -> QuerySet[HandoffRecord]:
     """The records of the caller's sessions, newest first, ``limit``/``offset`` paged."""
-    records = _callers_records(request)
-    if filters.phase is not None:
-        records = records.filter(phase=filters.phase.value)
-    if filters.session is not None:
-        records = records.filter(source_id=filters.session)
-    page = records[filters.offset : filters.offset + filters.limit]
-    return {"items": [record_dict(r) for r in page], "count": records.count()}
+    return filters.filter(_callers_records(request))
 
 
-@records_router.get("/{record_id}", response=RecordOut, summary="Read one handoff record")
+@records_router.get(
+    "/{record_id}",
+    response={200: RecordOut, **answers(*READ_ONE)},
+    summary="Read one handoff record",
+)
 def get_record(request: HttpRequest, record_id: UUID) -> dict[str, Any]:
     """One record of the caller's sessions; 404 for a missing or another user's record."""
     record = _callers_records(request).filter(pk=record_id).first()

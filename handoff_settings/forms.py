@@ -29,10 +29,44 @@ def _range_text(name: str) -> str:
     return "–".join(f"{int(v):,}" if float(v).is_integer() else f"{v:g}" for v in RANGES[name])
 
 
+class SwitchInput(forms.CheckboxInput):
+    """A checkbox that hands its field what was sent (``CheckboxInput`` reads any text as on).
+
+    An unchecked box sends nothing, which is off.
+    """
+
+    def value_from_datadict(self, data: Any, files: Any, name: str) -> Any:
+        return data.get(name, False)
+
+
+class SwitchField(forms.BooleanField):
+    """An on/off setting that accepts only a boolean choice (issue 9, Bad input).
+
+    ``on``, ``true`` and ``1`` are on; ``off``, ``false``, ``0`` and nothing sent are off;
+    anything else (``maybe``) is refused, so the card answers 422 and saves nothing.
+    """
+
+    widget = SwitchInput
+    ON = frozenset({"on", "true", "1"})
+    OFF = frozenset({"off", "false", "0"})
+
+    def to_python(self, value: Any) -> bool:
+        if isinstance(value, bool):
+            return value
+        text = str(value).strip().lower()
+        if text in self.ON or text in self.OFF:
+            return text in self.ON
+        raise forms.ValidationError(
+            "%(label)s is a switch: send on or off, not %(value)r.",
+            code="invalid",
+            params={"label": self.label, "value": value},
+        )
+
+
 class HandoffSettingsForm(forms.Form):
     """The card's fields; ``only`` binds the form to that one field (the others are dropped)."""
 
-    auto_handoff = forms.BooleanField(
+    auto_handoff = SwitchField(
         label="Automatic handoff",
         required=False,
         help_text="Global switch. A conversation also needs its own switch on.",

@@ -7,29 +7,37 @@ A session that does not exist and one owned by another user get the same 404, so
 tells whether a session id exists.
 """
 
-from __future__ import annotations
+# No ``from __future__ import annotations`` here: ninja reads the parameters of a ``@paginate``d
+# view through its wrapper, whose module cannot resolve this module's names from strings.
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 from uuid import UUID
 
 from django.contrib.auth.models import User
+from django.db.models import Q, QuerySet
 from django.http import HttpRequest
-from ninja import Field, Query, Router, Schema
+from ninja import Field, FilterLookup, FilterSchema, Query, Router, Schema
 from ninja.errors import HttpError
+from ninja.pagination import PaginationBase, paginate
 from ninja.responses import Status
-from pydantic import ConfigDict
+from pydantic import ConfigDict, StrictInt
+from pydantic.json_schema import JsonDict
 
+from config.api_conventions import (
+    BIGINT_MAX,
+    PAGE_MAX,
+    PAGE_SIZE,
+    READ_ONE,
+    WRITE_ONE,
+    LimitOffsetPaging,
+    answers,
+)
 from host.intake import post_message
 from host.models import Message, Session
 from host.usage import MAX_CALL_TOKENS, Usage
 
 router = Router(tags=["sessions"])
-
-MESSAGE_PAGE_MAX = 500
-SESSION_PAGE_MAX = 500
-# Ids, seqs and offsets are 64-bit in the database: a larger number is a 422, not a 500.
-BIGINT_MAX = 2**63 - 1
 
 
 class WorkspaceOut(Schema):
@@ -61,29 +69,37 @@ class SessionOut(Schema):
     updated: datetime
 
 
-class SessionFilters(Schema):
-    workspace: int | None = Field(
+class SessionFilters(FilterSchema):
+    """``GET /api/sessions`` filters (ninja ``FilterSchema``)."""
+
+    workspace: Annotated[int | None, FilterLookup("workspace_id")] = Field(
         None, ge=1, le=BIGINT_MAX, description="Only sessions of this workspace id."
     )
     include_archived: bool = Field(False, description="Also list archived sessions.")
-    limit: int = Field(100, ge=1, le=SESSION_PAGE_MAX)
-    offset: int = Field(0, ge=0, le=BIGINT_MAX)
+
+    def filter_include_archived(self, include: bool) -> Q:
+        """Archived sessions are left out unless ``include_archived`` is true."""
+        return Q() if include else Q(archived=False)
 
 
-class SessionPage(Schema):
-    items: list[SessionOut]
-    count: int = Field(description="How many sessions match, over all pages.")
+# A token count of one bucket: a JSON integer, never true, "5" or 5.0 (issue 9, Bad input).
+TokenCount = Annotated[
+    StrictInt,
+    Field(ge=0, le=MAX_CALL_TOKENS, description="Tokens, written as an integer (5, not 5.0)."),
+]
+# Text the log stores: PostgreSQL text cannot hold NUL, so ``host.intake`` refuses it (422).
+NO_NUL: JsonDict = {"pattern": "^[^\\u0000]*$"}
 
 
 class UsageSchema(Schema):
     """The four usage buckets of one model call, in tokens (seed 003 §5.3)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
-    uncached_input: int = Field(0, ge=0, le=MAX_CALL_TOKENS)
-    output: int = Field(0, ge=0, le=MAX_CALL_TOKENS)
-    cache_read: int = Field(0, ge=0, le=MAX_CALL_TOKENS)
-    cache_write: int = Field(0, ge=0, le=MAX_CALL_TOKENS)
+    uncached_input: TokenCount = 0
+    output: TokenCount = 0
+    cache_read: TokenCount = 0
+    cache_write: TokenCount = 0
 
 
 class MessageOut(Schema):
@@ -116,29 +132,42 @@ class MessageOut(Schema):
         )
 
 
-class MessagePage(Schema):
-    """Messages with ``seq`` > ``after`` in order; ask again with ``after=next_after``."""
+class SeqPaging(PaginationBase):
+    """Messages with ``seq`` > ``after`` in order, ``limit`` at a time (ninja pagination).
 
-    items: list[MessageOut]
-    next_after: int | None = Field(
-        description="Pass as ``after`` for the next page; null at the end."
-    )
+    Answers ``{"items", "next_after"}``; ask again with ``after=next_after`` (null at the end).
+    """
 
+    class Input(Schema):
+        after: int = Field(0, ge=0, le=BIGINT_MAX, description="Only messages with a larger seq.")
+        limit: int = Field(PAGE_SIZE, ge=1, le=PAGE_MAX, description="Messages per page.")
 
-class MessageQuery(Schema):
-    after: int = Field(0, ge=0, le=BIGINT_MAX, description="Only messages with a larger seq.")
-    limit: int = Field(100, ge=1, le=MESSAGE_PAGE_MAX)
+    class Output(Schema):
+        items: list[Any]
+        next_after: int | None = Field(
+            description="Pass as ``after`` for the next page; null at the end."
+        )
+
+    def paginate_queryset(
+        self, queryset: QuerySet[Message], pagination: Any, request: HttpRequest, **params: Any
+    ) -> dict[str, Any]:
+        rows = list(
+            queryset.filter(seq__gt=pagination.after).order_by("seq")[: pagination.limit + 1]
+        )
+        items = rows[: pagination.limit]
+        more = len(rows) > pagination.limit
+        return {"items": items, "next_after": items[-1].seq if more else None}
 
 
 class MessageIn(Schema):
     """Input for a session; ``client_id`` makes a retried post return the first answer."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     role: Literal["user", "assistant", "system"] = "user"
-    content: str = Field(min_length=1)
+    content: str = Field(min_length=1, json_schema_extra=NO_NUL)
     usage: UsageSchema | None = None
-    client_id: str | None = Field(None, min_length=1, max_length=200)
+    client_id: str | None = Field(None, min_length=1, max_length=200, json_schema_extra=NO_NUL)
 
 
 class ForwardedOut(Schema):
@@ -166,41 +195,34 @@ def owned_session(request: HttpRequest, session_id: UUID) -> Session:
     return session
 
 
-@router.get("", response=SessionPage, summary="List the caller's sessions")
-def list_sessions(request: HttpRequest, filters: Query[SessionFilters]) -> dict[str, Any]:
+@router.get(
+    "", response={200: list[SessionOut], **answers(401, 422)}, summary="List the caller's sessions"
+)
+@paginate(LimitOffsetPaging)
+def list_sessions(request: HttpRequest, filters: Query[SessionFilters]) -> QuerySet[Session]:
     """The caller's sessions, most recently updated first, ``limit``/``offset`` paged.
 
     Archived sessions are left out unless ``include_archived``; ``workspace`` keeps one
     workspace's sessions.
     """
     sessions = Session.objects.select_related("workspace").filter(owner=api_user(request))
-    if filters.workspace is not None:
-        sessions = sessions.filter(workspace=filters.workspace)
-    if not filters.include_archived:
-        sessions = sessions.filter(archived=False)
-    page = sessions[filters.offset : filters.offset + filters.limit]
-    return {"items": list(page), "count": sessions.count()}
+    return filters.filter(sessions)
 
 
-@router.get("/{session_id}/messages", response=MessagePage, summary="Read a session's log")
-def list_messages(
-    request: HttpRequest, session_id: UUID, page: Query[MessageQuery]
-) -> dict[str, Any]:
+@router.get(
+    "/{session_id}/messages",
+    response={200: list[MessageOut], **answers(*READ_ONE)},
+    summary="Read a session's log",
+)
+@paginate(SeqPaging)
+def list_messages(request: HttpRequest, session_id: UUID) -> QuerySet[Message]:
     """Up to ``limit`` messages with ``seq`` > ``after``, ordered by ``seq``."""
-    session = owned_session(request, session_id)
-    rows = list(
-        Message.objects.filter(session=session, seq__gt=page.after).order_by("seq")[
-            : page.limit + 1
-        ]
-    )
-    items = rows[: page.limit]
-    more = len(rows) > page.limit
-    return {"items": items, "next_after": items[-1].seq if more else None}
+    return Message.objects.filter(session=owned_session(request, session_id))
 
 
 @router.post(
     "/{session_id}/messages",
-    response={201: MessageOut, 202: ForwardedOut},
+    response={201: MessageOut, 202: ForwardedOut, **answers(*WRITE_ONE)},
     summary="Post input to a session",
 )
 def create_message(request: HttpRequest, session_id: UUID, payload: MessageIn) -> Status[Any]:

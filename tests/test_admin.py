@@ -187,3 +187,22 @@ def test_bad_context_windows_are_refused(admin_client: Client):
     assert "whole numbers of tokens" in response.content.decode()
     row.refresh_from_db()
     assert row.context_windows == {} and row.version == 0
+
+
+@pytest.mark.parametrize(
+    ("url", "query"),
+    [
+        ("admin:handoff_handoffrecord_changelist", {"phase": "\x00"}),
+        ("admin:handoff_handoffrecord_changelist", {"q": "weather\x00"}),
+        ("admin:handoff_mainstate_changelist", {"enabled": "\x00"}),
+        ("admin:host_session_changelist", {"status": "\x00"}),
+        ("admin:host_session_changelist", {"permission_preset\x00": "x"}),
+    ],
+)
+def test_a_nul_character_in_a_list_filter_is_400(
+    admin_client: Client, handed_off: Any, url: str, query: dict[str, str]
+):
+    response = admin_client.get(reverse(url), query)
+
+    assert response.status_code == 400
+    assert HandoffRecord.objects.get(pk=handed_off.pk).phase == "started"

@@ -131,6 +131,29 @@ def test_openapi_docs_are_served(client: Client):
     assert "/api/handoffs/{record_id}" in schema["paths"]
 
 
+WRITE_ERRORS = {"400", "401", "403", "404", "413", "422"}
+ERRORS = {
+    ("get", "/api/sessions"): {"401", "422"},
+    ("get", "/api/sessions/{session_id}"): {"401", "404", "409", "422"},
+    ("get", "/api/sessions/{session_id}/messages"): {"401", "404", "422"},
+    ("post", "/api/sessions/{session_id}/messages"): WRITE_ERRORS,
+    ("post", "/api/sessions/{session_id}/handoff"): WRITE_ERRORS | {"409"},
+    ("get", "/api/handoffs"): {"401", "422"},
+    ("get", "/api/handoffs/{record_id}"): {"401", "404", "422"},
+}
+
+
+@pytest.mark.parametrize(("method", "path"), ERRORS)
+def test_the_schema_documents_each_error_answer_of_a_route(client: Client, method: str, path: str):
+    responses = client.get("/api/openapi.json").json()["paths"][path][method]["responses"]
+    errors = {code: answer for code, answer in responses.items() if code >= "400"}
+
+    assert set(errors) == ERRORS[method, path]
+    for code, answer in errors.items():
+        shape = answer["content"]["application/json"]["schema"]["$ref"]
+        assert shape.endswith("/ValidationErrorOut" if code == "422" else "/ErrorOut")
+
+
 # --- sessions ---------------------------------------------------------------------------------
 
 
@@ -299,6 +322,9 @@ def test_messages_are_paged_in_seq_order_after_a_seq(client: Client, session: Se
         ({"content": "x", "role": "wizard"}, "role"),
         ({"content": "x", "colour": "red"}, "colour"),
         ({"content": 42}, "content"),
+        ({"content": "x", "usage": {"output": True}}, "usage.output"),
+        ({"content": "x", "usage": {"output": "5"}}, "usage.output"),
+        ({"content": "x", "usage": {"cache_read": 5.0}}, "usage.cache_read"),
         (["content", "x"], "body"),
     ],
 )
@@ -309,6 +335,19 @@ def test_a_bad_message_payload_is_422_naming_the_field_and_changes_nothing(
 
     assert response.status_code == 422
     assert response.json()["detail"].startswith(f"{field}: ")
+    assert snapshot(session) == (0, 0, False)
+
+
+def test_a_json_body_sent_as_text_plain_is_422_naming_the_content_type(
+    client: Client, session: Session
+):
+    response = client.post(
+        f"/api/sessions/{session.pk}/messages", '{"content": "hi"}', content_type="text/plain"
+    )
+
+    assert response.status_code == 422
+    assert response.json()["detail"].startswith("Content-Type: ")
+    assert "text/plain" in response.json()["detail"]
     assert snapshot(session) == (0, 0, False)
 
 
@@ -440,7 +479,12 @@ def test_now_on_a_handed_off_source_is_refused_with_409(
 
 @pytest.mark.parametrize(
     ("payload", "field"),
-    [({"action": "explode"}, "action"), ({}, "action"), ({"action": "now", "x": 1}, "x")],
+    [
+        ({"action": "explode"}, "action"),
+        ({}, "action"),
+        ({"action": "now", "x": 1}, "x"),
+        ({"action": ["now"]}, "action"),
+    ],
 )
 def test_a_bad_handoff_action_is_422_and_changes_nothing(
     client: Client, session: Session, payload: dict[str, Any], field: str
@@ -514,8 +558,9 @@ def test_another_users_record_is_404(client: Client):
     assert foreign.status_code == missing.status_code == 404
 
 
-def test_an_unknown_phase_filter_is_422(client: Client):
-    response = client.get("/api/handoffs", {"phase": "exploded"})
+@pytest.mark.parametrize("phase", ["exploded", "\x00"])
+def test_an_unknown_phase_filter_is_422(client: Client, phase: str):
+    response = client.get("/api/handoffs", {"phase": phase})
 
     assert response.status_code == 422
     assert response.json()["detail"].startswith("phase: ")

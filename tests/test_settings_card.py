@@ -179,6 +179,23 @@ def test_auto_handoff_switch_on_and_off(as_staff: Client):
     assert stored().auto_handoff is False
 
 
+@pytest.mark.parametrize("value", ["maybe", "", "yes please"])
+def test_auto_handoff_refuses_a_value_that_is_not_on_or_off(as_staff: Client, value: str):
+    before = stored().version
+    response = save(as_staff, "auto_handoff", value)
+    html = response.content.decode()
+    assert response.status_code == 422
+    assert 'id="error-auto_handoff"' in html
+    assert "Automatic handoff is a switch: send on or off" in html
+    assert stored().auto_handoff is False and stored().version == before
+
+
+@pytest.mark.parametrize(("value", "expected"), [("true", True), ("1", True), ("false", False)])
+def test_auto_handoff_takes_the_words_of_a_boolean(as_staff: Client, value: str, expected: bool):
+    save(as_staff, "auto_handoff", value)
+    assert stored().auto_handoff is expected
+
+
 def test_unknown_setting_is_404(as_staff: Client):
     assert save(as_staff, "version", "99").status_code == 404
 
