@@ -88,9 +88,9 @@ class StatusOut(Schema):
 class HandoffActionIn(Schema):
     """``enable`` / ``disable`` the main's switch, ask for a handoff ``now``, or read ``status``."""
 
-    model_config = ConfigDict(extra="forbid", strict=True)
+    model_config = ConfigDict(extra="forbid")
 
-    action: operations.Action
+    action: operations.Action  # a str enum: only its values (strings) are accepted
 
 
 class RecordFilters(FilterSchema):
