@@ -25,6 +25,8 @@ PHASE_STEPS: tuple[tuple[Phase, str], ...] = (
 )
 # An attempt in one of these phases is still moving: the panel keeps polling.
 UNFINISHED_PHASES = frozenset({Phase.SUMMARIZING, Phase.PREPARED, Phase.COMMITTED})
+# An attempt in one of these phases opened a successor (the redirect was installed).
+COMMITTED_PHASES = frozenset({Phase.COMMITTED, Phase.COMMITTED_START_PENDING, Phase.STARTED})
 
 _BLOCKER_TEXT = {
     "active-team-roster": "it leads a team with more than one member",
@@ -87,10 +89,17 @@ def session_panel(session: Session) -> dict[str, Any]:
 
     Keys: ``session``, ``report`` (the status report dict, or None with ``error`` when the
     handoff refuses this session, e.g. a subagent), ``successor`` (the redirect's destination
-    session, or None), ``steps``, ``deferred`` (phrases), ``polling`` (an attempt is unfinished
-    or requested).
+    session, or None), ``forwarding_stopped`` (the successor of a committed attempt whose
+    redirect was removed by ``disable``, or None), ``steps``, ``deferred`` (phrases),
+    ``polling`` (an attempt is unfinished or requested).
     """
-    context: dict[str, Any] = {"session": session, "successor": None, "steps": [], "deferred": []}
+    context: dict[str, Any] = {
+        "session": session,
+        "successor": None,
+        "forwarding_stopped": None,
+        "steps": [],
+        "deferred": [],
+    }
     try:
         if session.parent_id is not None:
             raise NotAMain(session.pk)
@@ -99,9 +108,9 @@ def session_panel(session: Session) -> dict[str, Any]:
         return context | {"report": None, "error": str(exc), "polling": False}
     last = report.get("last")
     if report.get("redirect"):
-        context["successor"] = Session.objects.filter(
-            pk=report["redirect"], owner_id=session.owner_id
-        ).first()
+        context["successor"] = _owned(session, report["redirect"])
+    elif last is not None and last["phase"] in COMMITTED_PHASES and last.get("target"):
+        context["forwarding_stopped"] = _owned(session, last["target"])
     unfinished = last is not None and last["phase"] in UNFINISHED_PHASES
     return context | {
         "report": report,
@@ -110,3 +119,8 @@ def session_panel(session: Session) -> dict[str, Any]:
         "deferred": [describe_blocker(b) for b in report.get("deferred", [])],
         "polling": bool(report.get("requested")) or unfinished,
     }
+
+
+def _owned(session: Session, session_id: Any) -> Session | None:
+    """The session ``session_id`` when it has the same owner as ``session``."""
+    return Session.objects.filter(pk=session_id, owner_id=session.owner_id).first()

@@ -422,19 +422,19 @@ def test_handed_off_session_shows_the_banner(as_alice: Client, alice: Any):
 def test_a_continued_title_explains_its_suffix(as_alice: Client, alice: Any):
     source = talked(alice, "Weather CLI · 接续abc123")
     html = page(as_alice, source)
-    assert '<h1 class="conv-title" title="continued in another conversation">' in html
+    assert '<h1 class="conv-title" title="handed off to a successor">' in html
     assert ">Weather CLI · 接续abc123</h1>" in html
     assert 'class="conv-hint muted small"' in html
-    assert ">continued in another conversation</p>" in html
+    assert ">handed off to a successor</p>" in html
     assert (
         '<span class="row-title" title="Weather CLI · 接续abc123 '
-        '(continued in another conversation)">Weather CLI · 接续abc123</span>' in html
+        '(handed off to a successor)">Weather CLI · 接续abc123</span>' in html
     )
 
 
 def test_a_plain_title_has_no_continued_hint(as_alice: Client, alice: Any):
     html = page(as_alice, talked(alice, "Weather CLI"))
-    assert "continued in another conversation" not in html
+    assert "handed off to a successor" not in html
 
 
 def test_session_without_redirect_has_no_banner(as_alice: Client, alice: Any):
