@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from io import StringIO
+
 import pytest
+from django.core.management import call_command
 
 from handoff import operations
 from handoff.models import HandoffRecord
@@ -47,3 +50,40 @@ def test_switching_automatic_handoff_on_hands_the_demo_off_by_itself(immediate_t
     operations.enable(source.pk)
     record = HandoffRecord.objects.get(source=source)
     assert (record.reason, record.phase) == ("context-pressure", "started")
+
+
+def test_switching_the_global_switch_on_last_hands_the_demo_off_at_once(client, immediate_tasks):
+    """The README's order: the conversation's own switch first, then Settings (issue 10)."""
+    source = the_demo()
+    operations.enable(source.pk)
+    assert not HandoffRecord.objects.filter(source=source).exists()
+    client.force_login(demo_user())
+
+    client.post(
+        "/settings/field/auto_handoff/", {"auto_handoff": "on"}, headers={"HX-Request": "true"}
+    )
+
+    record = HandoffRecord.objects.get(source=source)
+    assert (record.reason, record.phase) == ("context-pressure", "started")
+
+
+def test_reset_starts_the_demo_afresh(immediate_tasks):
+    source = the_demo()
+    operations.run_attempt(source.pk, manual=True)
+    assert Session.objects.count() == 3
+
+    out = StringIO()
+    call_command("seed_demo", "--reset", stdout=out)
+
+    assert "Reset the demo: 3 session(s) of demo deleted." in out.getvalue()
+    assert Session.objects.count() == 2 and not HandoffRecord.objects.exists()
+    fresh = Session.objects.get(external_id="demo-weather-cli")
+    assert fresh.pk != source.pk and "接续" not in fresh.title
+
+
+def test_reset_leaves_other_users_alone(django_user_model):
+    other = django_user_model.objects.create_user("ada", password="pw")
+    seed_demo()
+    call_command("seed_demo", "--reset", stdout=StringIO())
+    assert django_user_model.objects.filter(pk=other.pk).exists()
+    assert demo_user().check_password(DEMO_PASSWORD)

@@ -146,7 +146,7 @@ def test_every_page_fits_the_screen_and_sign_out_is_reachable(
         page.goto(f"{live_server.url}{path}")
         assert fits(page), path
         box = page.get_by_role("button", name="Sign out").bounding_box()
-        assert box is not None and 0 <= box["x"] and box["x"] + box["width"] <= viewport["width"]
+        assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= viewport["width"]
         for name in ("Conversations", "Settings", "Admin"):
             link = page.get_by_role("navigation", name="Main").get_by_role("link", name=name)
             assert link.is_visible(), (path, name)
