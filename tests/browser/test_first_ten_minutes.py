@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator
-from typing import Any
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, TypeVar
 
 import pytest
+from django.db import connections
 
 from handoff import operations
 from handoff.models import HandoffRecord, MainState
@@ -56,13 +58,30 @@ def open_page(
         context.close()
 
 
+T = TypeVar("T")
+
+
+def off_the_page_thread(work: Callable[..., T], *args: Any) -> T:
+    """Run ``work(*args)`` in a thread of its own: this one runs Playwright's event loop, where
+    the follower's publishing after commit cannot run. Its database connection is closed."""
+
+    def call() -> T:
+        try:
+            return work(*args)
+        finally:
+            connections.close_all()
+
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(call).result()
+
+
 def stored() -> HandoffSettings:
     return HandoffSettings.objects.get_or_create(pk=1)[0]
 
 
 def handed_off(demo: Session) -> Session:
     """Hand the demo off now; return its successor."""
-    assert operations.run_attempt(demo.pk, manual=True).ok
+    assert off_the_page_thread(lambda: operations.run_attempt(demo.pk, manual=True)).ok
     record = HandoffRecord.objects.select_related("target").get(source=demo)
     assert record.target is not None
     return record.target
@@ -106,7 +125,7 @@ def test_enter_in_a_number_field_saves_in_place(open_page: Callable[..., Any], v
 def test_global_switch_hands_off_an_enabled_idle_conversation_at_once(
     open_page: Callable[..., Any], demo: Session, viewport: Any
 ):
-    operations.enable(demo.pk)  # the conversation's own switch first: nothing happens yet
+    off_the_page_thread(operations.enable, demo.pk)  # its own switch first: nothing happens yet
     assert not HandoffRecord.objects.filter(source=demo).exists()
     page = open_page("/settings/", viewport)
 
@@ -166,7 +185,7 @@ def test_a_disabled_relay_says_forwarding_stopped_and_answers_here(
     open_page: Callable[..., Any], demo: Session, viewport: Any
 ):
     successor = handed_off(demo)
-    operations.disable(demo.pk)  # what the admin action runs
+    off_the_page_thread(operations.disable, demo.pk)  # what the admin action runs
     page = open_page(f"/s/{demo.pk}/", viewport)
 
     note = page.locator("#handoff-panel").get_by_text("Forwarding stopped")
@@ -380,13 +399,15 @@ def test_a_bad_number_says_what_is_wrong(
 def test_admin_records_show_every_column_and_the_brief_wraps(
     open_page: Callable[..., Any], demo: Session, live_server: Any
 ):
-    record = HandoffRecord.objects.create(
-        source=demo,
-        phase="committed-start-pending",
-        reason="repeated-compaction",
-        source_revision=3,
-        metrics={"tokens": 250_000},
-        brief={"goal": "A goal long enough to need wrapping. " * 12},
+    record = off_the_page_thread(
+        lambda: HandoffRecord.objects.create(
+            source=demo,
+            phase="committed-start-pending",
+            reason="repeated-compaction",
+            source_revision=3,
+            metrics={"tokens": 250_000},
+            brief={"goal": "A goal long enough to need wrapping. " * 12},
+        )
     )
     page = open_page("/admin/handoff/handoffrecord/", VIEWPORTS["desktop"])
 
