@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from io import StringIO
+from unittest import mock
 
 import pytest
 from django.core.management import call_command
+from django.db.models.signals import post_delete
 
 from handoff import operations
 from handoff.models import HandoffRecord
+from handoff_settings.forms import HandoffSettingsForm
 from handoff_settings.models import HandoffSettings
 from host.demo import DEMO_PASSWORD, demo_user, seed_demo
 from host.models import Session
@@ -87,3 +90,38 @@ def test_reset_leaves_other_users_alone(django_user_model):
     call_command("seed_demo", "--reset", stdout=StringIO())
     assert django_user_model.objects.filter(pk=other.pk).exists()
     assert demo_user().check_password(DEMO_PASSWORD)
+
+
+def test_a_crash_after_the_switch_is_saved_leaves_it_on_for_the_next_idle(immediate_tasks):
+    source = the_demo()
+    operations.enable(source.pk)
+    form = HandoffSettingsForm({"auto_handoff": "on"}, only="auto_handoff")
+    assert form.is_valid()
+
+    with (
+        mock.patch.object(operations, "evaluate_enabled_mains", side_effect=RuntimeError("crash")),
+        pytest.raises(RuntimeError),
+    ):
+        form.save()
+
+    assert HandoffSettings.objects.get(pk=1).auto_handoff is True
+    assert not HandoffRecord.objects.filter(source=source).exists()
+    operations.evaluate(source.pk)  # the next idle
+    assert HandoffRecord.objects.get(source=source).reason == "context-pressure"
+
+
+def test_a_crash_half_way_through_a_reset_leaves_the_demo_as_it_was():
+    source = the_demo()
+
+    def crash(**kwargs):
+        raise RuntimeError("crash")
+
+    post_delete.connect(crash, sender=Session, weak=False)
+    try:
+        with pytest.raises(RuntimeError):
+            call_command("seed_demo", "--reset", stdout=StringIO())
+    finally:
+        post_delete.disconnect(crash, sender=Session)
+
+    assert Session.objects.filter(pk=source.pk).exists() and Session.objects.count() == 2
+    assert source.messages.count() > 0
