@@ -144,6 +144,7 @@ def compose(request: HtmxHttpRequest, session_id: UUID) -> HttpResponseBase:
     return trigger_client_event(response, "sidebar:refresh")
 
 
+@never_cache  # its sidebar changes by events
 @require_http_methods(["GET", "POST"])
 def new_session(request: HttpRequest) -> HttpResponse:
     """The new conversation form (title, workspace, working directory); creates and opens it."""

@@ -571,7 +571,7 @@ def test_compact_is_a_command_not_a_message_like_handoff(as_alice: Client, alice
 
 def test_pages_that_change_by_events_are_never_cached(as_alice: Client, alice: Any):
     session = talked(alice, "Chat")
-    for url in (reverse("chat:session", args=[session.pk]), "/settings/"):
+    for url in (reverse("chat:session", args=[session.pk]), "/settings/", reverse("chat:new")):
         assert "no-store" in as_alice.get(url)["Cache-Control"], url
 
 
