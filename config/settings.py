@@ -66,6 +66,7 @@ INSTALLED_APPS = [
     "channels",
     "django_tasks",
     "django_tasks_db",
+    "ninja",  # serves Swagger UI for /api/docs from static, not a CDN
     "host",
     "handoff",
     "handoff.web",

@@ -15,7 +15,9 @@ from django.contrib import admin, messages
 from django.db.models import Model, QuerySet
 from django.http import HttpRequest, HttpResponseRedirect
 from django.urls import reverse
+from django.utils.formats import date_format
 from django.utils.html import format_html
+from django.utils.timezone import localtime
 
 from handoff import operations
 from handoff.exceptions import HandoffError
@@ -38,7 +40,8 @@ RECORD_FIELDS = (
 
 
 def pretty_json(value: Any) -> str:
-    """Return ``value`` as indented JSON in a ``<pre>`` block (escaped)."""
+    """Return ``value`` as indented JSON in a ``<pre>`` block (escaped); ``handoff/admin.css``
+    wraps its long lines (a brief's sentences) inside the page."""
     return format_html("<pre>{}</pre>", json.dumps(value, indent=2, ensure_ascii=False))
 
 
@@ -63,16 +66,35 @@ def _apply(
 
 
 def _open(
-    modeladmin: admin.ModelAdmin[Any], request: HttpRequest, session_ids: list[Any]
+    modeladmin: admin.ModelAdmin[Any], request: HttpRequest, sessions: list[Any]
 ) -> HttpResponseRedirect | None:
-    """Redirect to the chat page of the one session named; a message otherwise."""
-    targets = [s for s in dict.fromkeys(session_ids) if s is not None]
+    """Open the one successor named: its chat page when the signed-in user owns it, else its
+    admin page (chat pages are their owner's only) with a message saying so; a message when
+    none or several are named, or the user may not view sessions in the admin."""
+    targets = list({s.pk: s for s in sessions if s is not None}.values())
     if len(targets) != 1:
         modeladmin.message_user(
             request, "Select exactly one entry that has a successor.", messages.WARNING
         )
         return None
-    return HttpResponseRedirect(reverse("chat:session", kwargs={"session_id": targets[0]}))
+    successor = targets[0]
+    if successor.owner_id == request.user.pk:
+        return HttpResponseRedirect(reverse("chat:session", kwargs={"session_id": successor.pk}))
+    owner = successor.owner.get_username()
+    if not request.user.has_perm("host.view_session"):
+        modeladmin.message_user(
+            request,
+            f"The successor belongs to {owner}: only they open its chat page, and you may not "
+            "view sessions in the admin.",
+            messages.WARNING,
+        )
+        return None
+    modeladmin.message_user(
+        request,
+        f"The successor belongs to {owner}: only they open its chat page; here is its admin page.",
+        messages.INFO,
+    )
+    return HttpResponseRedirect(reverse("admin:host_session_change", args=[successor.pk]))
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
@@ -92,18 +114,35 @@ class ReadOnlyAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
 class HandoffRecordAdmin(ReadOnlyAdmin):
     """Records: filter by phase and reason, search by source or target id and title."""
 
-    list_display = ["short_id", "source", "target", "phase", "reason", "tokens", "created"]
+    # Titles and dates as text columns (a foreign key or a date column never wraps), so every
+    # column fits beside the filters at 1280 px.
+    list_display = ["short_id", "source_title", "target_title", "phase", "reason", "tokens", "when"]
     list_filter = ["phase", "reason"]
     search_fields = ["source__id", "target__id", "source__title", "target__title"]
     date_hierarchy = "created"
-    list_select_related = ["source", "target"]
+    list_select_related = ["source", "target", "target__owner"]
     fields = RECORD_FIELDS
     readonly_fields = RECORD_FIELDS
     actions = ["open_successor", "disable_source", "enable_source"]
 
+    class Media:
+        css = {"all": ["handoff/admin.css"]}
+
     @admin.display(description="record")
     def short_id(self, obj: HandoffRecord) -> str:
         return str(obj.id)[:8]
+
+    @admin.display(description="source", ordering="source__title")
+    def source_title(self, obj: HandoffRecord) -> str:
+        return str(obj.source)
+
+    @admin.display(description="target", ordering="target__title")
+    def target_title(self, obj: HandoffRecord) -> str:
+        return str(obj.target) if obj.target is not None else "—"
+
+    @admin.display(description="created", ordering="created")
+    def when(self, obj: HandoffRecord) -> str:
+        return date_format(localtime(obj.created), "SHORT_DATETIME_FORMAT")
 
     @admin.display(description="tokens")
     def tokens(self, obj: HandoffRecord) -> Any:
@@ -125,7 +164,7 @@ class HandoffRecordAdmin(ReadOnlyAdmin):
     def open_successor(
         self, request: HttpRequest, queryset: QuerySet[HandoffRecord]
     ) -> HttpResponseRedirect | None:
-        return _open(self, request, [r.target_id for r in queryset])
+        return _open(self, request, [r.target for r in queryset])
 
     @admin.action(description="Disable (stops forwarding)")
     def disable_source(self, request: HttpRequest, queryset: QuerySet[HandoffRecord]) -> None:
@@ -161,14 +200,14 @@ class RedirectAdmin(ReadOnlyAdmin):
 
     list_display = ["source", "destination", "record", "created"]
     search_fields = ["source__id", "destination__id", "source__title", "destination__title"]
-    list_select_related = ["source", "destination", "record"]
+    list_select_related = ["source", "destination", "destination__owner", "record"]
     actions = ["open_destination", "disable_source"]
 
     @admin.action(description="Open the successor")
     def open_destination(
         self, request: HttpRequest, queryset: QuerySet[Redirect]
     ) -> HttpResponseRedirect | None:
-        return _open(self, request, [r.destination_id for r in queryset])
+        return _open(self, request, [r.destination for r in queryset])
 
     @admin.action(description="Disable (stops forwarding)")
     def disable_source(self, request: HttpRequest, queryset: QuerySet[Redirect]) -> None:

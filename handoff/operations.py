@@ -6,7 +6,8 @@
 - ``request_now``: sets ``requested`` and enqueues a manual attempt (never waits for it);
 - ``run_attempt``: runs the eight steps synchronously (the task, ``handoff now --wait``);
 - ``status``: the one status report;
-- ``evaluate``: the automatic evaluation run when a session turns idle or a blocker clears;
+- ``evaluate``: the automatic evaluation run when a session turns idle or a blocker clears
+  (``evaluate_enabled_mains``: every enabled main, when the global settings change);
 - ``act``: one of the ``Action`` table (``enable``, ``disable``, ``now``, ``status``), as the API,
   the composer, the panel and ``manage.py handoff`` name them;
 - ``owned_session``: the one ownership check of the handoff's surfaces.
@@ -30,6 +31,7 @@ from handoff import metrics, services, store, tasks
 from handoff import status as status_module
 from handoff.attempt import AttemptOutcome
 from handoff.exceptions import AlreadyHandedOff, NotAMain, ServiceUnavailable, SessionNotFound
+from handoff.models import MainState
 from handoff.services import HostSession, SessionController
 from handoff.status import StatusReport
 
@@ -172,6 +174,18 @@ def evaluate(session_id: Any) -> bool:
         # No attempt will run: the blockers of the last one no longer defer anything.
         store.update_main_state(session_id, deferred=[])
     return bool(eligible)
+
+
+def evaluate_enabled_mains() -> int:
+    """Evaluate every main whose own switch is on, at once; return how many attempts were
+    enqueued.
+
+    Run after the global settings change (seed 000: ``autoHandoff`` and the thresholds are read
+    live): switching ``autoHandoff`` on hands off an idle main that is due without waiting for
+    its next turn. Each main goes through ``evaluate`` (busy ones wait for their idle event).
+    """
+    enabled = MainState.objects.filter(enabled=True).values_list("session_id", flat=True)
+    return sum(evaluate(session_id) for session_id in list(enabled))
 
 
 def on_session_idle(sender: Any, session: Any, **kwargs: Any) -> None:

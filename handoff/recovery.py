@@ -102,7 +102,7 @@ def recover_record(record: HandoffRecord) -> Recovered | None:
     route and its discard of the draft, so a routed successor is never archived (invariant 4).
     The record is re-read under the lock. A manual record that moved clears the main's
     ``requested`` in that transaction: the request was that attempt's, also when the lingering
-    request itself started the attempt now recovering it (``handoff.transaction.mark_attempt``),
+    request itself started the attempt now recovering it (``handoff.attempt.mark_attempt``),
     which then finds the request gone and stops. Raises ``PhaseError`` when another process
     moved the record meanwhile (nothing written).
     """

@@ -7,12 +7,15 @@ bound to a single field (``only=``).
 
 from __future__ import annotations
 
+import math
+import re
 from typing import Any
 
 from django import forms
+from django.core.exceptions import ValidationError
 from django.db import transaction
 
-from handoff import services
+from handoff import operations, services
 from handoff.core.tokens import BASIS_LABELS
 from handoff.core.trigger import RANGES
 from handoff.models import HandoffSettings
@@ -27,6 +30,56 @@ def _bounds(name: str) -> dict[str, Any]:
 def _range_text(name: str) -> str:
     """The range as people write it: "0.2–0.95", "8,000–1,000,000"."""
     return "–".join(f"{int(v):,}" if float(v).is_integer() else f"{v:g}" for v in RANGES[name])
+
+
+_THOUSANDS = re.compile(r"(?<=\d)[,_](?=\d{3}(?!\d))")
+
+
+def parse_number(text: str) -> float:
+    """Return the number typed in ``text`` ("0.5", "120,000", "1e5"), thousands separators
+    (``,`` or ``_``) allowed. Raises ``ValidationError`` saying what is wrong ("“abc” is not a
+    number.") for anything else, infinities and NaN included."""
+    try:
+        number = float(_THOUSANDS.sub("", text))
+    except ValueError:
+        number = math.nan
+    if not math.isfinite(number):
+        raise ValidationError(f"“{text}” is not a number.", code="invalid")
+    return number
+
+
+class NumberField(forms.FloatField):
+    """A number typed as text; what is wrong with a refused one is said (issue 10, item 13)."""
+
+    default_error_messages = {"required": "Enter a number: the field is empty."}
+    widget = forms.TextInput(attrs={"inputmode": "decimal"})
+
+    def to_python(self, value: Any) -> float | None:  # type: ignore[override]
+        text = str(value if value is not None else "").strip()
+        return parse_number(text) if text else None
+
+
+class WholeNumberField(forms.IntegerField):
+    """A whole number typed as digits ("120000" or "120,000")."""
+
+    default_error_messages = {"required": "Enter a whole number: the field is empty."}
+    widget = forms.TextInput(attrs={"inputmode": "numeric"})
+
+    def to_python(self, value: Any) -> int | None:
+        text = str(value if value is not None else "").strip()
+        if not text:
+            return None
+        try:
+            number = parse_number(text)
+        except ValidationError:
+            number = math.nan
+        if not number.is_integer():
+            raise ValidationError(f"“{text}” is not a whole number.", code="invalid")
+        if not re.fullmatch(r"[+-]?[\d,_]+", text):
+            raise ValidationError(
+                f"“{text}” is not written in digits: enter {int(number)}.", code="invalid"
+            )
+        return int(number)
 
 
 class SwitchInput(forms.CheckboxInput):
@@ -71,24 +124,22 @@ class HandoffSettingsForm(forms.Form):
         required=False,
         help_text="Global switch. A conversation also needs its own switch on.",
     )
-    handoff_ratio = forms.FloatField(
+    handoff_ratio = NumberField(
         label="Window ratio",
         **_bounds("handoff_ratio"),
-        widget=forms.NumberInput(attrs={"step": "0.01"}),
         help_text=f"Fraction of the model's context window ({_range_text('handoff_ratio')}).",
     )
-    handoff_tokens = forms.IntegerField(
+    handoff_tokens = WholeNumberField(
         label="Token ceiling",
         **_bounds("handoff_tokens"),
-        widget=forms.NumberInput(attrs={"step": "1000"}),
         help_text=f"Absolute ceiling in tokens ({_range_text('handoff_tokens')}).",
     )
-    handoff_min_turns = forms.IntegerField(
+    handoff_min_turns = WholeNumberField(
         label="Minimum turns",
         **_bounds("handoff_min_turns"),
         help_text=f"Stops successor chains ({_range_text('handoff_min_turns')}).",
     )
-    handoff_compactions = forms.IntegerField(
+    handoff_compactions = WholeNumberField(
         label="Compactions",
         **_bounds("handoff_compactions"),
         help_text=(
@@ -118,7 +169,11 @@ class HandoffSettingsForm(forms.Form):
         Idempotent: values equal to the stored ones are not written again, so a double submit
         makes one change (one ``version`` bump). The comparison and the write happen in one
         transaction holding the settings row's lock; a crash half-way leaves the previous
-        settings. Raises ``django.core.exceptions.ValidationError`` when the store refuses.
+        settings. After a change every enabled main is evaluated at once (seed 000: the switch
+        and thresholds are read live), so an idle conversation does not wait for its next
+        turn; a crash between the two leaves the change saved and the mains evaluated at
+        their next idle. Raises ``django.core.exceptions.ValidationError`` when the store
+        refuses.
         """
         store = services.settings_store()
         with transaction.atomic():
@@ -131,4 +186,6 @@ class HandoffSettingsForm(forms.Form):
             }
             if not changes:
                 return current, False
-            return store.save(**changes), True
+            values = store.save(**changes)
+        operations.evaluate_enabled_mains()
+        return values, True

@@ -11,6 +11,7 @@ from typing import Any
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
+from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
 
 from handoff import operations, services
@@ -57,6 +58,7 @@ def activity_context(user: Any) -> dict[str, Any]:
     return {"last_record": last, "report": report, "deferred_mains": deferred}
 
 
+@never_cache  # changes by events: Back must not show a stale copy
 @require_GET
 def card(request: HttpRequest) -> HttpResponse:
     """The Conversation Collaboration card."""

@@ -36,6 +36,19 @@ def demo_user() -> User:
     return user
 
 
+def reset_demo() -> int:
+    """Delete the demo user and everything it owns (sessions, logs, workspaces, handoff records,
+    API tokens); return how many sessions went. The next ``seed_demo`` starts it afresh.
+
+    One transaction: a crash half-way leaves the demo as it was. Other users and the global
+    settings are left alone.
+    """
+    with transaction.atomic():
+        sessions = Session.objects.filter(owner__username=DEMO_USERNAME).count()
+        User.objects.filter(username=DEMO_USERNAME).delete()
+        return sessions
+
+
 def seed_demo() -> list[Session]:
     """Create the demo workspace and sessions once; return the sessions created (none if seeded).
 

@@ -16,6 +16,7 @@ from uuid import UUID
 
 from django.db.models import QuerySet
 
+from host.compaction import COMMAND as COMPACT
 from host.models import EventKind, Message, Role, Session, SessionEvent, SourceKind
 
 
@@ -138,15 +139,18 @@ def timeline(session: Session, *, limit: int | None = LATEST) -> Timeline:
     the first shown message on; ``earlier`` counts what came before that (messages and events
     that would show). Turn starts are not shown, nor model selections before the first message
     (the session's initial setup, e.g. a successor's inherited model); later model changes are.
+    A typed ``/compact`` is a command, not a message: like ``/handoff`` it has no line of its
+    own, and its effect shows ("Conversation compacted").
     """
-    newest = session.messages.order_by("-seq")
+    shown = _shown_messages(session)
+    newest = shown.order_by("-seq")
     rows = list(newest[: limit + 1] if limit is not None else newest)[::-1]
     if limit is not None and len(rows) > limit:
         messages = rows[1:]
         start = messages[0].seq
         first_message = session.messages.order_by("seq").values_list("seq", flat=True).first()
         earlier = (
-            session.messages.filter(seq__lt=start).count()
+            shown.filter(seq__lt=start).count()
             + _shown_events(session, first_message).filter(seq__lt=start).count()
         )
     else:
@@ -160,6 +164,11 @@ def timeline(session: Session, *, limit: int | None = LATEST) -> Timeline:
         if text is not None:
             entries.append(Entry(event.seq, "notice", text))
     return Timeline(sorted(entries, key=lambda e: e.seq), earlier)
+
+
+def _shown_messages(session: Session) -> QuerySet[Message]:
+    """The session's messages that have a line: all but the ``/compact`` commands typed."""
+    return session.messages.exclude(role=Role.USER, content=COMPACT)
 
 
 def _shown_events(session: Session, first_message: int | None) -> QuerySet[SessionEvent]:

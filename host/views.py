@@ -12,6 +12,7 @@ from uuid import UUID
 
 from django.http import HttpRequest, HttpResponse, HttpResponseBase
 from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.http import trigger_client_event
 from django_htmx.middleware import HtmxDetails
@@ -62,6 +63,7 @@ def _page_context(request: HttpRequest, session: Session | None) -> dict[str, An
     return {"groups": sidebar_groups(request.user, current_id), "current_id": current_id}
 
 
+@never_cache
 @require_GET
 def index(request: HttpRequest) -> HttpResponse:
     """Open the most recently updated conversation, or show the empty state with the new form."""
@@ -76,6 +78,7 @@ def index(request: HttpRequest) -> HttpResponse:
     return render(request, "chat/empty.html", context)
 
 
+@never_cache  # changes by events: Back must not show a stale copy (the HTTP cache)
 @require_GET
 def session_page(request: HttpRequest, session_id: UUID) -> HttpResponse:
     """The conversation page: sidebar, the log, the handoff panel and the composer."""
@@ -141,6 +144,7 @@ def compose(request: HtmxHttpRequest, session_id: UUID) -> HttpResponseBase:
     return trigger_client_event(response, "sidebar:refresh")
 
 
+@never_cache  # its sidebar changes by events
 @require_http_methods(["GET", "POST"])
 def new_session(request: HttpRequest) -> HttpResponse:
     """The new conversation form (title, workspace, working directory); creates and opens it."""

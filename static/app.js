@@ -43,3 +43,100 @@ document.addEventListener("htmx:beforeSwap", () => {
 document.addEventListener("htmx:afterSettle", () => {
   if (readerAtEnd) scrollToEnd();
 });
+
+// Settings fields save on change through htmx; Enter in a field must not also submit the form
+// natively (that post carries no CSRF token and would leave the card). Enter commits the value
+// (the browser fires "change", which saves it in place) and nothing else happens.
+document.addEventListener("submit", (event) => {
+  if (event.target instanceof HTMLFormElement && event.target.matches("form.setting")) {
+    event.preventDefault();
+  }
+});
+
+// The last user action wins. A control marked data-last-wins saves through htmx with
+// hx-sync "queue last": when it was changed again while its save was in flight, the older
+// answer is not swapped in (that would replace the control and drop the queued save); the
+// queued save then sends the newer value and its answer is shown.
+function lastWinsControl(element) {
+  if (!(element instanceof Element) || !element.hasAttribute("data-last-wins")) return null;
+  return element.matches("input, select") ? element : element.querySelector("input, select");
+}
+
+function controlValue(control) {
+  return control.type === "checkbox" ? String(control.checked) : control.value;
+}
+
+document.addEventListener("htmx:configRequest", (event) => {
+  const control = lastWinsControl(event.detail.elt);
+  if (!control) return;
+  control.dataset.sent = controlValue(control);
+  // A switch posts to the action for the state the user left it in (data-on-url / data-off-url).
+  if (control.dataset.onUrl && control.dataset.offUrl) {
+    event.detail.path = control.checked ? control.dataset.onUrl : control.dataset.offUrl;
+  }
+});
+
+document.addEventListener("htmx:beforeSwap", (event) => {
+  const control = lastWinsControl(event.detail.requestConfig ? event.detail.requestConfig.elt : null);
+  if (control && control.isConnected && control.dataset.sent !== controlValue(control)) {
+    event.detail.shouldSwap = false;
+  }
+});
+
+// A tab left open after signing out elsewhere: an htmx request is sent to the sign-in page.
+// Nothing is swapped in; the page says so, with a link to sign in that comes back here, and
+// what was typed in the composer is kept (restored after signing in).
+const DRAFT_KEY = "composer-draft:";
+
+function composerField() {
+  const form = document.getElementById("composer");
+  return form ? form.querySelector("textarea") : null;
+}
+
+function showSignedOut() {
+  const field = composerField();
+  if (field && field.value) sessionStorage.setItem(DRAFT_KEY + location.pathname, field.value);
+  if (document.getElementById("signed-out")) return;
+  const login = new URL(document.body.dataset.loginUrl || "/accounts/login/", location.href);
+  login.searchParams.set("next", location.pathname + location.search);
+  const notice = document.createElement("div");
+  notice.id = "signed-out";
+  notice.className = "signed-out";
+  notice.setAttribute("role", "alert");
+  notice.append("You were signed out. ");
+  const link = document.createElement("a");
+  link.href = login.pathname + login.search;
+  link.textContent = "Sign in";
+  notice.append(link, " to continue; what you typed is kept.");
+  document.body.prepend(notice);
+}
+
+function signedOut(xhr) {
+  if (!xhr || !xhr.responseURL) return false;
+  const login = document.body.dataset.loginUrl || "/accounts/login/";
+  return new URL(xhr.responseURL).pathname === login;
+}
+
+document.addEventListener("htmx:beforeSwap", (event) => {
+  if (!signedOut(event.detail.xhr)) return;
+  event.detail.shouldSwap = false;
+  event.detail.isError = false;
+  showSignedOut();
+});
+
+document.addEventListener("DOMContentLoaded", () => {
+  const field = composerField();
+  const key = DRAFT_KEY + location.pathname;
+  const draft = sessionStorage.getItem(key);
+  if (field && draft !== null) {
+    if (!field.value) field.value = draft;
+    sessionStorage.removeItem(key);
+  }
+});
+
+// Back or Forward to a page restored from the back-forward cache would show it as it was when
+// left (e.g. before a handoff renamed it): load it afresh instead. The pages are also sent
+// with Cache-Control: no-store, so the HTTP cache never serves them stale either.
+window.addEventListener("pageshow", (event) => {
+  if (event.persisted) location.reload();
+});

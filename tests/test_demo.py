@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+from io import StringIO
+from unittest import mock
+
 import pytest
+from django.core.management import call_command
+from django.db.models.signals import post_delete
 
 from handoff import operations
 from handoff.models import HandoffRecord, HandoffSettings
+from handoff_settings.forms import HandoffSettingsForm
 from host.demo import DEMO_PASSWORD, demo_user, seed_demo
 from host.models import Session
 
@@ -46,3 +52,75 @@ def test_switching_automatic_handoff_on_hands_the_demo_off_by_itself(immediate_t
     operations.enable(source.pk)
     record = HandoffRecord.objects.get(source=source)
     assert (record.reason, record.phase) == ("context-pressure", "started")
+
+
+def test_switching_the_global_switch_on_last_hands_the_demo_off_at_once(client, immediate_tasks):
+    """The README's order: the conversation's own switch first, then Settings (issue 10)."""
+    source = the_demo()
+    operations.enable(source.pk)
+    assert not HandoffRecord.objects.filter(source=source).exists()
+    client.force_login(demo_user())
+
+    client.post(
+        "/settings/field/auto_handoff/", {"auto_handoff": "on"}, headers={"HX-Request": "true"}
+    )
+
+    record = HandoffRecord.objects.get(source=source)
+    assert (record.reason, record.phase) == ("context-pressure", "started")
+
+
+def test_reset_starts_the_demo_afresh(immediate_tasks):
+    source = the_demo()
+    operations.run_attempt(source.pk, manual=True)
+    assert Session.objects.count() == 3
+
+    out = StringIO()
+    call_command("seed_demo", "--reset", stdout=out)
+
+    assert "Reset the demo: 3 session(s) of demo deleted." in out.getvalue()
+    assert Session.objects.count() == 2 and not HandoffRecord.objects.exists()
+    fresh = Session.objects.get(external_id="demo-weather-cli")
+    assert fresh.pk != source.pk and "接续" not in fresh.title
+
+
+def test_reset_leaves_other_users_alone(django_user_model):
+    other = django_user_model.objects.create_user("ada", password="pw")
+    seed_demo()
+    call_command("seed_demo", "--reset", stdout=StringIO())
+    assert django_user_model.objects.filter(pk=other.pk).exists()
+    assert demo_user().check_password(DEMO_PASSWORD)
+
+
+def test_a_crash_after_the_switch_is_saved_leaves_it_on_for_the_next_idle(immediate_tasks):
+    source = the_demo()
+    operations.enable(source.pk)
+    form = HandoffSettingsForm({"auto_handoff": "on"}, only="auto_handoff")
+    assert form.is_valid()
+
+    with (
+        mock.patch.object(operations, "evaluate_enabled_mains", side_effect=RuntimeError("crash")),
+        pytest.raises(RuntimeError),
+    ):
+        form.save()
+
+    assert HandoffSettings.objects.get(pk=1).auto_handoff is True
+    assert not HandoffRecord.objects.filter(source=source).exists()
+    operations.evaluate(source.pk)  # the next idle
+    assert HandoffRecord.objects.get(source=source).reason == "context-pressure"
+
+
+def test_a_crash_half_way_through_a_reset_leaves_the_demo_as_it_was():
+    source = the_demo()
+
+    def crash(**kwargs):
+        raise RuntimeError("crash")
+
+    post_delete.connect(crash, sender=Session, weak=False)
+    try:
+        with pytest.raises(RuntimeError):
+            call_command("seed_demo", "--reset", stdout=StringIO())
+    finally:
+        post_delete.disconnect(crash, sender=Session)
+
+    assert Session.objects.filter(pk=source.pk).exists() and Session.objects.count() == 2
+    assert source.messages.count() > 0

@@ -288,6 +288,26 @@ def test_markdown_cannot_inject_script_or_javascript_links(as_alice: Client, ali
     assert "<img" not in html and "&lt;img src=x onerror=alert(3)&gt;" in html
 
 
+def test_paths_and_identifiers_keep_their_underscores(as_alice: Client, alice: Any):
+    session = create_session(alice, title="Successor")
+    brief = render_brief(
+        validate_brief({"goal": "Ship the CLI", "artifacts": ["/home/demo/weather/__init__.py"]}),
+        source_title="Weather CLI",
+    )
+    log.append_message(session, role=Role.USER, source_kind=SourceKind.PLUGIN, content=brief)
+    log.append_message(
+        session,
+        role=Role.ASSISTANT,
+        source_kind=SourceKind.ASSISTANT,
+        content="Edited weather/__init__.py and pkg.__version__; __init__ runs first. _Done_.",
+    )
+    html = page(as_alice, session)
+    assert "/home/demo/weather/__init__.py" in html
+    assert "Edited weather/__init__.py and pkg.__version__; __init__ runs first." in html
+    assert "<strong>init</strong>" not in html and "<strong>version</strong>" not in html
+    assert "<em>Done</em>" in html
+
+
 def test_successor_opens_with_the_brief_not_its_model_setup(as_alice: Client, alice: Any):
     session = create_session(alice, title="Successor")
     log.select_model(session, "offline-agent", source="inherited")
@@ -422,19 +442,19 @@ def test_handed_off_session_shows_the_banner(as_alice: Client, alice: Any):
 def test_a_continued_title_explains_its_suffix(as_alice: Client, alice: Any):
     source = talked(alice, "Weather CLI · 接续abc123")
     html = page(as_alice, source)
-    assert '<h1 class="conv-title" title="continued in another conversation">' in html
+    assert '<h1 class="conv-title" title="handed off to a successor">' in html
     assert ">Weather CLI · 接续abc123</h1>" in html
     assert 'class="conv-hint muted small"' in html
-    assert ">continued in another conversation</p>" in html
+    assert ">handed off to a successor</p>" in html
     assert (
         '<span class="row-title" title="Weather CLI · 接续abc123 '
-        '(continued in another conversation)">Weather CLI · 接续abc123</span>' in html
+        '(handed off to a successor)">Weather CLI · 接续abc123</span>' in html
     )
 
 
 def test_a_plain_title_has_no_continued_hint(as_alice: Client, alice: Any):
     html = page(as_alice, talked(alice, "Weather CLI"))
-    assert "continued in another conversation" not in html
+    assert "handed off to a successor" not in html
 
 
 def test_session_without_redirect_has_no_banner(as_alice: Client, alice: Any):
@@ -537,6 +557,22 @@ def test_composer_compact(as_alice: Client, alice: Any):
     assert session.compactions == 1
     assert '<p id="conv-meta" class="conv-meta" hx-swap-oob="true">' in html
     assert "<span>1 compaction</span>" in html
+
+
+def test_compact_is_a_command_not_a_message_like_handoff(as_alice: Client, alice: Any):
+    session = talked(alice, "Chat")
+    compose(as_alice, session, "/compact", client_id="c1")
+    compose(as_alice, session, "/handoff status", client_id="c2")
+    html = page(as_alice, session)
+    assert "Conversation compacted (manual)" in html
+    assert ">/compact</div>" not in html and ">/handoff status</div>" not in html
+    assert html.count('<span class="msg-who">You</span>') == 1  # the "hi" of talked()
+
+
+def test_pages_that_change_by_events_are_never_cached(as_alice: Client, alice: Any):
+    session = talked(alice, "Chat")
+    for url in (reverse("chat:session", args=[session.pk]), "/settings/", reverse("chat:new")):
+        assert "no-store" in as_alice.get(url)["Cache-Control"], url
 
 
 def test_the_timeline_refresh_updates_the_header_counts(as_alice: Client, alice: Any):

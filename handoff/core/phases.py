@@ -38,6 +38,8 @@ IN_PROGRESS_PHASES = frozenset({Phase.SUMMARIZING, Phase.PREPARED})
 # The attempt has not reached an outcome yet: it moves on by itself, or recovery moves it
 # (seed 000, Recovering a stuck handoff); pages showing it keep polling.
 UNFINISHED_PHASES = frozenset({*IN_PROGRESS_PHASES, Phase.COMMITTED})
+# The attempt opened a successor (its route was installed), whatever happened to it since.
+COMMITTED_PHASES = frozenset({Phase.COMMITTED, Phase.COMMITTED_START_PENDING, Phase.STARTED})
 
 
 def can_move(current: Phase, new: Phase) -> bool:

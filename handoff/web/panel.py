@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from handoff import operations
-from handoff.core.phases import UNFINISHED_PHASES, Phase
+from handoff.core.phases import COMMITTED_PHASES, UNFINISHED_PHASES, Phase
 from handoff.exceptions import HandoffError, NotAMain, SessionNotFound
 
 # The phases an attempt goes through on success, in order (seed 000, The transaction).
@@ -92,10 +92,17 @@ def session_panel(session: Any) -> dict[str, Any]:
 
     Keys: ``session``, ``report`` (the status report dict, or None with ``error`` when the
     handoff refuses this session, e.g. a subagent), ``successor`` (the redirect's destination
-    session, or None), ``steps``, ``deferred`` (phrases), ``polling`` (an attempt is unfinished
-    or requested).
+    session, or None), ``forwarding_stopped`` (the successor of a committed attempt whose
+    redirect was removed by ``disable``, or None), ``steps``, ``deferred`` (phrases),
+    ``polling`` (an attempt is unfinished or requested).
     """
-    context: dict[str, Any] = {"session": session, "successor": None, "steps": [], "deferred": []}
+    context: dict[str, Any] = {
+        "session": session,
+        "successor": None,
+        "forwarding_stopped": None,
+        "steps": [],
+        "deferred": [],
+    }
     try:
         if session.parent_id is not None:
             raise NotAMain(session.pk)
@@ -105,6 +112,8 @@ def session_panel(session: Any) -> dict[str, Any]:
     last = report.get("last")
     if report.get("redirect"):
         context["successor"] = _successor(session, report["redirect"])
+    elif last is not None and last["phase"] in COMMITTED_PHASES and last.get("target"):
+        context["forwarding_stopped"] = _successor(session, last["target"])
     unfinished = last is not None and last["phase"] in UNFINISHED_PHASES
     return context | {
         "report": report,

@@ -11,7 +11,7 @@ from django import template
 register = template.Library()
 
 CONTINUED_MARK = " · 接续"
-CONTINUED_HINT = "continued in another conversation"
+CONTINUED_HINT = "handed off to a successor"
 
 
 @register.filter

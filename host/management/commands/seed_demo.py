@@ -1,19 +1,33 @@
-"""``python manage.py seed_demo``: the demo user, workspace and conversation (idempotent)."""
+"""``python manage.py seed_demo [--reset]``: the demo user, workspace and conversations.
+
+Idempotent; ``--reset`` first deletes the demo user and all it owns, so the demo starts afresh
+(nothing else needs deleting by hand).
+"""
 
 from __future__ import annotations
 
 import os
 from typing import Any
 
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandParser
 
-from host.demo import DEMO_PASSWORD, DEMO_USERNAME, seed_demo
+from host.demo import DEMO_PASSWORD, DEMO_USERNAME, reset_demo, seed_demo
 
 
 class Command(BaseCommand):
     help = "Create the demo user, workspace and a conversation long enough to hand off."
 
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument(
+            "--reset",
+            action="store_true",
+            help="Delete the demo user and everything it owns first, then seed it afresh.",
+        )
+
     def handle(self, *args: Any, **options: Any) -> None:
+        if options["reset"]:
+            removed = reset_demo()
+            self.stdout.write(f"Reset the demo: {removed} session(s) of {DEMO_USERNAME} deleted.")
         created = seed_demo()
         for session in created:
             self.stdout.write(f"Seeded demo session {session.id} “{session.title}”.")
