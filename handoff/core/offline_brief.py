@@ -100,7 +100,7 @@ def first_request(d: Digest) -> str:
         return str(d.predecessor["goal"]).split(" — latest direction: ")[0]
     primary = summary_section(d.summary, "primary request", "request")
     if primary:
-        return clip(" ".join(sentences(primary)[:2]))
+        return clip(sentences(primary)[0])
     return next((r for r in d.requests if substantive(r)), d.requests[0] if d.requests else "")
 
 
