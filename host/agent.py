@@ -19,7 +19,7 @@ from openai import OpenAI
 from openai.types.chat import ChatCompletion
 
 from host import log
-from host.models import EventKind, Message, Role, Session, SessionEvent, SourceKind
+from host.models import EventKind, InboxItem, Message, Role, Session, SessionEvent, SourceKind
 from host.usage import CHARS_PER_TOKEN, Usage
 
 OFFLINE_MODEL = "offline-agent"
@@ -96,6 +96,25 @@ def effective_context(session: Session) -> EffectiveContext:
     return EffectiveContext(summary=summary, messages=messages)
 
 
+def turn_context(session: Session) -> EffectiveContext:
+    """Return the effective context as the running turn sees it (issue 10: each input answered).
+
+    Input still waiting in the inbox is left out (a later turn answers it), and an input taken
+    from the inbox is placed where its turn started, after the answers given before it. Three
+    queries: the context's messages, the waiting inbox, the turn starts.
+    """
+    context = effective_context(session)
+    waiting = set(
+        InboxItem.objects.filter(session=session, taken=False).values_list("message_id", flat=True)
+    )
+    first = context.messages[0].seq if context.messages else 0
+    starts = SessionEvent.objects.filter(session=session, kind=EventKind.TURN_START, seq__gt=first)
+    started = {data.get("message_seq"): seq for data, seq in starts.values_list("data", "seq")}
+    taken = [m for m in context.messages if m.pk not in waiting]
+    taken.sort(key=lambda m: started.get(m.seq, m.seq))
+    return EffectiveContext(summary=context.summary, messages=taken)
+
+
 def estimate_tokens(messages: list[ChatMessage]) -> int:
     """Estimate a prompt's size in tokens with the meter's heuristic (characters / 4)."""
     chars = sum(len(m["content"]) for m in messages)
@@ -159,7 +178,7 @@ def reply(session: Session) -> Message:
     Raises ``LLMError`` (or the ``openai`` SDK's errors) when the endpoint fails; nothing is
     appended then. The model call runs outside any transaction this module opens.
     """
-    context = effective_context(session)
+    context = turn_context(session)
     chat = prompt_messages(session, context)
     if llm_configured():
         return _reply_with_model(session, chat)
@@ -300,23 +319,28 @@ _NEXT_STEPS = re.compile(
 
 
 def _offline_text(context: EffectiveContext) -> str:
-    """The offline agent's answer to the latest input of ``context``."""
-    latest = _latest_input(context.messages)
-    if latest is None:
+    """The offline agent's answer to the inputs of ``context`` after its last answer."""
+    inputs = _latest_inputs(context.messages)
+    if not inputs:
         return f"Offline agent: there is no new input to answer. {_OFFLINE_NOTE}"
-    if latest.source_kind == SourceKind.PLUGIN:
-        return _offline_brief_text(latest.content)
-    return f"Offline agent: received your message “{excerpt(latest.content)}”. {_OFFLINE_NOTE}"
+    if inputs[-1].source_kind == SourceKind.PLUGIN:
+        return _offline_brief_text(inputs[-1].content)
+    if len(inputs) == 1:
+        quoted = excerpt(inputs[0].content)
+        return f"Offline agent: received your message “{quoted}”. {_OFFLINE_NOTE}"
+    quoted = "; ".join(f"“{excerpt(m.content, 60)}”" for m in inputs)
+    return f"Offline agent: received your {len(inputs)} messages: {quoted}. {_OFFLINE_NOTE}"
 
 
-def _latest_input(messages: list[Message]) -> Message | None:
-    """The latest user message after the agent's last answer, if any."""
+def _latest_inputs(messages: list[Message]) -> list[Message]:
+    """The user messages after the agent's last answer, oldest first."""
+    inputs: list[Message] = []
     for message in reversed(messages):
         if message.role == Role.ASSISTANT:
-            return None
+            break
         if message.role == Role.USER:
-            return message
-    return None
+            inputs.insert(0, message)
+    return inputs
 
 
 def _offline_brief_text(brief: str) -> str:
