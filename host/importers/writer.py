@@ -63,11 +63,20 @@ class SessionWriter:
     title: str = ""
     _buffer: list[Pending] = field(default_factory=list)
     _open_compaction: str | None = None
+    _turn_since_call: bool = False
 
     def add(self, pending: Pending) -> None:
-        """Queue one message; a compaction still waiting for its summary is recorded first."""
+        """Queue one message; a compaction still waiting for its summary is recorded first.
+
+        The first tool result since the latest model call starts a turn: the agent answers
+        the call's results with its next model call (docs/design.md, turns), so parallel
+        results of one call count once.
+        """
         self.close_compaction()
-        if pending.starts_turn:
+        if pending.role == Role.TOOL and not self._turn_since_call:
+            pending.starts_turn = True
+        self._turn_since_call = self._turn_since_call or pending.starts_turn
+        if pending.starts_turn and pending.source_kind == SourceKind.USER:
             self._note_prompt(pending.content)
         self._buffer.append(pending)
 
@@ -92,8 +101,9 @@ class SessionWriter:
         """Give ``usage`` (one model call, tokens) to the latest queued assistant message.
 
         A call that left no visible message (only reasoning) gets an empty assistant message, so
-        its tokens still reach the projection.
+        its tokens still reach the projection. The next tool result starts a new turn.
         """
+        self.end_call()
         for pending in reversed(self._buffer):
             if pending.role == Role.ASSISTANT:
                 pending.usage = usage
@@ -101,6 +111,10 @@ class SessionWriter:
         self._buffer.append(
             Pending(Role.ASSISTANT, SourceKind.ASSISTANT, "", model=model, usage=usage)
         )
+
+    def end_call(self) -> None:
+        """Note that a model call ended: the next tool result is input to a new call (a turn)."""
+        self._turn_since_call = False
 
     def flush(self) -> None:
         """Append every queued message in order.
@@ -126,7 +140,7 @@ class SessionWriter:
                 log.append_event(
                     self.session,
                     EventKind.TURN_START,
-                    {"user_initiated": True, "message_seq": message.seq},
+                    {"user_initiated": pending.role == Role.USER, "message_seq": message.seq},
                 )
         self._buffer.clear()
 
