@@ -154,3 +154,16 @@ def test_the_brief_stays_below_the_size_cap():
     text = "Please edit /data/file_{}.py now, never skip tests " + "x" * 2000
     huge = [say("user", text.format(i)) for i in range(400)]
     assert len(json.dumps(offline_brief(huge, cwd="/data"), ensure_ascii=False)) <= 40_000
+
+
+def test_without_file_edits_the_files_the_assistant_names_are_the_artifacts():
+    log = [
+        say("user", "Write the client, see https://api.example.com/v1/forecast"),
+        say("assistant", "Wrote /w/weather/client.py and /w/tests/test_client.py; /usr/bin/env."),
+        say("assistant", "Updated /w/weather/client.py again, built /w/dist/app.js."),
+    ]
+    assert offline_brief(log, cwd="/w")["artifacts"] == [
+        "workspace: /w",
+        "/w/weather/client.py — mentioned by the assistant",
+        "/w/tests/test_client.py — mentioned by the assistant",
+    ]

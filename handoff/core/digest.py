@@ -108,7 +108,16 @@ class Command:
 
 @dataclass
 class Digest:
-    """What the brief is built from; every string is taken from the log."""
+    """What the brief is built from; every string is taken from the log.
+
+    ``requests``: typed or relayed user messages; ``assistant_texts``: the agent's texts (no tool
+    calls); ``files``: files written or edited, last touched first; ``todos``: the latest todo
+    list, ``done_tasks`` every item ever marked completed; ``commands``: verifying commands with
+    an outcome, oldest first; ``summary``: the last compaction summary's sections by lower-case
+    title; ``predecessor``: the seed brief's goal and list sections; ``closed``: task ids the log
+    reports closed; ``failed_edits``: edits whose result was an error; ``texts_after_request``:
+    the assistant texts since the latest request.
+    """
 
     requests: list[str] = field(default_factory=list)
     assistant_texts: list[str] = field(default_factory=list)
@@ -354,8 +363,7 @@ class _Reader:
         if started is None:
             return
         index, text = started
-        outcome, ok = outcome_of(output)
-        if _exit_code(output) is not None or ok is not None:
+        if outcome_of(output)[1] is not None:
             del self.sessions[session_id]
             self._record(index, text, output)
 

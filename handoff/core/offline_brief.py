@@ -64,6 +64,9 @@ _FINISHED = re.compile(
 )
 _GOING_ON = re.compile(r"\b(now let me|let me|next,? i|i'll now|i will now|then i'll)\b", re.I)
 _SUMMARY_FILE = re.compile(r"^\s*[-*]\s+\*\*`([^`]+)`\*\*\s*[—–-]+\s*(.+)$", re.MULTILINE)
+_MENTIONED_FILE = re.compile(r"(?<![\w.:/~-])(/(?:[\w.@+~-]+/)+[\w@+~-]+\.[A-Za-z]\w{0,7})\b")
+_SYSTEM_DIRS = ("/dev/", "/proc/", "/sys/", "/usr/", "/bin/", "/sbin/", "/lib/", "/etc/", "/tmp/")
+MAX_MENTIONED = 10
 _QUOTED = re.compile(r"[\"“]([^\"”]{3,300})[\"”]")
 _BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+(.+)$", re.MULTILINE)
 
@@ -153,7 +156,17 @@ def artifacts_of(d: Digest, cwd: str) -> list[str]:
         if full not in listed and not is_generated_path(full) and "://" not in full:
             items.append(f"{full} — {clip(what, 160)} (before the last compaction)")
             listed.add(full)
+    if not listed:
+        items += [f"{path} — mentioned by the assistant" for path in mentioned_files(d)]
     return unique(items, MAX_ARTIFACTS)
+
+
+def mentioned_files(d: Digest) -> list[str]:
+    """Absolute file paths the assistant's texts name, last named first (no system or build
+    paths); the artifacts when the log holds no file edits."""
+    named = [p for text in d.assistant_texts for p in _MENTIONED_FILE.findall(text)]
+    kept = [p for p in reversed(named) if not p.startswith(_SYSTEM_DIRS)]
+    return list(dict.fromkeys(p for p in kept if not is_generated_path(p)))[:MAX_MENTIONED]
 
 
 def _shown(command: Command) -> str:
