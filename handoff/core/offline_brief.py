@@ -218,7 +218,7 @@ def next_steps_of(d: Digest, done: bool, pending: list[str]) -> list[str]:
     step = summary_section(d.summary, "next step")
     if not doing and step and not d.assistant_texts:
         doing = [clip(" ".join(sentences(step)[:2]))]
-    steps = [state, *doing]
+    steps = [*doing, state]
     return unique(steps) or ["Continue from the goal and the artifacts."]
 
 
