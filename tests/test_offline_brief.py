@@ -167,3 +167,15 @@ def test_without_file_edits_the_files_the_assistant_names_are_the_artifacts():
         "/w/weather/client.py — mentioned by the assistant",
         "/w/tests/test_client.py — mentioned by the assistant",
     ]
+
+
+def test_right_after_a_compaction_the_summary_gives_current_work_and_next_step():
+    summary = (
+        "Summary:\n8. Current Work:\n   Working on gqc.6, the close button.\n\n"
+        "9. Optional Next Step:\n   Add the LiveView tests for gqc.6.\n"
+    )
+    steps = offline_brief([say("system", summary, "compaction")], cwd="")["next_steps"]
+    assert steps == [
+        "Add the LiveView tests for gqc.6.",
+        "Current state (the compaction summary): Working on gqc.6, the close button.",
+    ]

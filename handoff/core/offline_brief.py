@@ -203,9 +203,13 @@ def pending_of(d: Digest, done: bool) -> list[str]:
 
 
 def next_steps_of(d: Digest, done: bool, pending: list[str]) -> list[str]:
-    """The current state (last assistant message) and what comes next."""
+    """The current state (the last assistant message, else the summary's current work) and
+    what comes next (the task in progress, else the summary's next step)."""
     last = d.assistant_texts[-1] if d.assistant_texts else ""
+    work = summary_section(d.summary, "current work")
     state = f"Current state (the last assistant message): “{clip(last, 400)}”" if last else ""
+    if not last and work:
+        state = f"Current state (the compaction summary): {clip(' '.join(sentences(work)[:2]))}"
     if done:
         left = " After that, check the items under Pending." if pending else ""
         return unique(
