@@ -40,11 +40,12 @@ def append_message(
 ) -> Message:
     """Append one message and fold it into the projection; return the saved message.
 
-    ``starts_turn`` marks a user-initiated exchange: it counts a turn and clears ``blank``
-    (DESIGN.md, turns and blank). ``usage`` (tokens) updates the four buckets and, on an
-    assistant message, the context figure. ``full_prompt`` (tokens) marks a call that saw a
-    clipped prompt: its small prompt does not replace the context figure, which becomes the
-    larger of the current figure and ``full_prompt``, the estimate of the whole context.
+    ``starts_turn`` marks an input the agent answers: it counts a turn and clears ``blank``
+    (docs/design.md, turns; DESIGN.md, blank). ``usage`` (tokens) updates the four buckets
+    and, on an assistant message, the context figure. ``full_prompt`` (tokens) marks a call
+    that saw a clipped prompt: its small prompt does not replace the context figure, which
+    becomes the larger of the current figure and ``full_prompt``, the estimate of the whole
+    context.
     Raises ``IntegrityError`` on a duplicate relay id.
     """
     with transaction.atomic():
