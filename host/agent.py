@@ -20,12 +20,15 @@ from openai import OpenAI
 from openai.types.chat import ChatCompletion
 
 from host import log
-from host.models import EventKind, Message, Role, Session, SessionEvent, SourceKind
+from host.models import EventKind, InboxItem, Message, Role, Session, SessionEvent, SourceKind
 from host.usage import CHARS_PER_TOKEN, Usage
 
 OFFLINE_MODEL = "offline-agent"
 REPLY_MAX_TOKENS = 4000  # tokens the agent may answer with
 REPLY_TIMEOUT = 180.0  # seconds for one agent call
+# One message may take at most this share of the prompt budget before it is clipped.
+ENTRY_SHARE = 4
+CLIP_MARKER = "[… {count} characters clipped to fit the model's window …]"
 
 SYSTEM_PROMPT = (
     "You are the agent of a long-running working conversation. Answer the latest input. When "
@@ -105,6 +108,25 @@ def effective_messages(session: Session) -> QuerySet[Message]:
     ).order_by("seq")
 
 
+def turn_context(session: Session) -> EffectiveContext:
+    """Return the effective context as the running turn sees it (issue 10: each input answered).
+
+    Input still waiting in the inbox is left out (a later turn answers it), and an input taken
+    from the inbox is placed where its turn started, after the answers given before it. Three
+    queries: the context's messages, the waiting inbox, the turn starts.
+    """
+    context = effective_context(session)
+    waiting = set(
+        InboxItem.objects.filter(session=session, taken=False).values_list("message_id", flat=True)
+    )
+    first = context.messages[0].seq if context.messages else 0
+    starts = SessionEvent.objects.filter(session=session, kind=EventKind.TURN_START, seq__gt=first)
+    started = {data.get("message_seq"): seq for data, seq in starts.values_list("data", "seq")}
+    taken = [m for m in context.messages if m.pk not in waiting]
+    taken.sort(key=lambda m: started.get(m.seq, m.seq))
+    return EffectiveContext(summary=context.summary, messages=taken)
+
+
 def estimate_tokens(messages: list[ChatMessage]) -> int:
     """Estimate a prompt's size in tokens with the meter's heuristic (characters / 4)."""
     chars = sum(len(m["content"]) for m in messages)
@@ -168,7 +190,7 @@ def reply(session: Session) -> Message:
     Raises ``LLMError`` (or the ``openai`` SDK's errors) when the endpoint fails; nothing is
     appended then. The model call runs outside any transaction this module opens.
     """
-    context = effective_context(session)
+    context = turn_context(session)
     chat = prompt_messages(session, context)
     if llm_configured():
         return _reply_with_model(session, chat)
@@ -247,29 +269,81 @@ def context_window(model: str, session: Session | None = None) -> int:
     return windows.get(model, 0) or (session.context_window if session else 0)
 
 
-def fit_prompt(chat: list[ChatMessage], budget: int) -> list[ChatMessage]:
-    """Drop the oldest conversation messages until the prompt fits ``budget`` tokens.
+@dataclass(frozen=True)
+class FittedPrompt:
+    """A prompt fitted to a budget: its ``messages``, how many entries were ``clipped`` (kept
+    with a marker) and how many older ones ``dropped``, and the unfitted prompt's size
+    (``full_tokens``, the meter's estimate)."""
 
-    The system message and the latest message are always kept (the latest cut to its end when
-    it alone is too long). A budget of 0 or less means unknown: nothing is dropped.
+    messages: list[ChatMessage]
+    clipped: int = 0
+    dropped: int = 0
+    full_tokens: int = 0
+
+    @property
+    def cut(self) -> bool:
+        """True when the model does not see the whole context."""
+        return bool(self.clipped or self.dropped)
+
+
+def clip_text(text: str, limit: int) -> str:
+    """Return ``text`` cut to about ``limit`` characters: head and tail around a marker."""
+    if len(text) <= limit:
+        return text
+    keep = max(limit - 40, 2) // 2
+    return f"{text[:keep]}{CLIP_MARKER.format(count=len(text) - 2 * keep)}{text[-keep:]}"
+
+
+def fit_prompt(chat: list[ChatMessage], budget: int) -> FittedPrompt:
+    """Fit the prompt to ``budget`` tokens without dropping history silently.
+
+    First every conversation message larger than 1/``ENTRY_SHARE`` of the budget is clipped
+    (head and tail kept around a marker), so one huge tool result no longer pushes out the
+    messages before it; then, only if still too long, the oldest are dropped; the system
+    message and the latest message are always kept (the latest clipped to fit). A budget of 0
+    or less means unknown: nothing is cut.
     """
-    if budget <= 0:
-        return chat
+    full = estimate_tokens(chat)
+    if budget <= 0 or full <= budget:
+        return FittedPrompt(chat, full_tokens=full)
     system, rest = chat[0], list(chat[1:])
-    while len(rest) > 1 and estimate_tokens([system, *rest]) > budget:
-        rest.pop(0)
-    if rest and estimate_tokens([system, *rest]) > budget:
+    limit = max(budget // ENTRY_SHARE, 1) * CHARS_PER_TOKEN
+    clipped = [{**m, "content": clip_text(m["content"], limit)} for m in rest]
+    count = sum(1 for a, b in zip(rest, clipped, strict=True) if a["content"] != b["content"])
+    dropped = 0
+    while len(clipped) > 1 and estimate_tokens([system, *clipped]) > budget:
+        clipped.pop(0)
+        dropped += 1
+    if clipped and estimate_tokens([system, *clipped]) > budget:
         room = max(budget - estimate_tokens([system]), 1) * CHARS_PER_TOKEN
-        rest[-1] = {**rest[-1], "content": rest[-1]["content"][-room:]}
-    return [system, *rest]
+        clipped[-1] = {**clipped[-1], "content": clip_text(clipped[-1]["content"], room)}
+        count += 1
+    return FittedPrompt([system, *clipped], count, dropped, full)
+
+
+def cut_notice(fitted: FittedPrompt, model: str, window: int) -> str:
+    """The notice shown to the user when the model saw a cut history."""
+    return (
+        f"History cut to fit {model}'s {window:,}-token window: {fitted.clipped} oversized "
+        f"entries clipped, {fitted.dropped} older entries left out. The context figure keeps "
+        f"the full context (about {fitted.full_tokens:,} tokens), not the cut prompt."
+    )
 
 
 def _reply_with_model(session: Session, chat: list[ChatMessage]) -> Message:
     model = llm_model(session)
-    budget = context_window(model, session) - REPLY_MAX_TOKENS
+    window = context_window(model, session)
+    fitted = fit_prompt(chat, window - REPLY_MAX_TOKENS if window else 0)
     completion = complete(
-        fit_prompt(chat, budget), max_tokens=REPLY_MAX_TOKENS, timeout=REPLY_TIMEOUT, model=model
+        fitted.messages, max_tokens=REPLY_MAX_TOKENS, timeout=REPLY_TIMEOUT, model=model
     )
+    if fitted.cut:
+        log.append_message(
+            session,
+            role=Role.SYSTEM,
+            source_kind=SourceKind.SYSTEM,
+            content=cut_notice(fitted, model, window),
+        )
     return log.append_message(
         session,
         role=Role.ASSISTANT,
@@ -277,6 +351,7 @@ def _reply_with_model(session: Session, chat: list[ChatMessage]) -> Message:
         content=completion_text(completion),
         usage=usage_of(completion),
         model=completion.model or model,
+        full_prompt=fitted.full_tokens if fitted.cut else None,
     )
 
 
@@ -297,23 +372,28 @@ _NEXT_STEPS = re.compile(
 
 
 def _offline_text(context: EffectiveContext) -> str:
-    """The offline agent's answer to the latest input of ``context``."""
-    latest = _latest_input(context.messages)
-    if latest is None:
+    """The offline agent's answer to the inputs of ``context`` after its last answer."""
+    inputs = _latest_inputs(context.messages)
+    if not inputs:
         return f"Offline agent: there is no new input to answer. {_OFFLINE_NOTE}"
-    if latest.source_kind == SourceKind.PLUGIN:
-        return _offline_brief_text(latest.content)
-    return f"Offline agent: received your message “{excerpt(latest.content)}”. {_OFFLINE_NOTE}"
+    if inputs[-1].source_kind == SourceKind.PLUGIN:
+        return _offline_brief_text(inputs[-1].content)
+    if len(inputs) == 1:
+        quoted = excerpt(inputs[0].content)
+        return f"Offline agent: received your message “{quoted}”. {_OFFLINE_NOTE}"
+    quoted = "; ".join(f"“{excerpt(m.content, 60)}”" for m in inputs)
+    return f"Offline agent: received your {len(inputs)} messages: {quoted}. {_OFFLINE_NOTE}"
 
 
-def _latest_input(messages: list[Message]) -> Message | None:
-    """The latest user message after the agent's last answer, if any."""
+def _latest_inputs(messages: list[Message]) -> list[Message]:
+    """The user messages after the agent's last answer, oldest first."""
+    inputs: list[Message] = []
     for message in reversed(messages):
         if message.role == Role.ASSISTANT:
-            return None
+            break
         if message.role == Role.USER:
-            return message
-    return None
+            inputs.insert(0, message)
+    return inputs
 
 
 def _offline_brief_text(brief: str) -> str:

@@ -116,7 +116,7 @@ def _model_summary(session: Session, context: agent.EffectiveContext) -> str:
             {"role": "user", "content": _transcript(context)},
         ],
         agent.context_window(model, session) - SUMMARY_MAX_TOKENS,
-    )
+    ).messages
     completion = agent.complete(
         chat,
         max_tokens=SUMMARY_MAX_TOKENS,

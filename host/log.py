@@ -10,7 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 from django.db import transaction
-from django.db.models import F
+from django.db.models import F, Value
+from django.db.models.functions import Greatest
 
 from host.models import EventKind, Message, Session, SessionEvent, UsageProjection
 from host.signals import announce
@@ -37,14 +38,18 @@ def append_message(
     relay_id: str | None = None,
     starts_turn: bool = False,
     response_id: str = "",
+    full_prompt: int | None = None,
 ) -> Message:
     """Append one message and fold it into the projection; return the saved message.
 
-    ``starts_turn`` marks a user-initiated exchange: it counts a turn and clears ``blank``
-    (DESIGN.md, turns and blank). ``usage`` (tokens) updates the four buckets and, on an
-    assistant message, the context figure; ``response_id`` names the imported API response that
-    usage belongs to (``host.importers`` counts each once). Raises ``IntegrityError`` on a
-    duplicate relay id.
+    ``starts_turn`` marks an input the agent answers: it counts a turn and clears ``blank``
+    (docs/design.md, turns; DESIGN.md, blank). ``usage`` (tokens) updates the four buckets
+    and, on an assistant message, the context figure; ``response_id`` names the imported API
+    response that usage belongs to (``host.importers`` counts each once). ``full_prompt``
+    (tokens) marks a call that saw a clipped prompt: its small prompt does not replace the
+    context figure, which becomes the larger of the current figure and ``full_prompt``, the
+    estimate of the whole context.
+    Raises ``IntegrityError`` on a duplicate relay id.
     """
     with transaction.atomic():
         seq = _next_seq(session)
@@ -65,7 +70,7 @@ def append_message(
             cache_read_tokens=usage.cache_read if usage else None,
             cache_write_tokens=usage.cache_write if usage else None,
         )
-        _fold_usage(session, seq, role, len(content), usage)
+        _fold_usage(session, seq, role, len(content), usage, full_prompt)
         if starts_turn:
             Session.objects.filter(pk=session.pk).update(turns=F("turns") + 1)
             if Session.objects.filter(pk=session.pk, blank=True).update(blank=False):
@@ -74,7 +79,9 @@ def append_message(
         return message
 
 
-def _fold_usage(session: Session, seq: int, role: str, chars: int, usage: Usage | None) -> None:
+def _fold_usage(
+    session: Session, seq: int, role: str, chars: int, usage: Usage | None, full_prompt: int | None
+) -> None:
     updates: dict[str, Any] = {"effective_chars": F("effective_chars") + chars}
     if usage is not None:
         updates.update(
@@ -83,7 +90,9 @@ def _fold_usage(session: Session, seq: int, role: str, chars: int, usage: Usage 
             cache_read_tokens=F("cache_read_tokens") + usage.cache_read,
             cache_write_tokens=F("cache_write_tokens") + usage.cache_write,
         )
-        if role == "assistant":
+        if role == "assistant" and full_prompt is not None:
+            updates.update(context_tokens=Greatest("context_tokens", Value(full_prompt)))
+        elif role == "assistant":
             updates.update(context_tokens=usage.prompt, context_seq=seq)
     projection = UsageProjection.objects.filter(session=session)
     if not projection.update(**updates):

@@ -118,7 +118,8 @@ class Role(models.TextChoices):
 
 
 class SourceKind(models.TextChoices):
-    """Where a message came from. Only ``user`` messages start turns (DESIGN.md, turns)."""
+    """Where a message came from. Which messages start turns is told by ``Message.starts_turn``
+    (docs/design.md, turns: prompts, relays, inbox items, task notifications, tool results)."""
 
     USER = "user"
     ASSISTANT = "assistant"

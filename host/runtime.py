@@ -1,12 +1,13 @@
 """The turn lifecycle: a session goes idle → running → idle, one turn at a time.
 
-A turn is one agent exchange. A user-initiated turn starts from a user message and counts in
-``Session.turns``; a turn a plugin starts (the handoff's successor start) clears ``blank`` but
-counts no turn (DESIGN.md, turns and blank). Input that arrives while a turn runs waits in the
-inbox and is taken when the turn ends. Plugins hear about it through ``host.signals``, always
-after the commit: ``session_idle`` when a session turns idle, ``blocker_cleared`` when something
-that deferred a handoff went away (seed 000, Deferral: ``activity:KIND``, ``owned-agent:ID``,
-``pending-inbox``).
+A turn is one answer of the agent to an input it takes up (docs/design.md, turns): a typed
+prompt, input relayed from a handed-off source, a peer or inbox message. Such a turn starts from
+its input message and counts in ``Session.turns``; a turn a plugin starts on the seed brief (the
+handoff's successor start) clears ``blank`` but counts no turn. Input that arrives while a turn
+runs waits in the inbox; each queued input becomes its own turn, oldest first, as turns end.
+Plugins hear about it through ``host.signals``, always after the commit: ``session_idle`` when a
+session turns idle, ``blocker_cleared`` when something that deferred a handoff went away
+(seed 000, Deferral: ``activity:KIND``, ``owned-agent:ID``, ``pending-inbox``).
 
 Every write path here runs in one transaction: a crash half-way leaves the session as it was.
 """
@@ -97,8 +98,9 @@ def start_agent(session: Session) -> Activity:
 def end_turn(session: Session) -> None:
     """End the session's turn: close the turn activity, then take the inbox or turn idle.
 
-    Pending inbox items become the next turn at once (the session stays running; the agent is
-    enqueued; ``blocker_cleared`` "pending-inbox" is sent after commit). With nothing pending
+    The oldest pending inbox item becomes the next turn at once (the session stays running; the
+    agent is enqueued; ``blocker_cleared`` "pending-inbox" is sent after commit when it was the
+    last one). With nothing pending
     the session turns idle and ``session_idle`` is sent after commit. A session that is no
     longer running (disposed meanwhile) only gets its turn activity closed.
     """
@@ -196,25 +198,25 @@ def _open_turn(fresh: Session, *, message: Message | None) -> Activity:
 
 
 def _take_inbox(fresh: Session) -> bool:
-    """Take every pending inbox item into a new user-initiated turn; False when none is pending.
+    """Take the oldest pending inbox item into a new counted turn; False when none is pending.
 
-    Items queued with their logged message start the turn from the first of them; an item
-    without one (queued by other code) is logged as a user message first.
+    One item per turn, so each queued input gets its own answer (DESIGN.md, turns: every input
+    the agent answers starts a turn). An item queued with its logged message starts the turn
+    from it; an item without one (queued by other code) is logged as a user message first.
+    ``blocker_cleared`` "pending-inbox" is sent after commit once the inbox is drained.
     """
-    items = list(InboxItem.objects.filter(session=fresh, taken=False).order_by("created", "pk"))
-    if not items:
+    pending = InboxItem.objects.filter(session=fresh, taken=False).order_by("created", "pk")
+    item = pending.select_related("message").first()
+    if item is None:
         return False
-    messages = [
-        item.message
-        or log.append_message(
-            fresh, role=Role.USER, source_kind=SourceKind.USER, content=item.content
-        )
-        for item in items
-    ]
-    InboxItem.objects.filter(pk__in=[item.pk for item in items]).update(taken=True)
-    _open_turn(fresh, message=messages[0])
+    message = item.message or log.append_message(
+        fresh, role=Role.USER, source_kind=SourceKind.USER, content=item.content
+    )
+    InboxItem.objects.filter(pk=item.pk).update(taken=True)
+    _open_turn(fresh, message=message)
     _enqueue_reply(fresh)
-    _clear_after_commit(fresh.pk, "pending-inbox")
+    if not pending.exists():
+        _clear_after_commit(fresh.pk, "pending-inbox")
     return True
 
 

@@ -244,8 +244,9 @@ class SessionController:
     def relay(self, session: Session | str, *, role: str, content: str, relay_id: str) -> bool:
         """Append a relay message and let the agent answer it; False when already relayed.
 
-        An idle session starts a turn on it at once; a busy (or archived) one gets it queued in
-        its inbox, taken when its turn ends. One transaction: a crash leaves neither.
+        The relayed input starts a counted turn on an idle session at once (docs/design.md,
+        turns); a busy (or archived) one gets it queued in its inbox, taken as its own turn when
+        the running one ends. One transaction: a crash leaves neither.
         """
         target = _fresh(session)
         if Message.objects.filter(session=target, relay_id=relay_id).exists():
@@ -260,7 +261,9 @@ class SessionController:
                     relay_id=relay_id,
                 )
                 try:
-                    runtime.start_agent(target)
+                    if target.archived:
+                        raise runtime.TurnRefused(f"session {target.pk} is archived")
+                    runtime.start_user_turn(target, message)
                 except runtime.TurnRefused:
                     InboxItem.objects.create(
                         session=target,

@@ -80,24 +80,58 @@ def test_the_prompt_is_the_effective_context_with_the_last_summary(session: Sess
     assert chat[1:] == [{"role": "user", "content": "new question"}]
 
 
-def test_fit_prompt_drops_the_oldest_messages_first():
-    chat = [{"role": "system", "content": "s" * 40}] + [
-        {"role": "user", "content": f"{i}" * 400} for i in range(5)
-    ]
-    fitted = agent.fit_prompt(chat, 250)
-    assert fitted[0] == chat[0]
-    assert fitted[1:] == chat[-2:]
-    assert agent.fit_prompt(chat, 0) == chat
+def chat_of(*sizes: int) -> list[dict[str, str]]:
+    system = {"role": "system", "content": "s" * 40}
+    return [system] + [{"role": "user", "content": f"{i}" * n} for i, n in enumerate(sizes)]
 
 
-def test_fit_prompt_cuts_a_single_oversized_message_to_its_end():
-    chat = [
-        {"role": "system", "content": "s" * 40},
-        {"role": "user", "content": "a" * 4000 + "END"},
-    ]
-    fitted = agent.fit_prompt(chat, 100)
-    assert fitted[1]["content"].endswith("END")
-    assert agent.estimate_tokens(fitted) <= 100
+def test_fit_prompt_clips_an_oversized_message_and_keeps_the_older_ones():
+    chat = chat_of(400, 400, 960_000, 400)
+    fitted = agent.fit_prompt(chat, 4_000)
+    assert (fitted.clipped, fitted.dropped) == (1, 0)
+    assert [m["content"] for m in fitted.messages[:3]] == [c["content"] for c in chat[:3]]
+    assert "characters clipped to fit the model's window …]" in fitted.messages[3]["content"]
+    assert fitted.messages[-1] == chat[-1]
+    assert agent.estimate_tokens(fitted.messages) <= 4_000
+    assert fitted.full_tokens == agent.estimate_tokens(chat)
+
+
+def test_fit_prompt_drops_the_oldest_only_when_clipping_is_not_enough():
+    chat = chat_of(*[100] * 8)
+    fitted = agent.fit_prompt(chat, 120)
+    assert (fitted.clipped, fitted.dropped) == (0, 4)
+    assert fitted.messages == [chat[0], *chat[-4:]]
+
+
+def test_fit_prompt_leaves_a_prompt_that_fits_or_an_unknown_budget_alone():
+    chat = chat_of(400, 960_000)
+    assert agent.fit_prompt(chat, 0).messages == chat
+    assert not agent.fit_prompt(chat_of(400), 10_000).cut
+
+
+def test_a_huge_tool_result_does_not_shrink_the_context_figure(
+    session: Session, fake_llm: Any, settings: Any
+):
+    settings.HOST_CONTEXT_WINDOWS = {"fake-model": 32_000}
+    fake_llm.usage = {"prompt_tokens": 70, "completion_tokens": 10, "total_tokens": 80}
+    say(session, "Find the slow query in the report log")
+    log.append_message(
+        session, role="assistant", source_kind="assistant", content="Reading.",
+        usage=Usage(uncached_input=20_000, output=10),
+    )  # fmt: skip
+    log.append_message(
+        session, role="tool", source_kind="tool", content="z" * 960_000, tool_name="Bash"
+    )
+    say(session, "What did you find?")
+
+    agent.reply(session)
+
+    sent = [m["content"] for m in fake_llm.requests[-1]["body"]["messages"]]
+    assert sent[1] == "Find the slow query in the report log" and sent[-1] == "What did you find?"
+    assert "characters clipped to fit the model's window" in sent[3]
+    assert context_tokens(session) >= 240_000
+    notice = session.messages.get(role="system").content
+    assert notice.startswith("History cut to fit fake-model's 32,000-token window: 1 oversized")
 
 
 def test_the_endpoint_answers_and_its_usage_buckets_are_recorded(session: Session, fake_llm: Any):

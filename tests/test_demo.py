@@ -43,7 +43,8 @@ def test_hand_off_now_ends_started_with_the_brief_first(immediate_tasks):
     first = record.target.messages.order_by("seq").first()
     assert first is not None
     assert first.source_kind == "plugin" and first.content.startswith("# Handoff brief")
-    assert "/home/demo/projects/weather-cli/weather/client.py" in record.brief["artifacts"]
+    paths = [item.split(" — ")[0] for item in record.brief["artifacts"]]  # "path — what"
+    assert "/home/demo/projects/weather-cli/weather/client.py" in paths
 
 
 def test_switching_automatic_handoff_on_hands_the_demo_off_by_itself(immediate_tasks):

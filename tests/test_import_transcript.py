@@ -42,12 +42,17 @@ RIGHT_VALUES: dict[str, tuple[int, int, int, int, int, int, int, str, str]] = {
         "/Users/Sample_User/repos/codemie-ai/codemie-code",
     ),
 }  # fmt: skip
-# file stem: (turns, title) — the real prompts (DESIGN.md "Turns") and the first one's first line.
+# file stem: (turns, title) — every input the agent answers (docs/design.md "Turns": prompts,
+# task notifications, the results of each model call's tool calls, counted once per call) and
+# the first prompt's first line.
 PROMPTS = {
-    "claude-code-2.1-auto-compact": (2, "Implement spotter-gqc"),
-    "claude-code-1.0-inline-sidechains": (2, "/orchestrator create TODO app by Next.js"),
-    "claude-code-1.0-short": (1, "/orchestrator @CLAUDE.md を最新の状態にアップデートしてください"),
-    "codex-0.125-rollout": (2, "show tools"),
+    "claude-code-2.1-auto-compact": (153, "Implement spotter-gqc"),
+    "claude-code-1.0-inline-sidechains": (9, "/orchestrator create TODO app by Next.js"),
+    "claude-code-1.0-short": (
+        10,
+        "/orchestrator @CLAUDE.md を最新の状態にアップデートしてください",
+    ),
+    "codex-0.125-rollout": (66, "show tools"),
 }
 
 
@@ -106,7 +111,7 @@ def test_json_figures_equal_the_right_values(stem: str) -> None:
 
 
 @pytest.mark.parametrize("stem", sorted(PROMPTS))
-def test_turns_count_real_prompts_and_the_first_one_titles_the_session(stem: str) -> None:
+def test_turns_count_the_inputs_answered_and_the_first_prompt_titles_the_session(stem: str) -> None:
     turns, title = PROMPTS[stem]
 
     [report] = import_json(transcript(stem))

@@ -116,7 +116,7 @@ def codex_start() -> list[dict[str, Any]]:
         (
             "<task-notification>\n<status>completed</status>",
             False,
-            (SourceKind.SYSTEM, False, "<task-notification>\n<status>completed</status>"),
+            (SourceKind.SYSTEM, True, "<task-notification>\n<status>completed</status>"),
         ),
         (
             "[Request interrupted by user for tool use]",
@@ -203,7 +203,7 @@ def test_claude_response_counts_once_with_its_last_lines_usage(tmp_path: Path, o
         "cache_write": 50,
     }
     assert report["tokens"]["context"]["value"] == 162
-    assert report["turns"] == 1
+    assert report["turns"] == 2  # the prompt, and the Read result the next call answers
     assert main.model == "claude-opus-4-6"
     tool_call = main.messages.get(external_id="a2")
     assert (tool_call.tool_name, tool_call.content) == ("Read", '{"file_path":"/a"}')
@@ -263,7 +263,8 @@ def test_codex_usage_is_the_increase_of_the_cumulative_totals(tmp_path: Path, ow
         "cache_write": 0,
     }
     assert report["tokens"]["context"]["value"] == 1200
-    assert (report["turns"], main.context_window, main.title) == (1, 200_000, "hi")
+    # The prompt, and the exec output (docs/design.md, turns: every input the agent answers).
+    assert (report["turns"], main.context_window, main.title) == (2, 200_000, "hi")
     assert main.messages.get(external_id="c1:output").tool_name == "exec"
 
 

@@ -9,7 +9,7 @@ import pytest
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
-from host import log, runtime
+from host import intake, log, runtime, tasks
 from host.models import (
     Activity,
     EventKind,
@@ -19,6 +19,7 @@ from host.models import (
     SessionEvent,
     SessionStatus,
 )
+from host.services import SessionController
 from host.sessions import create_session
 from host.signals import blocker_cleared, session_idle
 
@@ -234,3 +235,70 @@ def test_a_failing_enqueue_leaves_the_session_unstarted(
     session.refresh_from_db()
     assert (session.status, session.blank) == (SessionStatus.IDLE, True)
     assert not Activity.objects.filter(session=session).exists()
+
+
+# --- issue 10 item 8: every queued input gets its own answer ---------------------------------
+
+
+@pytest.fixture
+def queued_tasks(settings: Any) -> None:
+    """A queue that only stores tasks, so inputs can arrive while a turn waits for the worker."""
+    settings.TASKS = {"default": {"BACKEND": "django_tasks.backends.dummy.DummyBackend"}}
+
+
+def work_off(session: Session) -> list[str]:
+    """Run the worker's turns until the session is idle; return the assistant answers."""
+    for _ in range(5):
+        session.refresh_from_db()
+        if session.status != SessionStatus.RUNNING:
+            break
+        tasks.run_agent_turn.call(str(session.pk))
+    answers = Message.objects.filter(session=session, role="assistant").order_by("seq")
+    return [m.content for m in answers]
+
+
+@pytest.mark.usefixtures("queued_tasks")
+def test_two_messages_posted_back_to_back_each_get_their_answer(session: Session):
+    intake.post_message(session, content="first question")
+    intake.post_message(session, content="second question")
+
+    answers = work_off(session)
+
+    assert [a.split("”")[0] for a in answers] == [
+        "Offline agent: received your message “first question",
+        "Offline agent: received your message “second question",
+    ]
+    session.refresh_from_db()
+    assert (session.turns, session.status) == (2, SessionStatus.IDLE)
+
+
+@pytest.mark.usefixtures("queued_tasks")
+def test_two_relayed_messages_each_get_their_answer_and_count_a_turn(session: Session):
+    relay = SessionController().relay
+    relay(session, role="user", content="relayed one", relay_id="r1")
+    relay(session, role="user", content="relayed two", relay_id="r2")
+
+    answers = work_off(session)
+
+    assert [a.split("”")[0] for a in answers] == [
+        "Offline agent: received your message “relayed one",
+        "Offline agent: received your message “relayed two",
+    ]
+    session.refresh_from_db()
+    assert session.turns == 2
+
+
+@pytest.mark.usefixtures("queued_tasks")
+def test_the_model_sees_each_input_after_the_answers_before_it(session: Session, fake_llm: Any):
+    intake.post_message(session, content="first question")
+    intake.post_message(session, content="second question")
+
+    work_off(session)
+
+    first, second = (r["body"]["messages"] for r in fake_llm.requests)
+    assert [m["content"] for m in first[1:]] == ["first question"]
+    assert [m["content"] for m in second[1:]] == [
+        "first question",
+        "Model answer.",
+        "second question",
+    ]

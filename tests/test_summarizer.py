@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import json
-
 import pytest
 from handoff_support import RecordingLLM, make_source, recording_llm
 
 from handoff import summarizer
-from handoff.core.brief import BriefError, validate_brief
+from handoff.core.brief import BriefError
 from handoff.exceptions import ServiceUnavailable
 from host import log
 from host.services import LLM, SessionController
@@ -24,83 +22,13 @@ CONTEXT = [
     entry("compaction", "Earlier: set up the repo at /srv/app.", "compaction"),
     entry("user", "Let's use pytest for everything. Never push to main."),
     entry("assistant", "Set up CI. See https://ci.example.com/build/42 for the run."),
-    entry("tool", "collected 12 items\n12 passed in 0.8s", "tool", "bash"),
     entry("user", "Now port /srv/app/src/parser.py to streaming and keep the API stable."),
-    entry(
-        "assistant",
-        "Started the port. The lexer still fails on unicode input.\n"
-        "- Next: fix the lexer in /srv/app/src/lexer.py\n"
-        "Not sure whether the CLI needs changes?",
-    ),
+    entry("assistant", "Started the port. The lexer still fails on unicode input."),
 ]
 
 
-def test_offline_goal_is_the_latest_user_objective():
-    brief = summarizer.offline_brief(CONTEXT, cwd="/srv/app")
-    assert brief["goal"].startswith("Now port /srv/app/src/parser.py to streaming")
-
-
-def test_offline_artifacts_are_the_paths_and_urls_that_occur():
-    artifacts = summarizer.offline_brief(CONTEXT, cwd="/srv/app")["artifacts"]
-    assert artifacts[0] == "workspace: /srv/app"
-    assert {"/srv/app/src/parser.py", "/srv/app/src/lexer.py"} <= set(artifacts)
-    assert "https://ci.example.com/build/42" in artifacts
-
-
-def test_offline_decisions_and_constraints_come_from_user_messages():
-    brief = summarizer.offline_brief(CONTEXT, cwd="")
-    assert "Let's use pytest for everything." in brief["decisions"]
-    assert "Never push to main." in brief["constraints"]
-
-
-def test_offline_verified_comes_from_passing_tool_results():
-    assert summarizer.offline_brief(CONTEXT, cwd="")["verified"] == ["12 passed in 0.8s"]
-
-
-def test_offline_pending_and_next_steps_come_from_the_latest_turns():
-    brief = summarizer.offline_brief(CONTEXT, cwd="")
-    assert "The lexer still fails on unicode input." in brief["pending"]
-    assert brief["next_steps"] == ["- Next: fix the lexer in /srv/app/src/lexer.py"]
-    assert "Not sure whether the CLI needs changes?" in brief["uncertainties"]
-
-
-def test_offline_goal_after_a_short_follow_up_comes_from_the_compaction_summary():
-    context = [
-        entry(
-            "compaction",
-            "Summary follows.\n1. **User's initial request**: implement gqc",
-            "compaction",
-        ),
-        entry("user", "did you push?"),
-    ]
-    goal = summarizer.offline_brief(context, cwd="")["goal"]
-    assert goal == "1. User's initial request: implement gqc (latest user message: did you push?)"
-
-
-def test_offline_artifacts_leave_out_system_paths_and_api_routes():
-    text = "ran /usr/bin/env > /dev/null; GET /api/items; wrote /srv/app/notes.md and /a/b/c/d"
-    assert summarizer.find_artifacts([text]) == ["/a/b/c/d", "/srv/app/notes.md"]
-
-
-def test_offline_verified_ignores_file_content_lines():
-    context = [entry("tool", "  192→ {:ok, view} = live(conn)\n3 tests, 0 failures: OK", "tool")]
-    assert summarizer.offline_brief(context, cwd="")["verified"] == ["3 tests, 0 failures: OK"]
-
-
-def test_offline_brief_of_an_empty_context_is_still_valid():
-    brief = summarizer.offline_brief([], cwd="")
-    assert validate_brief(brief) == brief
-    assert brief["goal"] == "Continue the work of the previous session."
-
-
-def test_offline_brief_is_capped_below_the_brief_limit():
-    huge = [entry("user", f"Please edit /data/file_{i}.py now " + "x" * 2000) for i in range(400)]
-    brief = summarizer.offline_brief(huge, cwd="/data")
-    assert len(json.dumps(brief, ensure_ascii=False)) <= 40_000
-
-
 @pytest.mark.django_db
-def test_only_the_effective_context_after_the_last_compaction_is_read():
+def test_offline_summarizer_reads_the_effective_context_after_the_last_compaction():
     source = make_source(turns=0)
     log.append_message(source, role="user", source_kind="user", content="Old goal: write /old/a.py")
     log.record_compaction(source, "Summary: the old goal is done.", trigger="manual")
@@ -111,10 +39,10 @@ def test_only_the_effective_context_after_the_last_compaction_is_read():
         content="New goal: fix the crash in /new/b.py on empty input",
     )
     context = SessionController().effective_context(source)
-    brief = summarizer.offline_brief(context, cwd="")
+    brief = summarizer.summarize(source, context)
     assert context[0] == entry("system", "Summary: the old goal is done.", "compaction")
     assert brief["goal"] == "New goal: fix the crash in /new/b.py on empty input"
-    assert "/old/a.py" not in brief["artifacts"]
+    assert not any("/old/a.py" in item for item in brief["artifacts"])
 
 
 @pytest.mark.django_db
@@ -149,21 +77,58 @@ def test_no_llm_service_means_no_summary(settings):
 
 def test_the_prompt_never_exceeds_the_models_window():
     long_context = [entry("user", "y" * 5000 + f" end of turn {i}") for i in range(200)]
-    for window in (8_000, 32_000, 200_000):
+    for window in (16_000, 32_000, 200_000):
         prompt = summarizer.build_prompt(long_context, cwd="/w", window=window)
-        used = summarizer.estimate_tokens(prompt) + summarizer.estimate_tokens(
+        used = summarizer.estimate_tokens(prompt.text) + summarizer.estimate_tokens(
             summarizer.SYSTEM_PROMPT
         )
         assert used + summarizer.MAX_OUTPUT_TOKENS <= window
-        assert prompt.endswith("end of turn 199") and "earlier entries omitted" in prompt
+        assert prompt.text.endswith("end of turn 199") and prompt.dropped > 0
+        assert f"({prompt.dropped} earlier entries omitted" in prompt.text
 
 
-def test_one_entry_longer_than_the_window_is_cut_to_its_end():
-    prompt = summarizer.build_prompt(
-        [entry("user", "a" * 100_000 + "THE END")], cwd="", window=8_000
-    )
-    assert prompt.endswith("THE END")
-    assert summarizer.estimate_tokens(prompt) < 8_000
+def test_the_prompt_starts_with_the_digest_of_the_logs_structure():
+    context = [
+        entry("user", "Make the parser stream."),
+        entry("assistant", '{"file_path":"/srv/app/parser.py","content":"x"}', tool="Write"),
+        entry("tool", "File created successfully at: /srv/app/parser.py", tool="Write"),
+    ]
+    text = summarizer.build_prompt(context, cwd="/srv/app", window=32_000).text
+    digest = text.index("Digest parsed from the log's structure")
+    assert digest < text.index("Conversation since the last compaction")
+    assert "/srv/app/parser.py — written" in text[digest:]
+
+
+def test_a_huge_tool_result_is_clipped_with_a_marker_and_older_entries_are_kept():
+    context = [
+        entry("user", "Find the slow query."),
+        entry("assistant", "Reading the log."),
+        entry("tool", "HEAD" + "z" * 960_000 + "TAIL", tool="Bash"),
+        entry("assistant", "The slow query is in reports.py."),
+    ]
+    prompt = summarizer.build_prompt(context, cwd="", window=128_000)
+    assert (prompt.clipped, prompt.dropped) == (1, 0)
+    assert "Find the slow query." in prompt.text and "Reading the log." in prompt.text
+    assert "characters clipped …]" in prompt.text
+    assert "HEAD" in prompt.text and "TAIL" in prompt.text
+    assert prompt.text.endswith("The slow query is in reports.py.")
+    assert summarizer.estimate_tokens(prompt.text) < 128_000 - summarizer.MAX_OUTPUT_TOKENS
+
+
+@pytest.mark.django_db
+def test_a_brief_written_from_a_cut_history_says_so(recording_llm):
+    recording_llm.context_window = 32_000
+    context = [entry("user", "Find the slow query."), entry("tool", "z" * 500_000, tool="Bash")]
+    brief = summarizer.summarize(make_source(), context)
+    assert brief["uncertainties"] == [
+        "The summary model saw a cut history: 1 oversized entries clipped, 0 older entries "
+        "left out to fit its window; the digest covers them."
+    ]
+
+
+@pytest.mark.django_db
+def test_a_brief_written_from_the_whole_history_has_no_cut_notice(recording_llm):
+    assert summarizer.summarize(make_source(), CONTEXT)["uncertainties"] == []
 
 
 @pytest.mark.django_db

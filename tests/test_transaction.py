@@ -251,7 +251,7 @@ def test_imported_transcript_hands_off_end_to_end(immediate_tasks):
     brief = record_of(outcome).brief
     assert brief is not None
     artifacts = brief["artifacts"]
-    paths = [a for a in artifacts if a.startswith("/")]
+    paths = [a.split(" — ")[0] for a in artifacts if a.startswith("/")]  # "path — what was done"
     assert paths
     text = path.read_text()
     assert any(p in text for p in paths)

@@ -65,11 +65,20 @@ class SessionWriter:
     title: str = ""
     _buffer: list[Pending] = field(default_factory=list)
     _open_compaction: str | None = None
+    _turn_since_call: bool = False
 
     def add(self, pending: Pending) -> None:
-        """Queue one message; a compaction still waiting for its summary is recorded first."""
+        """Queue one message; a compaction still waiting for its summary is recorded first.
+
+        The first tool result since the latest model call starts a turn: the agent answers
+        the call's results with its next model call (docs/design.md, turns), so parallel
+        results of one call count once.
+        """
         self.close_compaction()
-        if pending.starts_turn:
+        if pending.role == Role.TOOL and not self._turn_since_call:
+            pending.starts_turn = True
+        self._turn_since_call = self._turn_since_call or pending.starts_turn
+        if pending.starts_turn and pending.source_kind == SourceKind.USER:
             self._note_prompt(pending.content)
         self._buffer.append(pending)
 
@@ -95,8 +104,10 @@ class SessionWriter:
 
         ``response_id`` names the API response the call was (stored with the usage, so a later
         import sees it counted). A call that left no visible message (only reasoning) gets an
-        empty assistant message, so its tokens still reach the projection.
+        empty assistant message, so its tokens still reach the projection. The next tool result
+        starts a new turn.
         """
+        self.end_call()
         for pending in reversed(self._buffer):
             if pending.role == Role.ASSISTANT:
                 pending.usage, pending.response_id = usage, response_id
@@ -111,6 +122,10 @@ class SessionWriter:
                 response_id=response_id,
             )
         )
+
+    def end_call(self) -> None:
+        """Note that a model call ended: the next tool result is input to a new call (a turn)."""
+        self._turn_since_call = False
 
     def flush(self) -> None:
         """Append every queued message in order.
@@ -137,7 +152,7 @@ class SessionWriter:
                 log.append_event(
                     self.session,
                     EventKind.TURN_START,
-                    {"user_initiated": True, "message_seq": message.seq},
+                    {"user_initiated": pending.role == Role.USER, "message_seq": message.seq},
                 )
         self._buffer.clear()
 

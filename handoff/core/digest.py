@@ -1,0 +1,395 @@
+"""The structured digest of a session's log: what the brief is built from (seed 000, Brief schema).
+
+The log entries are ``{"role", "source_kind", "content", "tool_name"}`` mappings, oldest first,
+as the session controller's ``effective_context`` returns them. A tool call is an assistant
+entry with a ``tool_name`` whose content is the call's input (JSON, or the raw patch of a Codex
+``apply_patch``); its result is the next ``tool`` entry of the same tool. The digest reads:
+
+- files written or edited (Edit, MultiEdit, Write, NotebookEdit, apply_patch, a shell
+  ``apply_patch``), ranked by last touch, with what was done; a call whose result is an error
+  changed nothing and is left out;
+- the latest todo list (Claude Code ``TodoWrite``, Codex ``update_plan``);
+- commands run (Bash, Codex ``exec_command`` / ``shell`` with their ``write_stdin`` polls) with
+  their outcome: test summaries, exit codes, commits, pushes;
+- the user's requests (typed or relayed), the assistant's texts, the compaction summary and a
+  predecessor's brief (the seed message of a successor).
+
+Nothing here invents text: every field holds a string found in the log, cut to length.
+"""
+
+from __future__ import annotations
+
+import json
+import posixpath
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+Entry = Mapping[str, str]
+
+EDIT_TOOLS = {"Edit": "edited", "MultiEdit": "edited", "Write": "written", "NotebookEdit": "edited"}
+TODO_TOOLS = ("TodoWrite", "update_plan")
+SHELL_TOOLS = ("Bash", "exec_command", "shell", "local_shell", "container.exec")
+POLL_TOOLS = ("write_stdin",)
+DONE = "completed"
+# Directories whose files are build output, dependencies or caches, never the work itself.
+GENERATED_DIRS = frozenset(
+    {
+        "node_modules", "_build", "deps", "dist", "build", "target", "vendor", ".git",
+        "__pycache__", ".venv", "venv", ".next", ".mypy_cache", ".pytest_cache", "coverage",
+    }
+)  # fmt: skip
+BRIEF_HEADING = "# Handoff brief"
+
+_PATCH_FILE = re.compile(r"^\*\*\* (Add|Update|Delete) File: (.+?)\s*$", re.MULTILINE)
+_PATCH_MOVE = re.compile(r"^\*\*\* Move to: (.+?)\s*$", re.MULTILINE)
+_PATCH_ACTIONS = {"Add": "created", "Update": "patched", "Delete": "deleted"}
+_TOOL_ERROR = re.compile(r"<tool_use_error>|^\s*(Error|error):|^\s*Failed to\b")
+_EXIT = re.compile(
+    r"Process exited with code (\d+)|\bexit(?:ed with)? code:? (\d+)|\"exit_code\":\s*(\d+)", re.I
+)
+_RUNNING = re.compile(r"Process running with session ID (\d+)")
+_TEST_SUMMARY = re.compile(
+    r"^.*\b\d+ (?:tests?|examples?|doctests?|specs?)\b.*\b\d+ failures?\b.*$"
+    r"|^.*\b\d+ (?:passed|failed)\b.*$"
+    r"|^\s*Tests?:?\s+.*\b\d+ (?:passed|failed)\b.*$"
+    r"|^.*\bfound no issues\b.*$",
+    re.MULTILINE | re.IGNORECASE,
+)
+_FAILED_SUMMARY = re.compile(r"\b[1-9]\d* (?:failures?|failed|errors?)\b", re.I)
+_COMMIT = re.compile(r"^\[[\w./-]+ [0-9a-f]{7,40}\] .+$", re.MULTILINE)
+_PUSH = re.compile(r"^\s+[0-9a-f]{7,40}\.\.[0-9a-f]{7,40}\s+\S+ -> \S+$", re.MULTILINE)
+# A command that checks or records the work (tests, builds, linters, commits, pushes), matched
+# at the start of each segment of a command line (``a && b | c``).
+_VERIFYING = re.compile(
+    r"^(?:\w+=\S+\s+)*(?:pytest|vitest|jest|tsc|mypy|ruff|cargo|make|tox|nox|rspec|gradle|mvn"
+    r"|go (?:test|build|vet)|mix (?:test|credo|compile|format)|npm (?:test|run)|pnpm|yarn"
+    r"|npx (?:vitest|jest|tsc|eslint)|python3? -m (?:pytest|unittest|mypy)|\.venv/bin/\w+"
+    r"|bundle exec|dotnet (?:test|build)|git (?:commit|push))\b",
+)
+_SEGMENT = re.compile(r"&&|\|\||;|\|")
+_ID_TOKEN = re.compile(r"[A-Za-z][\w-]{0,40}\.\d+\b|#\d+\b")
+_CLOSED = re.compile(
+    r"\b(?:closed?|done|completed|finished|fixed|resolved)\b[^\n]{0,40}?"
+    r"(?P<after>[A-Za-z][\w-]{0,40}\.\d+\b|#\d+\b)"
+    r"|(?P<before>[A-Za-z][\w-]{0,40}\.\d+\b|#\d+\b)[^\n]{0,15}?\b(?:done|closed|completed|finished)\b",
+    re.IGNORECASE,
+)
+_SHELL_PREFIXES = (["bash", "-lc"], ["bash", "-c"], ["sh", "-c"], ["zsh", "-lc"])
+
+
+@dataclass
+class FileTouch:
+    """A file written or edited: its path, what was done (oldest first), the last entry index."""
+
+    path: str
+    actions: list[str]
+    last: int
+
+
+@dataclass(frozen=True)
+class Todo:
+    """One item of a todo list or plan, with its status (pending, in_progress, completed)."""
+
+    text: str
+    status: str
+
+
+@dataclass(frozen=True)
+class Command:
+    """A command run, its outcome line and whether it succeeded (``None``: unknown)."""
+
+    text: str
+    outcome: str
+    ok: bool | None
+    index: int
+
+
+@dataclass
+class Digest:
+    """What the brief is built from; every string is taken from the log.
+
+    ``requests``: typed or relayed user messages; ``assistant_texts``: the agent's texts (no tool
+    calls); ``files``: files written or edited, last touched first; ``todos``: the latest todo
+    list, ``done_tasks`` every item ever marked completed; ``commands``: verifying commands with
+    an outcome, oldest first; ``summary``: the last compaction summary's sections by lower-case
+    title; ``predecessor``: the seed brief's goal and list sections; ``closed``: task ids the log
+    reports closed; ``failed_edits``: edits whose result was an error; ``texts_after_request``:
+    the assistant texts since the latest request.
+    """
+
+    requests: list[str] = field(default_factory=list)
+    assistant_texts: list[str] = field(default_factory=list)
+    files: list[FileTouch] = field(default_factory=list)
+    todos: list[Todo] = field(default_factory=list)
+    done_tasks: set[str] = field(default_factory=set)
+    commands: list[Command] = field(default_factory=list)
+    summary: dict[str, str] = field(default_factory=dict)
+    predecessor: dict[str, Any] = field(default_factory=dict)
+    closed: set[str] = field(default_factory=set)
+    failed_edits: int = 0
+    texts_after_request: list[str] = field(default_factory=list)
+
+
+def is_request(entry: Entry) -> bool:
+    """Return whether ``entry`` is input a person gave: a typed or relayed user message."""
+    content = entry.get("content", "").strip()
+    return (
+        entry.get("role") == "user"
+        and entry.get("source_kind") in {"user", "relay"}
+        and bool(content)
+        and not content.startswith(("<", "Caveat:"))
+    )
+
+
+def is_generated_path(path: str) -> bool:
+    """Return whether ``path`` lies in build output, dependencies or a cache directory."""
+    return any(part in GENERATED_DIRS for part in path.split("/"))
+
+
+def absolute(path: str, cwd: str) -> str:
+    """Return ``path`` made absolute against ``cwd`` (unchanged when already absolute)."""
+    path = path.strip()
+    if path.startswith("/") or not cwd:
+        return path
+    return posixpath.normpath(posixpath.join(cwd, path))
+
+
+def tool_input(content: str) -> dict[str, Any]:
+    """Return a tool call's input as a dict: its JSON object, else ``{"input": content}``."""
+    try:
+        value = json.loads(content)
+    except (json.JSONDecodeError, ValueError):
+        return {"input": content}
+    return value if isinstance(value, dict) else {"input": content}
+
+
+def patch_files(text: str) -> list[tuple[str, str]]:
+    """Return ``(path, action)`` for every file an ``apply_patch`` text adds, updates or deletes."""
+    found = [(m.group(2), _PATCH_ACTIONS[m.group(1)]) for m in _PATCH_FILE.finditer(text)]
+    found += [(m.group(1), "moved here") for m in _PATCH_MOVE.finditer(text)]
+    return found
+
+
+def edits_of(tool: str, args: Mapping[str, Any], cwd: str) -> list[tuple[str, str]]:
+    """Return ``(absolute path, action)`` for the files a tool call writes or edits."""
+    if tool in EDIT_TOOLS:
+        path = args.get("file_path") or args.get("notebook_path")
+        if not isinstance(path, str) or not path:
+            return []
+        action = EDIT_TOOLS[tool]
+        edits = args.get("edits")
+        if isinstance(edits, list) and len(edits) > 1:
+            action = f"edited ({len(edits)} changes)"
+        return [(absolute(path, cwd), action)]
+    text = args.get("input") if tool == "apply_patch" else None
+    if not isinstance(text, str):
+        command = args.get("command", args.get("cmd", ""))
+        text = "\n".join(map(str, command)) if isinstance(command, list) else str(command)
+    if "*** Begin Patch" not in text:
+        return []
+    return [(absolute(path, cwd), action) for path, action in patch_files(text)]
+
+
+def todos_of(args: Mapping[str, Any]) -> list[Todo] | None:
+    """Return the list a ``TodoWrite`` / ``update_plan`` call sets, or None when malformed."""
+    items = args.get("todos", args.get("plan"))
+    if not isinstance(items, list):
+        return None
+    todos = []
+    for item in items:
+        if isinstance(item, dict):
+            text = item.get("content") or item.get("step") or ""
+            if isinstance(text, str) and text.strip():
+                todos.append(Todo(text.strip(), str(item.get("status", "pending"))))
+    return todos
+
+
+def command_text(args: Mapping[str, Any]) -> str:
+    """Return the command line of a shell call (``command`` string or argv list, or ``cmd``)."""
+    command = args.get("command", args.get("cmd", ""))
+    if isinstance(command, list):
+        parts = [str(part) for part in command]
+        command = " ".join(parts[2:] if parts[:2] in _SHELL_PREFIXES else parts)
+    return str(command).strip()
+
+
+def outcome_of(output: str) -> tuple[str, bool | None]:
+    """Return the line that tells a command's outcome and whether it succeeded.
+
+    Test summaries, commit and push lines say it best; else the exit code; else nothing
+    (``("", None)``).
+    """
+    for pattern in (_TEST_SUMMARY, _COMMIT, _PUSH):
+        matches = pattern.findall(output)
+        if matches:
+            line = " ".join(str(matches[-1]).split())
+            failed = pattern is _TEST_SUMMARY and bool(_FAILED_SUMMARY.search(line))
+            return line, not failed
+    exit_code = _exit_code(output)
+    if exit_code is not None:
+        return f"exit code {exit_code}", exit_code == 0
+    if _TOOL_ERROR.search(output):
+        return " ".join(output.strip().splitlines()[0].split())[:200], False
+    return "", None
+
+
+def _exit_code(output: str) -> int | None:
+    """The last exit code the output reports, or None."""
+    codes = [next(g for g in m.groups() if g is not None) for m in _EXIT.finditer(output)]
+    return int(codes[-1]) if codes else None
+
+
+def verifies(command: str) -> bool:
+    """Return whether ``command`` checks or records the work (tests, builds, commits, pushes)."""
+    return any(_VERIFYING.match(part.strip()) for part in _SEGMENT.split(command))
+
+
+def summary_sections(summary: str) -> dict[str, str]:
+    """Parse a Claude Code compaction summary into its numbered sections, by lower-case title.
+
+    ``"1. Primary Request and Intent:\\n   text"`` gives ``{"primary request and intent":
+    "text"}``. Only the part after the ``Summary:`` line is read when there is one.
+    """
+    start = re.search(r"^Summary:\s*$", summary, re.MULTILINE)
+    body = summary[start.end() :] if start else summary
+    heads = list(re.finditer(r"^\s{0,3}(\d+)\.\s+([^\n:]{3,60}):[ \t]*", body, re.MULTILINE))
+    sections: dict[str, str] = {}
+    for head, after in zip(heads, [*heads[1:], None], strict=False):
+        end = after.start() if after else len(body)
+        sections[head.group(2).strip().lower()] = body[head.end() : end].strip()
+    return sections
+
+
+def section(sections: Mapping[str, str], *words: str) -> str:
+    """Return the first section whose title contains one of ``words`` ("" when none)."""
+    for title, text in sections.items():
+        if any(word in title for word in words):
+            return text
+    return ""
+
+
+def parse_predecessor(text: str) -> dict[str, Any]:
+    """Read the goal and list sections of a rendered brief (``render_brief``'s Markdown)."""
+    goal = re.search(r"^\*\*Goal:\*\*\s*(.+)$", text, re.MULTILINE)
+    fields: dict[str, Any] = {"goal": goal.group(1).strip() if goal else ""}
+    for match in re.finditer(r"^## (.+)\n((?:- .*\n?)+)", text, re.MULTILINE):
+        items = [line[2:].strip() for line in match.group(2).splitlines() if line.startswith("- ")]
+        fields[match.group(1).strip().lower()] = items
+    return fields
+
+
+class _Reader:
+    """Walks the entries once, pairing tool calls with their results."""
+
+    def __init__(self, cwd: str) -> None:
+        self.cwd = cwd
+        self.digest = Digest()
+        self.pending_calls: list[tuple[int, str, dict[str, Any]]] = []
+        self.touches: dict[str, FileTouch] = {}
+        self.sessions: dict[str, tuple[int, str]] = {}
+
+    def read(self, entries: Sequence[Entry]) -> Digest:
+        for index, entry in enumerate(entries):
+            role, kind = entry.get("role", ""), entry.get("source_kind", "")
+            content = entry.get("content", "")
+            if kind == "compaction":
+                self.digest.summary = summary_sections(content)
+            elif kind == "plugin" and content.lstrip().startswith(BRIEF_HEADING):
+                self.digest.predecessor = parse_predecessor(content)
+            elif role == "assistant" and entry.get("tool_name"):
+                self._call(index, entry["tool_name"], tool_input(content))
+            elif role == "tool":
+                self.digest.closed |= closed_ids(content)
+                self._result(index, entry.get("tool_name", ""), content)
+            elif role == "assistant" and content.strip():
+                self.digest.closed |= closed_ids(content)
+                self.digest.assistant_texts.append(content.strip())
+                self.digest.texts_after_request.append(content.strip())
+            elif is_request(entry):
+                self.digest.requests.append(content.strip())
+                self.digest.texts_after_request = []
+        for call in self.pending_calls:  # calls without a result (the log ended): assume done
+            self._apply(*call, output="")
+        self.digest.files = sorted(self.touches.values(), key=lambda t: t.last, reverse=True)
+        return self.digest
+
+    def _call(self, index: int, tool: str, args: dict[str, Any]) -> None:
+        if tool in TODO_TOOLS:
+            todos = todos_of(args)
+            if todos is not None:
+                self.digest.todos = todos
+                self.digest.done_tasks |= {t.text for t in todos if t.status == DONE}
+            return
+        self.pending_calls.append((index, tool, args))
+
+    def _result(self, index: int, tool: str, output: str) -> None:
+        call = next((c for c in self.pending_calls if c[1] == tool or not tool), None)
+        if call is None:
+            return
+        self.pending_calls.remove(call)
+        self._apply(*call, output=output)
+
+    def _apply(self, index: int, tool: str, args: dict[str, Any], *, output: str) -> None:
+        edits = edits_of(tool, args, self.cwd)
+        if edits:
+            if _TOOL_ERROR.search(output):
+                self.digest.failed_edits += 1
+                return
+            for path, action in edits:
+                self._touch(path, action, index)
+        elif tool in SHELL_TOOLS:
+            self._command(index, command_text(args), output)
+        elif tool in POLL_TOOLS:
+            self._poll(str(args.get("session_id", "")), output)
+
+    def _touch(self, path: str, action: str, index: int) -> None:
+        if is_generated_path(path):
+            return
+        touch = self.touches.setdefault(path, FileTouch(path, [], index))
+        touch.actions.append(action)
+        touch.last = index
+
+    def _command(self, index: int, text: str, output: str) -> None:
+        running = _RUNNING.search(output)
+        if running and _exit_code(output) is None:
+            self.sessions[running.group(1)] = (index, text)
+            return
+        self._record(index, text, output)
+
+    def _poll(self, session_id: str, output: str) -> None:
+        started = self.sessions.get(session_id)
+        if started is None:
+            return
+        index, text = started
+        if outcome_of(output)[1] is not None:
+            del self.sessions[session_id]
+            self._record(index, text, output)
+
+    def _record(self, index: int, text: str, output: str) -> None:
+        outcome, ok = outcome_of(output)
+        if text and ok is not None and verifies(text):
+            self.digest.commands.append(Command(text, outcome, ok, index))
+
+
+def digest(entries: Sequence[Entry], *, cwd: str = "") -> Digest:
+    """Return the structured digest of ``entries`` (oldest first); relative paths join ``cwd``."""
+    return _Reader(cwd).read(entries)
+
+
+def task_ids(text: str) -> set[str]:
+    """Return the task identifiers in ``text`` (``spotter-gqc.6`` → ``gqc.6``, ``#12``).
+
+    An identifier is compared by its last ``-`` part, so ``gqc.6`` and ``spotter-gqc.6`` match.
+    """
+    return {_short_id(m.group(0)) for m in _ID_TOKEN.finditer(text)}
+
+
+def closed_ids(text: str) -> set[str]:
+    """Return the task identifiers that ``text`` reports closed or done ("Closed gqc.6")."""
+    return {_short_id(m.group("after") or m.group("before")) for m in _CLOSED.finditer(text)}
+
+
+def _short_id(token: str) -> str:
+    return token.lower().rsplit("-", 1)[-1]

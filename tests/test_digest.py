@@ -1,0 +1,168 @@
+"""handoff.core.digest: the log's structure read back (seed 000, Brief schema; issue 8)."""
+
+from __future__ import annotations
+
+import json
+
+from handoff.core import digest as d
+
+
+def call(tool: str, args: object) -> dict[str, str]:
+    content = args if isinstance(args, str) else json.dumps(args)
+    return {"role": "assistant", "source_kind": "assistant", "content": content, "tool_name": tool}
+
+
+def result(tool: str, content: str) -> dict[str, str]:
+    return {"role": "tool", "source_kind": "tool", "content": content, "tool_name": tool}
+
+
+def say(role: str, content: str, kind: str = "") -> dict[str, str]:
+    return {"role": role, "source_kind": kind or role, "content": content, "tool_name": ""}
+
+
+PATCH = """*** Begin Patch
+*** Update File: src/app.ts
+@@
+-a
++b
+*** Add File: src/new.ts
++x
+*** End Patch"""
+
+
+def test_files_written_or_edited_are_ranked_by_last_touch_with_what_was_done():
+    log = [
+        call("Write", {"file_path": "/w/a.py", "content": "x"}),
+        result("Write", "File created successfully at: /w/a.py"),
+        call("Edit", {"file_path": "/w/b.py", "old_string": "a", "new_string": "b"}),
+        result("Edit", "The file /w/b.py has been updated successfully."),
+        call("MultiEdit", {"file_path": "/w/a.py", "edits": [{}, {}]}),
+        result("MultiEdit", "Applied 2 edits to /w/a.py"),
+    ]
+    files = d.digest(log).files
+    assert [(f.path, f.actions) for f in files] == [
+        ("/w/a.py", ["written", "edited (2 changes)"]),
+        ("/w/b.py", ["edited"]),
+    ]
+
+
+def test_an_edit_whose_result_is_an_error_changed_nothing():
+    log = [
+        call("Edit", {"file_path": "/w/a.py", "old_string": "a", "new_string": "b"}),
+        result("Edit", "<tool_use_error>File has not been read yet.</tool_use_error>"),
+    ]
+    digest = d.digest(log)
+    assert (digest.files, digest.failed_edits) == ([], 1)
+
+
+def test_apply_patch_files_are_made_absolute_against_the_working_directory():
+    log = [call("apply_patch", PATCH), result("apply_patch", '{"output":"Success."}')]
+    files = d.digest(log, cwd="/repo").files
+    assert {(f.path, f.actions[0]) for f in files} == {
+        ("/repo/src/app.ts", "patched"),
+        ("/repo/src/new.ts", "created"),
+    }
+
+
+def test_a_shell_apply_patch_counts_as_an_edit():
+    log = [call("shell", {"command": ["apply_patch", PATCH]}), result("shell", "Done!")]
+    assert [f.path for f in d.digest(log, cwd="/repo").files] == [
+        "/repo/src/app.ts",
+        "/repo/src/new.ts",
+    ]
+
+
+def test_build_and_dependency_paths_are_never_artifacts():
+    log = [
+        call("Write", {"file_path": "/w/_build/dev/lib/app.beam", "content": ""}),
+        call("Write", {"file_path": "/w/node_modules/x/style.css", "content": ""}),
+    ]
+    assert d.digest(log).files == []
+
+
+def test_the_latest_todo_list_wins_and_done_tasks_are_remembered():
+    log = [
+        call("TodoWrite", {"todos": [{"content": "Fix error handling", "status": "completed"}]}),
+        call("update_plan", {"plan": [{"step": "Write docs", "status": "in_progress"}]}),
+    ]
+    digest = d.digest(log)
+    assert digest.todos == [d.Todo("Write docs", "in_progress")]
+    assert digest.done_tasks == {"Fix error handling"}
+
+
+def test_commands_get_their_outcome_and_reads_are_left_out():
+    log = [
+        call("Bash", {"command": "mix test 2>&1"}),
+        call("Bash", {"command": "git status"}),
+        result("Bash", "Finished in 3.0 seconds\n14 doctests, 76 tests, 0 failures"),
+        result("Bash", "On branch main\nnothing to commit"),
+        call("Bash", {"command": "pytest -q"}),
+        result("Bash", "1 failed, 3 passed in 0.2s"),
+    ]
+    assert [(c.text, c.outcome, c.ok) for c in d.digest(log).commands] == [
+        ("mix test 2>&1", "14 doctests, 76 tests, 0 failures", True),
+        ("pytest -q", "1 failed, 3 passed in 0.2s", False),
+    ]
+
+
+def test_commits_and_pushes_are_outcomes():
+    log = [
+        call("Bash", {"command": 'git commit -m "feat: x"'}),
+        result("Bash", "[main 05fd186] feat: x\n 2 files changed"),
+        call("Bash", {"command": "git push"}),
+        result("Bash", "To github.com:o/r.git\n   bb53fb4..05fd186  main -> main"),
+    ]
+    outcomes = [c.outcome for c in d.digest(log).commands]
+    assert outcomes == ["[main 05fd186] feat: x", "bb53fb4..05fd186 main -> main"]
+
+
+def test_a_codex_command_polled_with_write_stdin_gets_its_exit_code():
+    log = [
+        call("exec_command", {"cmd": "npm run build"}),
+        result("exec_command", "Process running with session ID 7\nOutput:\n"),
+        call("write_stdin", {"session_id": 7, "chars": ""}),
+        result("write_stdin", "Process exited with code 0\nOutput:\nbuilt"),
+    ]
+    assert [(c.text, c.outcome, c.ok) for c in d.digest(log).commands] == [
+        ("npm run build", "exit code 0", True)
+    ]
+
+
+def test_requests_are_typed_or_relayed_user_messages():
+    log = [
+        say("user", "Build it", "user"),
+        say("user", "<task-notification>done</task-notification>", "system"),
+        say("user", "And test it", "relay"),
+    ]
+    assert d.digest(log).requests == ["Build it", "And test it"]
+
+
+def test_a_claude_code_compaction_summary_is_parsed_by_section():
+    summary = (
+        "Analysis:\n1. Noise: not this one\n\nSummary:\n1. Primary Request and Intent:\n"
+        "   Implement the epic.\n\n7. Pending Tasks:\n   - gqc.7: launch\n\n"
+        "9. Optional Next Step:\n   Finish gqc.7.\n"
+    )
+    sections = d.summary_sections(summary)
+    assert sections == {
+        "primary request and intent": "Implement the epic.",
+        "pending tasks": "- gqc.7: launch",
+        "optional next step": "Finish gqc.7.",
+    }
+
+
+def test_a_predecessors_brief_is_read_back():
+    brief = (
+        "# Handoff brief from “A”\n\n**Goal:** Port the parser\n\n## Constraints\n"
+        "- Standard library only\n- Never push\n"
+    )
+    assert d.parse_predecessor(brief) == {
+        "goal": "Port the parser",
+        "constraints": ["Standard library only", "Never push"],
+    }
+
+
+def test_task_identifiers_reported_closed_are_found():
+    assert d.closed_ids("✓ Closed spotter-gqc.6: done") == {"gqc.6"}
+    assert d.closed_ids("gqc.7 done and pushed") == {"gqc.7"}
+    assert d.task_ids("**spotter-gqc.6** (in_progress)") == {"gqc.6"}

@@ -1,0 +1,181 @@
+"""The offline summarizer's brief, field by field (seed 000, Brief schema; issue 8)."""
+
+from __future__ import annotations
+
+import json
+
+from test_digest import call, result, say
+
+from handoff.core.brief import render_brief, validate_brief
+from handoff.core.offline_brief import offline_brief
+
+
+def todo(*items: tuple[str, str]) -> dict[str, str]:
+    return call("TodoWrite", {"todos": [{"content": t, "status": s} for t, s in items]})
+
+
+def test_goal_is_the_first_substantive_request_plus_the_latest_direction():
+    log = [
+        say("user", "show tools"),
+        say("user", "Port the parser in /w/parser.py to streaming"),
+        say("assistant", "Ported."),
+        say("user", "did you push?"),
+        say("user", "Now add a CLI flag for the buffer size"),
+    ]
+    assert offline_brief(log, cwd="/w")["goal"] == (
+        "Port the parser in /w/parser.py to streaming — latest direction: "
+        "Now add a CLI flag for the buffer size"
+    )
+
+
+def test_goal_after_a_compaction_comes_from_the_summarys_primary_request():
+    summary = (
+        "Summary:\n1. Primary Request and Intent:\n   The user asked to implement gqc.\n\n"
+        '6. All user messages:\n   - "Implement gqc"\n   - "new beads were added. tackle them"\n'
+    )
+    log = [say("system", summary, "compaction"), say("user", "did you push?")]
+    assert offline_brief(log, cwd="")["goal"] == (
+        "The user asked to implement gqc. — latest direction: new beads were added. tackle them"
+    )
+
+
+def test_constraints_are_the_users_rule_statements():
+    log = [say("user", "Write the CLI. Use the standard library only. Don't add a setup.py.")]
+    assert offline_brief(log, cwd="")["constraints"] == [
+        "Use the standard library only.",
+        "Don't add a setup.py.",
+    ]
+
+
+def test_decisions_are_stated_decisions_of_user_and_assistant():
+    log = [
+        say("user", "Decision: SQLite for now. Write the store."),
+        say("assistant", "I'll use argparse instead of click. Writing it."),
+    ]
+    assert offline_brief(log, cwd="")["decisions"] == [
+        "Decision: SQLite for now.",
+        "I'll use argparse instead of click.",
+    ]
+
+
+def test_pending_comes_from_the_latest_todo_list_without_done_tasks():
+    log = [
+        todo(("Fix error handling", "pending"), ("Write docs", "pending")),
+        todo(("Fix error handling", "completed"), ("Write docs", "in_progress")),
+        say("assistant", "Error handling is fixed. Now let me write the docs."),
+    ]
+    brief = offline_brief(log, cwd="")
+    assert brief["pending"] == ["Write docs (in_progress)"]
+    assert "Continue: Write docs" in brief["next_steps"]
+
+
+def test_a_failing_test_run_is_pending_and_a_passing_one_verified():
+    log = [
+        call("Bash", {"command": "pytest -q"}),
+        result("Bash", "2 failed, 5 passed in 0.3s"),
+        call("Bash", {"command": "ruff check ."}),
+        result("Bash", "All checks passed!\nexit code 0"),
+    ]
+    brief = offline_brief(log, cwd="")
+    assert brief["pending"] == ["`pytest -q` → 2 failed, 5 passed in 0.3s (its latest run failed)"]
+    assert brief["verified"] == ["`ruff check .` → exit code 0"]
+
+
+def test_a_finished_session_says_it_is_finished():
+    log = [
+        say("user", "Implement the epic and push it"),
+        say("assistant", "All done. The epic is fully implemented and pushed."),
+    ]
+    steps = offline_brief(log, cwd="")["next_steps"]
+    assert steps[0] == "The session reports its work finished; wait for the user's next request."
+    assert steps[1].startswith("Current state (the last assistant message): “All done.")
+
+
+def test_a_session_that_goes_on_is_not_finished():
+    log = [
+        say("user", "Implement the epic and push it"),
+        say("assistant", "gqc.6 is done. Now let me look at gqc.7."),
+    ]
+    assert "finished" not in offline_brief(log, cwd="")["next_steps"][0]
+
+
+def test_summary_pending_tasks_closed_later_are_not_pending():
+    summary = "Summary:\n7. Pending Tasks:\n   - spotter-gqc.6: add tests\n   - gqc.7: launch\n"
+    log = [
+        say("system", summary, "compaction"),
+        call("Bash", {"command": "bd close spotter-gqc.6"}),
+        result("Bash", "✓ Closed spotter-gqc.6: tests added"),
+        say("assistant", "Working on gqc.7: reading the hooks."),
+    ]
+    assert offline_brief(log, cwd="")["pending"] == ["gqc.7: launch"]
+
+
+def test_a_successor_carries_its_predecessors_goal_and_constraints():
+    predecessor = {
+        "goal": "Build the weather CLI — latest direction: add caching",
+        "constraints": ["Standard library only."],
+        "decisions": ["Use argparse."],
+    }
+    seed = render_brief(validate_brief(predecessor), source_title="Weather")
+    log = [
+        say("user", seed, "plugin"),
+        say("assistant", "Offline agent: received the handoff brief."),
+        say("user", "Also print the temperature in Fahrenheit", "relay"),
+    ]
+    brief = offline_brief(log, cwd="")
+    assert brief["goal"] == (
+        "Build the weather CLI — latest direction: Also print the temperature in Fahrenheit"
+    )
+    assert brief["constraints"] == ["Standard library only."]
+    assert brief["decisions"] == ["Use argparse."]
+
+
+def test_nothing_is_invented_every_file_and_command_is_in_the_log():
+    log = [
+        say("user", "Fix the crash, see https://example.com/issue/1 and /etc/hosts"),
+        call("Edit", {"file_path": "/w/app.py", "old_string": "a", "new_string": "b"}),
+        result("Edit", "The file /w/app.py has been updated successfully."),
+    ]
+    brief = offline_brief(log, cwd="/w")
+    assert brief["artifacts"] == ["workspace: /w", "/w/app.py — edited"]
+    text = json.dumps(log)
+    assert all(
+        item.split(" — ")[0].removeprefix("workspace: ") in text for item in brief["artifacts"]
+    )
+
+
+def test_an_empty_log_still_gives_a_valid_brief():
+    brief = offline_brief([], cwd="")
+    assert validate_brief(brief) == brief
+    assert brief["goal"] == "Continue the work of the previous session."
+
+
+def test_the_brief_stays_below_the_size_cap():
+    text = "Please edit /data/file_{}.py now, never skip tests " + "x" * 2000
+    huge = [say("user", text.format(i)) for i in range(400)]
+    assert len(json.dumps(offline_brief(huge, cwd="/data"), ensure_ascii=False)) <= 40_000
+
+
+def test_without_file_edits_the_files_the_assistant_names_are_the_artifacts():
+    log = [
+        say("user", "Write the client, see https://api.example.com/v1/forecast"),
+        say("assistant", "Wrote /w/weather/client.py and /w/tests/test_client.py; /usr/bin/env."),
+        say("assistant", "Updated /w/weather/client.py again, built /w/dist/app.js."),
+    ]
+    assert offline_brief(log, cwd="/w")["artifacts"] == [
+        "workspace: /w",
+        "/w/weather/client.py — mentioned by the assistant",
+        "/w/tests/test_client.py — mentioned by the assistant",
+    ]
+
+
+def test_right_after_a_compaction_the_summary_gives_current_work_and_next_step():
+    summary = (
+        "Summary:\n8. Current Work:\n   Working on gqc.6, the close button.\n\n"
+        "9. Optional Next Step:\n   Add the LiveView tests for gqc.6.\n"
+    )
+    steps = offline_brief([say("system", summary, "compaction")], cwd="")["next_steps"]
+    assert steps == [
+        "Add the LiveView tests for gqc.6.",
+        "Current state (the compaction summary): Working on gqc.6, the close button.",
+    ]

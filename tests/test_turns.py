@@ -1,0 +1,39 @@
+"""Turns count the agent's work (docs/design.md, turns; issue 8, Deliver 3).
+
+``handoffMinTurns`` (seed 000, Trigger) counts every input the agent answers, so a long agentic
+session with one or two typed prompts is not kept from handing off by its prompt count.
+"""
+
+from __future__ import annotations
+
+from io import StringIO
+from pathlib import Path
+
+import pytest
+from django.core.management import call_command
+from handoff_settings.store import SettingsValues
+
+from handoff import metrics
+from handoff.core.phases import Reason
+from handoff.core.trigger import handoff_trigger
+from host.models import Message, Session
+
+pytestmark = pytest.mark.django_db
+
+ROLLOUT = Path(__file__).resolve().parents[1] / ".." / "shared" / "transcripts"
+
+
+def test_a_long_agentic_session_with_two_prompts_hands_off_on_context_pressure() -> None:
+    path = ROLLOUT / "codex-0.125-rollout.jsonl"
+    if not path.is_file():
+        pytest.skip(f"shared transcripts not found at {ROLLOUT.resolve()} ({path.name})")
+    call_command("import_transcript", str(path), stdout=StringIO(), stderr=StringIO())
+    session = Session.objects.get(parent=None)
+    values = SettingsValues()
+
+    measured, _ = metrics.measure(session, values)
+
+    prompts = Message.objects.filter(session=session, role="user", starts_turn=True).count()
+    assert prompts == 2 < values.handoff_min_turns <= measured.turns
+    assert measured.tokens == 131_573
+    assert handoff_trigger(measured, values.trigger_config()) == Reason.CONTEXT_PRESSURE
