@@ -64,9 +64,6 @@ logger = logging.getLogger(__name__)
 
 fault_hook = Signal()  # sent as fault_hook.send(sender=Attempt, point=str, attempt=Attempt)
 
-# What the offline summarizer reads of the log (characters of content, newest first).
-OFFLINE_CONTEXT_CHARS = 16_000
-
 # Host session status values the engine reads (host-agnostic strings).
 IDLE = "idle"
 DISPOSED = "disposed"
@@ -379,19 +376,6 @@ def mark_attempt(attempt: Attempt) -> None:
     attempt.note(Step.MARK_ATTEMPT, str(attempt.record.pk))
 
 
-def context_budget() -> int:
-    """How much of the log the summary reads, in characters of content (newest first).
-
-    The summary model's window (``summarizer.UNKNOWN_WINDOW`` when unknown) at the summarizer's
-    generous characters per token; the offline summarizer reads the last
-    ``OFFLINE_CONTEXT_CHARS``. Either way the read is bounded whatever the log's length.
-    """
-    llm = services.llm()
-    if llm is None or llm.offline:
-        return OFFLINE_CONTEXT_CHARS
-    return (llm.window() or summarizer.UNKNOWN_WINDOW) * summarizer.CHARS_PER_TOKEN
-
-
 def summarize(attempt: Attempt) -> None:
     """Step 6: one model call (outside any transaction) whose JSON must be a valid brief.
 
@@ -399,7 +383,7 @@ def summarize(attempt: Attempt) -> None:
     the one after the call, which a change made while the summary was written fails.
     """
     try:
-        context = attempt.host.effective_context(attempt.source, max_chars=context_budget())
+        context = attempt.host.effective_context(attempt.source)
         _point(attempt, "summarize")
         attempt.brief = summarizer.summarize(attempt.source, context)
     except Exception as exc:

@@ -173,28 +173,17 @@ class SessionController:
             owner, cwd=cwd, title=title, agent_preset=agent_preset or DEFAULT_PRESET
         )
 
-    def effective_context(
-        self, session: Session | str, max_chars: int | None = None
-    ) -> list[dict[str, str]]:
-        """Return the last compaction summary and the later messages, oldest first (2 queries).
-
-        With ``max_chars`` only the newest messages whose contents fit in it are read (the
-        newest one always), so the read stays bounded however long the log is.
-        """
+    def effective_context(self, session: Session | str) -> list[dict[str, str]]:
+        """Return the last compaction summary and the later messages, oldest first (2 queries:
+        the summary and the messages, read in chunks of ``CONTEXT_CHUNK`` rows)."""
         target = _session(session)
-        rows = agent.effective_messages(target).reverse().values(*CONTEXT_FIELDS)
-        newest: list[dict[str, str]] = []
-        used = 0
-        for row in rows.iterator(chunk_size=CONTEXT_CHUNK):
-            used += len(row["content"])
-            if max_chars is not None and newest and used > max_chars:
-                break
-            newest.append(row)
+        rows = agent.effective_messages(target).values(*CONTEXT_FIELDS)
+        messages = list(rows.iterator(chunk_size=CONTEXT_CHUNK))
         summary = agent.compaction_summary(target)
         head = [
             {"role": Role.SYSTEM, "source_kind": "compaction", "content": summary, "tool_name": ""}
         ]
-        return (head if summary else []) + newest[::-1]
+        return (head if summary else []) + messages
 
     def seed(self, session: Session | str, content: str) -> int:
         """Append ``content`` as a plugin message (it does not clear blank); return its seq."""

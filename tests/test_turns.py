@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 from django.core.management import call_command
-from handoff_settings.store import SettingsValues
 
 from handoff import metrics
 from handoff.core.phases import Reason
 from handoff.core.trigger import handoff_trigger
+from handoff.settings_store import SettingsValues
 from host.models import Message, Session
 
 pytestmark = pytest.mark.django_db
