@@ -130,6 +130,41 @@ def test_a_successor_carries_its_predecessors_goal_and_constraints():
     assert brief["decisions"] == ["Use argparse."]
 
 
+def test_a_successor_that_edited_nothing_keeps_its_predecessors_files_and_open_work():
+    predecessor = {
+        "goal": "Build the weather CLI",
+        "artifacts": ["workspace: /w", "/w/weather/cli.py — written, edited ×2"],
+        "verified": ["pytest -q — 22 passed"],
+        "pending": ["Finish the README examples (pending)"],
+        "next_steps": ["Finish the README examples."],
+    }
+    seed = render_brief(validate_brief(predecessor), source_title="Weather")
+    log = [
+        say("user", seed, "plugin"),
+        say("assistant", "Offline agent: received the handoff brief."),
+        say("user", "Please also add a --version flag.", "relay"),
+        say("assistant", "Offline agent: received your message."),
+    ]
+    brief = offline_brief(log, cwd="/w")
+    assert brief["artifacts"] == ["workspace: /w", "/w/weather/cli.py — written, edited ×2"]
+    assert brief["verified"] == ["pytest -q — 22 passed"]
+    assert brief["pending"] == ["Finish the README examples (pending)"]
+    assert "Finish the README examples." in brief["next_steps"]
+
+
+def test_the_next_step_the_last_assistant_message_states_is_a_next_step():
+    long_state = "client.py now retries 429 and 5xx answers twice with backoff. " * 6
+    log = [
+        say("user", "Build the weather CLI with caching and retries"),
+        say("assistant", long_state + "Next: finish the README examples and run the CLI once."),
+    ]
+    brief = offline_brief(log, cwd="")
+    assert (
+        "As the last assistant message says: Next: finish the README examples and run the CLI "
+        "once." in brief["next_steps"]
+    )
+
+
 def test_nothing_is_invented_every_file_and_command_is_in_the_log():
     log = [
         say("user", "Fix the crash, see https://example.com/issue/1 and /etc/hosts"),

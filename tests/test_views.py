@@ -463,6 +463,12 @@ def test_session_without_redirect_has_no_banner(as_alice: Client, alice: Any):
     assert "Hand off now" in html
 
 
+def test_the_conversation_page_shows_no_template_syntax(as_alice: Client, alice: Any):
+    html = page(as_alice, talked(alice, "Plain"))
+    for syntax in ("{#", "#}", "{%", "%}", "{{", "}}"):
+        assert syntax not in html
+
+
 # --- composer -------------------------------------------------------------------------------
 
 

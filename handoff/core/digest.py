@@ -276,7 +276,7 @@ def parse_predecessor(text: str) -> dict[str, Any]:
     fields: dict[str, Any] = {"goal": goal.group(1).strip() if goal else ""}
     for match in re.finditer(r"^## (.+)\n((?:- .*\n?)+)", text, re.MULTILINE):
         items = [line[2:].strip() for line in match.group(2).splitlines() if line.startswith("- ")]
-        fields[match.group(1).strip().lower()] = items
+        fields[match.group(1).strip().lower().replace(" ", "_")] = items  # "next_steps"
     return fields
 
 

@@ -62,6 +62,10 @@ _FINISHED = re.compile(
     r"|完了しました|完成しました|しました[。\s]",
     re.IGNORECASE | re.MULTILINE,
 )
+_NEXT_SENTENCE = re.compile(
+    r"^(?:next(?: steps?)?\s*[:,—–-]|next,? i(?:'ll| will)\b|remaining\s*:|still to do\s*:)",
+    re.IGNORECASE,
+)
 _GOING_ON = re.compile(r"\b(now let me|let me|next,? i|i'll now|i will now|then i'll)\b", re.I)
 _SUMMARY_FILE = re.compile(r"^\s*[-*]\s+\*\*`([^`]+)`\*\*\s*[—–-]+\s*(.+)$", re.MULTILINE)
 _MENTIONED_FILE = re.compile(r"(?<![\w.:/~-])(/(?:[\w.@+~-]+/)+[\w@+~-]+\.[A-Za-z]\w{0,7})\b")
@@ -156,6 +160,11 @@ def artifacts_of(d: Digest, cwd: str) -> list[str]:
         if full not in listed and not is_generated_path(full) and "://" not in full:
             items.append(f"{full} — {clip(what, 160)} (before the last compaction)")
             listed.add(full)
+    for item in d.predecessor.get("artifacts", []):
+        path = str(item).split(" — ")[0]
+        if path not in listed and not str(item).startswith("workspace: "):
+            items.append(str(item))
+            listed.add(path)
     if not listed:
         items += [f"{path} — mentioned by the assistant" for path in mentioned_files(d)]
     return unique(items, MAX_ARTIFACTS)
@@ -177,7 +186,8 @@ def _shown(command: Command) -> str:
 def verified_of(d: Digest) -> list[str]:
     """Commands whose latest run passed, oldest first, the latest ``MAX_ITEMS``."""
     latest = {c.text: c for c in d.commands}
-    return unique([_shown(c) for c in latest.values() if c.ok][-MAX_ITEMS:])
+    own = [_shown(c) for c in latest.values() if c.ok]
+    return unique([*d.predecessor.get("verified", []), *own][-MAX_ITEMS:])
 
 
 def finished(d: Digest) -> bool:
@@ -199,6 +209,7 @@ def pending_of(d: Digest, done: bool) -> list[str]:
     if not d.todos and not done:
         tasks = _BULLET.findall(summary_section(d.summary, "pending"))
         items += [t for t in tasks if not task_ids(t) & d.closed]
+        items += [str(t) for t in d.predecessor.get("pending", [])]
     return unique(items)
 
 
@@ -207,7 +218,7 @@ def next_steps_of(d: Digest, done: bool, pending: list[str]) -> list[str]:
     what comes next (the task in progress, else the summary's next step)."""
     last = d.assistant_texts[-1] if d.assistant_texts else ""
     work = summary_section(d.summary, "current work")
-    state = f"Current state (the last assistant message): “{clip(last, 400)}”" if last else ""
+    state = f"Current state (the last assistant message): “{clip(last, 240)}”" if last else ""
     if not last and work:
         state = f"Current state (the compaction summary): {clip(' '.join(sentences(work)[:2]))}"
     if done:
@@ -222,8 +233,17 @@ def next_steps_of(d: Digest, done: bool, pending: list[str]) -> list[str]:
     step = summary_section(d.summary, "next step")
     if not doing and step and not d.assistant_texts:
         doing = [clip(" ".join(sentences(step)[:2]))]
-    steps = [*doing, state]
+    stated = [f"As the last assistant message says: {clip(t)}" for t in stated_next(last)]
+    steps = [*doing, *stated, state]
+    if not doing and not stated:
+        steps += [str(t) for t in d.predecessor.get("next_steps", [])[:1]]
     return unique(steps) or ["Continue from the goal and the artifacts."]
+
+
+def stated_next(text: str) -> list[str]:
+    """The sentences of ``text`` that say what comes next ("Next: …", "Next I will …",
+    "Remaining: …")."""
+    return [s for s in sentences(text) if _NEXT_SENTENCE.match(s)]
 
 
 def uncertainties_of(d: Digest, count: int) -> list[str]:
