@@ -462,3 +462,24 @@ def test_the_continued_suffix_renders_in_a_cjk_font(
     node = cdp.send("DOM.querySelector", {"nodeId": root, "selector": "h1.conv-title"})["nodeId"]
     fonts = cdp.send("CSS.getPlatformFontsForNode", {"nodeId": node})["fonts"]
     assert any(font["familyName"].startswith(CJK_FAMILIES) for font in fonts), fonts
+
+
+# --- The composer stays on top of the conversation's panel -----------------------------------
+
+
+def test_the_composer_is_never_under_the_handoff_panel(
+    open_page: Callable[..., Any], demo: Session, viewport: Any
+):
+    short = Session.objects.get(owner=demo.owner, title="Release notes draft")
+    page = open_page(f"/s/{short.pk}/", viewport)
+    page.add_style_tag(content=".sidebar { min-height: 40vh }")  # a user with many rows
+    page.evaluate("document.querySelector('.main').scrollTop = 0")
+    page.wait_for_timeout(100)
+    on_top = page.evaluate(
+        """() => {
+        const box = document.querySelector('.composer-dock textarea').getBoundingClientRect();
+        const hit = document.elementFromPoint(box.x + box.width / 2, box.y + 6);
+        return hit !== null && hit.closest('.composer-dock') !== null;
+    }"""
+    )
+    assert on_top
