@@ -13,6 +13,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
+from django_htmx.http import trigger_client_event
 
 from handoff import operations, services
 from handoff.exceptions import HandoffError
@@ -83,7 +84,8 @@ def save_field(request: HttpRequest, name: str) -> HttpResponse:
     """Validate and store one setting; answer with the field as the server stored it.
 
     Invalid input: 422, the field shows the error next to it and nothing is saved. An unchanged
-    value is not written again (a double submit makes one change). Non-staff: 403.
+    value is not written again (a double submit makes one change). A change answers with the
+    ``settings:saved`` client event, on which the activity card refreshes. Non-staff: 403.
     """
     if not request.user.is_staff:
         raise PermissionDenied("Only staff change the global settings.")
@@ -101,7 +103,9 @@ def save_field(request: HttpRequest, name: str) -> HttpResponse:
             context = _field_context(
                 stored, name, can_edit=True, saved=True, changed=changed, version=values.version
             )
-            return render(request, "settings/_field.html", context)
+            response = render(request, "settings/_field.html", context)
+            # The "Your handoffs" card shows the switch and the basis: it refreshes at once.
+            return trigger_client_event(response, "settings:saved") if changed else response
     context = _field_context(
         form,
         name,

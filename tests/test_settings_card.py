@@ -172,6 +172,15 @@ def test_double_submit_makes_one_change(as_staff: Client):
     assert "Already saved" in second.content.decode()
 
 
+def test_a_change_refreshes_the_activity_card_and_a_repeat_does_not(as_staff: Client):
+    first = save(as_staff, "auto_handoff", "on")
+    second = save(as_staff, "auto_handoff", "on")
+    assert first.headers["HX-Trigger"] == '{"settings:saved": {}}'
+    assert "HX-Trigger" not in second.headers
+    card = as_staff.get("/settings/").content.decode()
+    assert "settings:saved from:body" in card  # the activity card listens for it
+
+
 def test_auto_handoff_switch_on_and_off(as_staff: Client):
     save(as_staff, "auto_handoff", "on")
     assert stored().auto_handoff is True
