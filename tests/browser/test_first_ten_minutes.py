@@ -329,6 +329,9 @@ def test_space_on_the_conversation_switch_keeps_the_focus(
     switch.press("Space")
     page.wait_for_function("!document.querySelector('#handoff-panel [role=switch]').checked")
     assert page.evaluate("document.activeElement.getAttribute('role')") == "switch"
+    page.wait_for_load_state("networkidle")  # the save is answered before the test ends
+    page.wait_for_timeout(300)
+    assert not MainState.objects.get(session=demo).enabled
 
 
 # --- 12. Back after a follow shows the page as it is now -------------------------------------
