@@ -36,20 +36,28 @@ from host.sessions import create_session
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _free_port() -> int:
+def free_port() -> int:
+    """Return a TCP port on 127.0.0.1 that is free now."""
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port: int = probe.getsockname()[1]
         return port
 
 
-def _database_url() -> str:
+def database_url() -> str:
+    """The default database as a DATABASE_URL another process can open.
+
+    Raises ``ValueError`` for an in-memory SQLite database, which no other process can open.
+    """
     conf = connections["default"].settings_dict
     if connections["default"].vendor == "postgresql":
         host = f"{conf['HOST'] or '127.0.0.1'}:{conf['PORT'] or 5432}"
         password = f":{conf['PASSWORD']}" if conf["PASSWORD"] else ""
         return f"postgres://{conf['USER']}{password}@{host}/{conf['NAME']}"
-    return f"sqlite:///{conf['NAME']}"
+    name = str(conf["NAME"])
+    if name == ":memory:" or "mode=memory" in name:
+        raise ValueError("an in-memory SQLite database cannot be opened by another process")
+    return f"sqlite:///{name}"
 
 
 class Site:
@@ -62,9 +70,9 @@ class Site:
         client = Client()
         client.force_login(user)
         self.cookie = f"sessionid={client.cookies['sessionid'].value}"
-        self.port = _free_port()
+        self.port = free_port()
         self.origin = f"http://127.0.0.1:{self.port}"
-        self.env = {**os.environ, "DATABASE_URL": _database_url(), "DJANGO_DEBUG": "false"}
+        self.env = {**os.environ, "DATABASE_URL": database_url(), "DJANGO_DEBUG": "false"}
         command = [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(self.port)]
         self.process = subprocess.Popen(
             [*command, "config.asgi:application"],

@@ -29,9 +29,10 @@ from unittest import mock
 import pytest
 from django.contrib.sessions.models import Session as DjangoSession
 from django.core.management import call_command
-from django.db import connection, connections
+from django.db import connections
 from django.test import Client
 
+from bench import follower_site
 from follower.events import prune_events
 from handoff import operations
 from handoff.models import HandoffRecord
@@ -56,27 +57,15 @@ document.addEventListener("follower:status", (event) => window.__statuses.push(e
 """
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
 def database_url() -> str:
     """The test database as a DATABASE_URL another process can open; skip when it cannot."""
-    conf = connection.settings_dict
-    if connection.vendor == "postgresql":
-        password = f":{conf['PASSWORD']}" if conf["PASSWORD"] else ""
-        host = f"{conf['HOST'] or 'localhost'}:{conf['PORT'] or 5432}"
-        return f"postgres://{conf['USER']}{password}@{host}/{conf['NAME']}"
-    name = str(conf["NAME"])
-    if connection.vendor == "sqlite" and name != ":memory:" and "mode=memory" not in name:
-        return f"sqlite:///{name}"
-    pytest.skip(
-        "the ASGI server runs in another process and cannot open an in-memory test database: "
-        "set DATABASE_URL to PostgreSQL (as .ci/run does)"
-    )
+    try:
+        return follower_site.database_url()
+    except ValueError:
+        pytest.skip(
+            "the ASGI server runs in another process and cannot open an in-memory test "
+            "database: set DATABASE_URL to PostgreSQL (as .ci/run does)"
+        )
 
 
 class AsgiServer:
@@ -129,7 +118,7 @@ def asgi_server(
     browser: Any, django_db_setup: None, django_db_blocker: Any
 ) -> Iterator[AsgiServer]:
     with django_db_blocker.unblock():
-        server = AsgiServer(database_url(), free_port())
+        server = AsgiServer(database_url(), follower_site.free_port())
     server.start()
     yield server
     server.stop()
@@ -138,7 +127,7 @@ def asgi_server(
 @pytest.fixture(scope="module")
 def memory_server(asgi_server: AsgiServer) -> Iterator[AsgiServer]:
     """A second server on the in-memory channel layer: it hears of events only by polling."""
-    server = AsgiServer(asgi_server.env["DATABASE_URL"], free_port())
+    server = AsgiServer(asgi_server.env["DATABASE_URL"], follower_site.free_port())
     server.env.pop("REDIS_URL", None)
     server.start()
     yield server
