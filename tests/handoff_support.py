@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
-import pytest
 from django.contrib.auth import get_user_model
 
 from handoff import services
-from handoff.attempt import Attempt, AttemptOutcome, fault_hook
+from handoff.attempt import Attempt, AttemptOutcome
 from handoff.models import HandoffRecord
 from host import log
 from host.models import Session, Workspace
@@ -89,25 +88,6 @@ def auto_handoff(on: bool = True) -> None:
     services.settings_store().save(auto_handoff=on)
 
 
-@pytest.fixture
-def at_point() -> Iterator[Callable[[str, Callable[[Attempt], object]], None]]:
-    """Return ``inject(point, action)``: run ``action(attempt)`` when the transaction reaches
-    ``point`` (an exception it raises is that point failing). Disconnected at teardown."""
-    connected: list[Callable[..., None]] = []
-
-    def inject(wanted: str, action: Callable[[Attempt], object]) -> None:
-        def receiver(sender: Any, point: str, attempt: Attempt, **kwargs: Any) -> None:
-            if point == wanted:
-                action(attempt)
-
-        fault_hook.connect(receiver, weak=False)
-        connected.append(receiver)
-
-    yield inject
-    for receiver in connected:
-        fault_hook.disconnect(receiver)
-
-
 def boom(message: str = "injected fault") -> Callable[[Attempt], None]:
     """Return an action that raises ``RuntimeError(message)``."""
 
@@ -138,14 +118,3 @@ class RecordingLLM:
     def complete(self, **kwargs: Any) -> str:
         RecordingLLM.calls.append(kwargs)
         return self.answer
-
-
-@pytest.fixture
-def recording_llm() -> Iterator[type[RecordingLLM]]:
-    """Register ``RecordingLLM`` as the llm service at run time (unregistered at teardown)."""
-    RecordingLLM.calls = []
-    RecordingLLM.answer = RecordingLLM.DEFAULT_ANSWER
-    services.register(services.LLM, RecordingLLM)
-    yield RecordingLLM
-    services.unregister(services.LLM)
-    RecordingLLM.answer = RecordingLLM.DEFAULT_ANSWER

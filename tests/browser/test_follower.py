@@ -22,7 +22,6 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 from io import StringIO
-from pathlib import Path
 from typing import Any, TypeVar
 from unittest import mock
 
@@ -31,6 +30,7 @@ from django.contrib.sessions.models import Session as DjangoSession
 from django.core.management import call_command
 from django.db import connections
 from django.test import Client
+from shared_files import ROOT
 
 from bench import follower_site
 from follower.events import prune_events
@@ -44,7 +44,6 @@ from host.sessions import create_session
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 T = TypeVar("T")
-ROOT = Path(__file__).resolve().parents[2]
 TIMEOUT_MS = 15_000
 FAST = {"retryInterval": 100, "backoffBase": 200, "backoffCap": 1000}
 """Follower settings for the tests: the seed's 12 tries about 2 s apart, only faster."""

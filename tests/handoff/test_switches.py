@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from django_tasks_db.models import DBTaskResult
-from handoff_support import add_turn, at_point, auto_handoff, boom, make_source, make_user
+from handoff_support import add_turn, auto_handoff, boom, make_source, make_user
 
 from handoff import attempt as attempts
 from handoff import operations, services, store
@@ -17,8 +17,6 @@ from host.models import Message, Session
 from host.sessions import create_session
 from host.signals import session_idle
 from host.usage import Usage
-
-__all__ = ["at_point"]
 
 pytestmark = pytest.mark.django_db
 

@@ -15,12 +15,12 @@ from typing import Any
 import pytest
 from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
+from shared_files import TRANSCRIPTS
 
 from host.models import Message, Session, SessionEvent, SessionStatus, Workspace
 
 pytestmark = pytest.mark.django_db
 
-TRANSCRIPTS = Path(__file__).resolve().parents[1] / ".." / "shared" / "transcripts"
 
 # file stem: (uncached input, output, cache read, cache write, cumulative, context, compactions,
 #             latest model, cwd) — SOURCES.md, "The right values".

@@ -7,10 +7,10 @@ session with one or two typed prompts is not kept from handing off by its prompt
 from __future__ import annotations
 
 from io import StringIO
-from pathlib import Path
 
 import pytest
 from django.core.management import call_command
+from shared_files import TRANSCRIPTS
 
 from handoff import metrics
 from handoff.core.phases import Reason
@@ -20,7 +20,7 @@ from host.models import Message, Session
 
 pytestmark = pytest.mark.django_db
 
-ROLLOUT = Path(__file__).resolve().parents[1] / ".." / "shared" / "transcripts"
+ROLLOUT = TRANSCRIPTS
 
 
 def test_a_long_agentic_session_with_two_prompts_hands_off_on_context_pressure() -> None:

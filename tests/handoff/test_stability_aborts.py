@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
-from handoff_support import add_turn, at_point, auto_handoff, make_source
+from handoff_support import add_turn, auto_handoff, make_source
 
 from handoff import attempt as attempts
 from handoff import operations, services, store
@@ -17,8 +17,6 @@ from handoff.core.phases import Phase
 from handoff.models import HandoffRecord, MainState, Redirect
 from host import runtime
 from host.models import Session
-
-__all__ = ["at_point"]
 
 pytestmark = pytest.mark.django_db
 

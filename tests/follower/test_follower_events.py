@@ -55,16 +55,6 @@ def make_user(name: str) -> AbstractBaseUser:
     return get_user_model().objects.create_user(name)
 
 
-@pytest.fixture
-def ada() -> AbstractBaseUser:
-    return make_user("ada")
-
-
-@pytest.fixture
-def bob() -> AbstractBaseUser:
-    return make_user("bob")
-
-
 def replayed(user: AbstractBaseUser, after: int = 0) -> list[Frame]:
     """The user's events after ``after``, which must not be a resync."""
     frames = events_after(user.pk, after)

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 from django.core.exceptions import ImproperlyConfigured
+from shared_files import ROOT
 
 from config.secret_key import load_or_create
 from host.checks import llm_endpoint_names_a_model, secret_key_is_set
 
-ROOT = Path(__file__).resolve().parent.parent
 # The environment of an install with nothing configured: no DJANGO_*, no services.
 UNCONFIGURED = {
     name: value

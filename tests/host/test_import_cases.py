@@ -14,12 +14,12 @@ from typing import Any
 
 import pytest
 from django.core.management import CommandError, call_command
+from shared_files import CASES
 
 from host.models import Message, Session
 
 pytestmark = pytest.mark.django_db
 
-CASES = Path(__file__).resolve().parents[1] / ".." / "shared" / "cases"
 USAGE_KEYS = ("uncached_input", "output", "cache_read", "cache_write")
 
 

@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import pytest
-from handoff_support import RecordingLLM, make_source, recording_llm
+from handoff_support import RecordingLLM, make_source
 
 from handoff import summarizer
 from handoff.core.brief import BriefError
 from handoff.exceptions import ServiceUnavailable
 from host import log
 from host.services import LLM, SessionController
-
-__all__ = ["recording_llm"]
 
 
 def entry(role: str, content: str, kind: str = "", tool: str = "") -> dict[str, str]:

@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 from django.core.management import call_command
+from shared_files import TRANSCRIPTS
 
 from handoff import summarizer
 from handoff.core.brief import render_brief
@@ -29,7 +30,6 @@ from host.services import SessionController
 
 pytestmark = pytest.mark.django_db
 
-TRANSCRIPTS = Path(__file__).resolve().parents[1] / ".." / "shared" / "transcripts"
 # Every shared transcript ends with the work reported done (read by a person, see docs/briefs.md).
 FINISHED = {
     "claude-code-2.1-auto-compact": True,

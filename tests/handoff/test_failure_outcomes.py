@@ -8,11 +8,9 @@ import pytest
 from django.utils import timezone
 from handoff_support import (
     add_turn,
-    at_point,
     boom,
     make_source,
     make_user,
-    recording_llm,
     target_of,
 )
 
@@ -23,8 +21,6 @@ from handoff.models import HandoffRecord, MainState, Redirect
 from host import runtime
 from host.models import Session
 from host.sessions import create_session
-
-__all__ = ["at_point", "recording_llm"]
 
 pytestmark = pytest.mark.django_db
 

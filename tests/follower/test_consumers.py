@@ -10,7 +10,6 @@ from unittest import mock
 import pytest
 from channels.db import database_sync_to_async
 from channels.testing import WebsocketCommunicator
-from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.contrib.sessions.models import Session as DjangoSession
 from django.test import Client
@@ -32,16 +31,6 @@ def quiet_layer(settings: Any) -> None:
     """The in-memory layer, and no reading of stored events unless a test turns it on."""
     settings.CHANNEL_LAYERS = IN_MEMORY
     settings.FOLLOWER_POLL_INTERVAL = 0
-
-
-@pytest.fixture
-def ada() -> AbstractBaseUser:
-    return get_user_model().objects.create_user("ada")
-
-
-@pytest.fixture
-def bob() -> AbstractBaseUser:
-    return get_user_model().objects.create_user("bob")
 
 
 def socket(user: Any) -> WebsocketCommunicator:

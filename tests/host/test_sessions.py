@@ -31,11 +31,6 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def owner(django_user_model: Any) -> AbstractBaseUser:
-    return django_user_model.objects.create_user("ada")
-
-
-@pytest.fixture
 def stranger(django_user_model: Any) -> AbstractBaseUser:
     return django_user_model.objects.create_user("eve")
 

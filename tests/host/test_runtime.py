@@ -29,11 +29,6 @@ Listen = Callable[..., list[dict[str, Any]]]
 
 
 @pytest.fixture
-def owner(django_user_model: Any) -> AbstractBaseUser:
-    return django_user_model.objects.create_user("ada")
-
-
-@pytest.fixture
 def session(owner: AbstractBaseUser) -> Session:
     return create_session(owner, title="Work")
 

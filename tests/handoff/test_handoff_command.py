@@ -5,19 +5,18 @@ from __future__ import annotations
 import json
 import uuid
 from io import StringIO
-from pathlib import Path
 from typing import Any
 
 import pytest
 from django.core.management import CommandError, call_command
 from handoff_support import make_source, make_user
+from shared_files import TRANSCRIPTS
 
 from handoff.models import HandoffRecord, MainState, Redirect
 from host.models import InboxItem, InboxStage, Message, Session
 
 pytestmark = pytest.mark.django_db
 
-TRANSCRIPTS = Path(__file__).resolve().parents[1] / ".." / "shared" / "transcripts"
 AUTO_COMPACT = TRANSCRIPTS / "claude-code-2.1-auto-compact.jsonl"
 
 STATUS_KEYS = {

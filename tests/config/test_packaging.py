@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import tomllib
-from pathlib import Path
 
 import pytest
 from packaging.specifiers import SpecifierSet
+from shared_files import ROOT
 
-PYPROJECT = Path(__file__).resolve().parents[1] / "pyproject.toml"
+PYPROJECT = ROOT / "pyproject.toml"
 
 
 @pytest.mark.parametrize("version", ["3.11.0", "3.12.0", "3.13.0"])

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import threading
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -14,11 +13,11 @@ from handoff_support import (
     CWD,
     MODEL,
     add_turn,
-    at_point,
     auto_handoff,
     make_source,
     record_of,
 )
+from shared_files import TRANSCRIPTS
 
 from handoff import attempt as attempts
 from handoff import operations, services
@@ -27,11 +26,7 @@ from handoff.models import HandoffRecord, MainState, Redirect
 from host.intake import post_message
 from host.models import Message, Session, SourceKind
 
-__all__ = ["at_point"]
-
 pytestmark = pytest.mark.django_db
-
-TRANSCRIPTS = Path(__file__).resolve().parents[1] / ".." / "shared" / "transcripts"
 
 
 def successor_of(source: Session) -> Session:

@@ -29,11 +29,6 @@ pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("immediate_tasks")]
 
 
 @pytest.fixture
-def owner(django_user_model: Any) -> AbstractBaseUser:
-    return django_user_model.objects.create_user("ada")
-
-
-@pytest.fixture
 def session(owner: AbstractBaseUser) -> Session:
     return create_session(owner, cwd="/home/ada/project", title="Work")
 
