@@ -18,13 +18,14 @@ from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Any
 
-from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
 from django.conf import settings
 from django.db import transaction
 from django.db.models import F, Max
 from django.utils import timezone
 
+from config import sql
+from follower import sending
 from follower.models import FollowerCursor, FollowerEvent
 
 logger = logging.getLogger(__name__)
@@ -73,37 +74,49 @@ def _send(user_id: int, frame: Frame) -> None:
     if layer is None:
         return
     message = {"type": "follow.event", "user": user_id, "event": frame}
-    async_to_sync(layer.group_send)(group_name(user_id), message)
+    sending.group_send(layer, group_name(user_id), message)
 
 
 def publish(user_id: int, kind: EventKind | str, payload: dict[str, Any]) -> Frame:
     """Number and store one event for ``user_id``; send it to the user's group after commit.
 
     Runs in its own ``transaction.atomic()`` (joining the caller's, if any) with the user's
-    cursor row locked, so numbers have no gaps and the event exists exactly when the caller's
-    change committed. A crash half-way leaves neither the number nor the event; a failure of the
-    channel layer after the commit is logged and the event still reaches the page on its next
-    catch-up (the consumer also reads stored events). Every ``SWEEP_EVERY``-th event of a user
-    also sweeps every user's expired events after the commit (``prune_events``), so users who
-    went quiet are pruned too. Returns the event frame.
+    cursor row locked by its bump, so numbers have no gaps and the event exists exactly when the
+    caller's change committed: two statements (the bump, the insert), plus the deletion of the
+    user's oldest events once they pass ``FOLLOWER_EVENT_LIMIT``. A crash half-way leaves
+    neither the number nor the event; a failure of the channel layer after the commit is logged
+    and the event still reaches the page on its next catch-up (the consumer also reads stored
+    events). Every ``SWEEP_EVERY``-th event of a user also sweeps every user's expired events
+    after the commit (``prune_events``), so users who went quiet are pruned too. Returns the
+    event frame.
     """
     with transaction.atomic():
-        cursor, _ = FollowerCursor.objects.select_for_update().get_or_create(user_id=user_id)
-        cursor.last_seq += 1
-        cursor.save(update_fields=["last_seq"])
+        last_seq, pruned_through = _bump(user_id)
         event = FollowerEvent.objects.create(
-            user_id=user_id, seq=cursor.last_seq, kind=str(kind), payload=payload
+            user_id=user_id, seq=last_seq, kind=str(kind), payload=payload
         )
-        _prune(cursor, timezone.now())
+        limit: int = getattr(settings, "FOLLOWER_EVENT_LIMIT", 1000)
+        if last_seq - limit > pruned_through:
+            _prune_through(user_id, last_seq - limit)
         frame = _frame(event)
 
         def send_after_commit() -> None:
             _send(user_id, frame)
 
         transaction.on_commit(send_after_commit, robust=True)
-        if cursor.last_seq % SWEEP_EVERY == 0:
+        if last_seq % SWEEP_EVERY == 0:
             transaction.on_commit(prune_events, robust=True)
     return frame
+
+
+def _bump(user_id: int) -> tuple[int, int]:
+    """Take the user's next event number; return ``(last_seq, pruned_through)`` after it."""
+    bumped = sql.increment(FollowerCursor, "user", user_id, "last_seq", "pruned_through")
+    if bumped is None:  # the user's first event
+        FollowerCursor.objects.get_or_create(user_id=user_id)
+        bumped = sql.increment(FollowerCursor, "user", user_id, "last_seq", "pruned_through")
+        assert bumped is not None
+    return int(bumped[0]), int(bumped[1])
 
 
 def current_event_id(user_id: int) -> int:
@@ -131,6 +144,13 @@ def events_after(user_id: int, last_id: int) -> list[Frame] | Resync:
     return events
 
 
+def _prune_through(user_id: int, through: int) -> int:
+    """Delete the user's events numbered up to ``through`` and mark the gap; return how many."""
+    deleted, _ = FollowerEvent.objects.filter(user_id=user_id, seq__lte=through).delete()
+    FollowerCursor.objects.filter(user_id=user_id).update(pruned_through=through)
+    return deleted
+
+
 def _prune(cursor: FollowerCursor, now: datetime) -> int:
     """Delete the locked user's events past retention or beyond the per-user limit."""
     retention = timedelta(seconds=getattr(settings, "FOLLOWER_EVENT_RETENTION", 600))
@@ -141,10 +161,7 @@ def _prune(cursor: FollowerCursor, now: datetime) -> int:
     through = max(cursor.last_seq - limit, expired or 0)
     if through <= cursor.pruned_through:
         return 0
-    deleted, _ = FollowerEvent.objects.filter(user_id=cursor.user_id, seq__lte=through).delete()
-    cursor.pruned_through = through
-    cursor.save(update_fields=["pruned_through"])
-    return deleted
+    return _prune_through(cursor.user_id, through)
 
 
 def prune_events(*, now: datetime | None = None) -> int:
@@ -153,7 +170,8 @@ def prune_events(*, now: datetime | None = None) -> int:
 
     Each user is pruned in its own transaction with the cursor locked; ``pruned_through`` moves
     with the deletion, so a crash half-way leaves every user either pruned or untouched.
-    ``publish`` prunes its user as it goes and calls this now and then for users who went quiet.
+    ``publish`` keeps its user under the limit as it goes and calls this every ``SWEEP_EVERY``-th
+    event of a user, for expired events and users who went quiet.
     """
     moment = now or timezone.now()
     retention = timedelta(seconds=getattr(settings, "FOLLOWER_EVENT_RETENTION", 600))

@@ -30,13 +30,13 @@ from importlib import import_module
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from asgiref.sync import async_to_sync
 from channels.db import database_sync_to_async
 from channels.layers import BaseChannelLayer, InMemoryChannelLayer, get_channel_layer
 from django.conf import settings
 from django.contrib.auth import SESSION_KEY
 from django.db import connection
 
+from follower import sending
 from follower.events import Frame, Resync, events_after, group_name
 from follower.models import FollowerCursor
 
@@ -198,7 +198,7 @@ def signed_out(sender: Any, request: Any, user: Any, **kwargs: Any) -> None:
         return
     message = {"type": "follow.signed_out", "session_key": session_key}
     try:
-        async_to_sync(layer.group_send)(group_name(user.pk), message)
+        sending.group_send(layer, group_name(user.pk), message)
     except Exception:
         logger.exception("follower: the sign-out of user %s was not sent", user.pk)
 
