@@ -25,6 +25,7 @@ def test_sends_from_a_plain_thread_arrive_in_the_order_sent():
     thread = threading.Thread(target=worker)
     thread.start()
     thread.join(10)
+
     async def receive_all() -> list[int]:
         numbers = [(await layer.receive(channel))["n"] for _ in range(20)]
         await layer.group_discard(group, channel)
