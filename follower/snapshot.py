@@ -16,10 +16,11 @@ from django.db import transaction
 from django.db.models import F
 
 from follower.models import FollowerCursor
+from host.signals import SIDEBAR_FIELDS
 
 SessionRow = dict[str, Any]
 
-ROW_FIELDS = ("title", "blank", "workspace_id", "archived", "status")
+ROW_FIELDS = SIDEBAR_FIELDS
 """The session columns a row shows; the host announces a change to any of them."""
 
 

@@ -13,15 +13,21 @@ from django.db import transaction
 from django.db.models import F, Value
 from django.db.models.functions import Greatest
 
+from config import sql
 from host.models import EventKind, Message, Session, SessionEvent, UsageProjection
 from host.signals import announce
 from host.usage import Usage
 
 
 def _next_seq(session: Session) -> int:
-    """Bump and return the session's revision (the log's shared sequence number)."""
-    Session.objects.filter(pk=session.pk).update(revision=F("revision") + 1)
-    session.revision = Session.objects.values_list("revision", flat=True).get(pk=session.pk)
+    """Bump and return the session's revision (the log's shared sequence number).
+
+    One statement, which holds the session row until the caller's transaction ends.
+    """
+    bumped = sql.increment(Session, "id", session.pk, "revision")
+    if bumped is None:
+        raise Session.DoesNotExist(f"session {session.pk} does not exist")
+    session.revision = int(bumped[0])
     return session.revision
 
 

@@ -41,7 +41,7 @@ from host.models import (
     Workspace,
 )
 from host.models import UsageProjection as ProjectionRow
-from host.signals import StepRejected, announce
+from host.signals import SIDEBAR_FIELDS, StepRejected, announce
 from host.usage import measure, projection_of
 
 DEFAULT_PRESET = "default"
@@ -114,12 +114,14 @@ class Observation:
 
 
 def _save(session: Session, **fields: Any) -> None:
-    """Set ``fields`` of the sidebar row, save them and announce the change (one transaction)."""
+    """Set and save ``fields``; announce the change when the sidebar row shows one of them
+    (``host.signals.SIDEBAR_FIELDS``). One transaction."""
     for name, value in fields.items():
         setattr(session, name, value)
     with transaction.atomic():
         session.save(update_fields=[*fields, "updated"])
-        announce(session.pk)
+        if any(name in SIDEBAR_FIELDS for name in fields):
+            announce(session.pk)
 
 
 class SessionController:

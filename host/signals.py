@@ -7,9 +7,9 @@
   session (seed 000, Forwarding: ``beforeStep``). A receiver returns a ``StepRejected`` to take
   the input away from this session; the host then does not start a turn.
 - ``session_changed(sender=Session, session_id=UUID, created=bool)``: something a page shows of
-  the session (its sidebar row: title, blank, workspace, archived, status) changed, or it was
-  created. Sent inside the writer's transaction, so a receiver's writes commit or roll back
-  with the change; every writer of those columns sends it (a queryset ``update()`` too).
+  the session (its sidebar row: ``SIDEBAR_FIELDS``) changed, or it was created. Sent inside the
+  writer's transaction, so a receiver's writes commit or roll back with the change; every
+  writer of those columns sends it (a queryset ``update()`` too), and no other write does.
 - ``composer_command(sender=Session, session=Session, user=User, command=str, argument=str)``: a
   slash command typed in the chat composer that the host does not handle itself (``/handoff
   status``: command "handoff", argument "status"). The receiver that knows ``command`` returns a
@@ -24,6 +24,9 @@ from typing import Any
 from django.dispatch import Signal
 
 from host.models import Session
+
+SIDEBAR_FIELDS = ("title", "blank", "workspace_id", "archived", "status")
+"""The session columns a page's sidebar row shows: a change to any of them is announced."""
 
 session_idle = Signal()
 blocker_cleared = Signal()
