@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from follower.events import EventKind, publish
-from follower.snapshot import owned_row
+from follower.snapshot import owned_row, owner_of
 
 
 def session_changed(session_id: Any, created: bool = False, **kwargs: Any) -> None:
@@ -31,8 +31,8 @@ def session_changed(session_id: Any, created: bool = False, **kwargs: Any) -> No
 
 def record_changed(record: Any, **kwargs: Any) -> None:
     """Publish ``handoff.phase``: the record was created, moved phase or got its successor."""
-    found = owned_row(record.source_id)
-    if found is None:
+    owner = owner_of(record.source_id)
+    if owner is None:
         return
     payload = {
         "record": str(record.pk),
@@ -40,7 +40,7 @@ def record_changed(record: Any, **kwargs: Any) -> None:
         "target": str(record.target_id) if record.target_id else None,
         "phase": record.phase,
     }
-    publish(found[0], EventKind.HANDOFF_PHASE, payload)
+    publish(owner, EventKind.HANDOFF_PHASE, payload)
 
 
 def redirects_changed(changes: list[Any], **kwargs: Any) -> None:

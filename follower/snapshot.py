@@ -9,6 +9,7 @@ events" rebuilds a fresh snapshot (Zulip's event queues).
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from django.apps import apps
@@ -58,6 +59,27 @@ def owned_row(session_id: Any) -> tuple[int, SessionRow] | None:
     if values is None:
         return None
     return values["owner_id"], _row(values, values["redirect_to"])
+
+
+def owner_of(session_id: Any) -> int | None:
+    """Return the id of the session's owner, or None when the session does not exist.
+
+    Read once per session and process: a session's owner never changes (nothing writes it
+    after creation; the admin shows it read-only). A missing session is not remembered.
+    """
+    try:
+        return _stored_owner(session_id)
+    except LookupError:
+        return None
+
+
+@functools.lru_cache(maxsize=4096)
+def _stored_owner(session_id: Any) -> int:
+    session = apps.get_model("host", "Session")
+    owner = session.objects.filter(pk=session_id).values_list("owner_id", flat=True).first()
+    if owner is None:
+        raise LookupError(session_id)  # raised, so the cache keeps nothing
+    return int(owner)
 
 
 def redirect_of(session_id: Any) -> str | None:

@@ -215,8 +215,10 @@ def blocker_facts(observed: SessionObservation) -> BlockerFacts:
 def unstable(attempt: Attempt, state: MainState | None = None) -> str | None:
     """Re-check ``stable()`` from storage: the session with its blockers, settings, main state.
 
-    Three reads (the observation, the settings, the main state); two when the caller holds the
-    main state locked and passes it. The attempt's source becomes the session read here.
+    Reads what the attempt's reason needs: the observation and the main state (none when the
+    caller holds it locked and passes it), and the settings only for an automatic attempt (a
+    manual one does not depend on ``autoHandoff``). The attempt's source becomes the session
+    read here.
     """
     assert attempt.reason is not None
     observed = attempt.host.observe(attempt.session_id)
@@ -226,14 +228,14 @@ def unstable(attempt: Attempt, state: MainState | None = None) -> str | None:
     source = observed.session
     if state is None:
         state = store.find_main_state(attempt.session_id)
-    values = services.load_settings()
+    automatic = attempt.reason is not Reason.MANUAL
     facts = StabilityFacts(
         disposed=source.status == DISPOSED,
         idle=source.status == IDLE,
         revision=int(source.revision),
         archived=bool(source.archived),
         blockers=find_blockers(blocker_facts(observed), manual=attempt.manual),
-        auto_handoff=values.auto_handoff,
+        auto_handoff=automatic and services.load_settings().auto_handoff,
         enabled=bool(state and state.enabled),
         requested=bool(state and state.requested),
     )
@@ -267,14 +269,15 @@ def guard(attempt: Attempt) -> None:
     if observed is None:
         raise Stop(Outcome.REFUSED, f"no session {attempt.session_id}")
     source = observed.session
-    attempt.state = store.find_main_state(attempt.session_id)
+    found = store.standing(attempt.session_id)
+    attempt.state = found.state
     refusal = guard_refusal(
         GuardFacts(
-            registered_main=attempt.state is not None,
+            registered_main=found.state is not None,
             idle=source.status == IDLE,
             archived=bool(source.archived),
             subagent=source.parent_id is not None,
-            has_redirect=store.redirect_of(attempt.session_id) is not None,
+            has_redirect=found.redirect_to is not None,
         )
     )
     if refusal is not None:
@@ -340,29 +343,50 @@ def blockers(attempt: Attempt) -> None:
     attempt.note(Step.BLOCKERS)
 
 
+class _StuckAttempt(Exception):
+    """The source's attempt in progress looks stuck: recover it, then claim again."""
+
+    def __init__(self, record: HandoffRecord) -> None:
+        super().__init__(str(record.pk))
+        self.record = record
+
+
 def mark_attempt(attempt: Attempt) -> None:
     """Step 5: claim the source under a lock and record ``summarizing`` with the revision.
 
     A second attempt on the same source finds the first one's record and is refused; one that
-    looks stuck is recovered first. One transaction: a crash leaves no record or the record.
+    looks stuck is recovered first (``handoff.recovery``), then the claim runs once more. One
+    transaction: a crash leaves no record or the record.
     """
-    assert attempt.reason is not None and attempt.metrics is not None
-    stale = store.in_progress(attempt.session_id)
-    if stale is not None and recovery.is_stuck(stale, timezone.now()):
+    try:
+        _claim(attempt, recover=True)
+    except _StuckAttempt as stuck:
         with contextlib.suppress(PhaseError):
-            recovery.recover_record(stale)
+            recovery.recover_record(stuck.record)
+        _claim(attempt, recover=False)
+    assert attempt.record is not None
+    attempt.note(Step.MARK_ATTEMPT, str(attempt.record.pk))
+
+
+def _claim(attempt: Attempt, *, recover: bool) -> None:
+    """Lock the main, re-check it (no attempt in progress, no redirect, ``stable()``) and create
+    the record; raises ``_StuckAttempt`` (``recover``) or ``Stop``."""
+    assert attempt.reason is not None and attempt.metrics is not None
     with transaction.atomic():
-        state = store.lock_main_state(attempt.session_id)
-        current = store.in_progress(attempt.session_id)
-        if current is not None:
+        found = store.standing(attempt.session_id, lock=True)
+        if found.in_progress is not None:
+            current = HandoffRecord.objects.get(pk=found.in_progress)
+            if recover and recovery.is_stuck(current, timezone.now()):
+                raise _StuckAttempt(current)
             raise Stop(
                 Outcome.REFUSED,
                 f"attempt {current.pk} is already in progress",
                 keeps_request=True,
             )
-        if store.redirect_of(attempt.session_id) is not None:
+        if found.redirect_to is not None:
             raise Stop(Outcome.REFUSED, MESSAGES["already-redirected"])
-        why = unstable(attempt, state)
+        assert found.state is not None
+        why = unstable(attempt, found.state)
         if why is not None:
             raise Stop(Outcome.REFUSED, f"not stable: {why}")
         attempt.record = store.create_record(
@@ -371,9 +395,8 @@ def mark_attempt(attempt: Attempt) -> None:
             metrics=metrics.metrics_dict(attempt.metrics),
             source_revision=attempt.revision,
         )
-        state.last_attempt_seq = attempt.revision
-        state.save(update_fields=["last_attempt_seq", "updated"])
-    attempt.note(Step.MARK_ATTEMPT, str(attempt.record.pk))
+        found.state.last_attempt_seq = attempt.revision
+        found.state.save(update_fields=["last_attempt_seq", "updated"])
 
 
 def summarize(attempt: Attempt) -> None:

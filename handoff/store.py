@@ -3,15 +3,20 @@
 These replace the seed's ``handoffs.json``. Every write runs in ``transaction.atomic()``, so a
 crash half-way leaves the last committed state (the seed's rollback-aware writes). A record's
 phase moves only as ``handoff.core.phases.can_move`` allows, with a conditional UPDATE, so two
-processes (an attempt and recovery) can never move it backwards.
+processes (an attempt and recovery) can never move it backwards. ``standing`` reads what an
+attempt's step needs of a main (its state, its redirect, its attempt in progress) in one query.
 """
 
 from __future__ import annotations
 
+import copy
+from dataclasses import dataclass
 from typing import Any
 from uuid import UUID
 
 from django.db import transaction
+from django.db.models import OuterRef, Subquery
+from django.utils import timezone
 
 from handoff.core.phases import IN_PROGRESS_PHASES, UNFINISHED_PHASES, Phase, Reason, can_move
 from handoff.core.redirects import RedirectGraph
@@ -59,6 +64,48 @@ def update_main_state(session_id: str | UUID, **fields: Any) -> MainState:
         return state
 
 
+@dataclass(frozen=True)
+class Standing:
+    """One main as an attempt's step sees it (seed 000, State): its state (None: never
+    registered), where its redirect leads (None: no redirect) and the id of its attempt still
+    summarizing or prepared (None: none)."""
+
+    state: MainState | None
+    redirect_to: UUID | None
+    in_progress: UUID | None
+
+
+def standing(session_id: str | UUID, *, lock: bool = False) -> Standing:
+    """Read the main's state, redirect and attempt in progress in one query.
+
+    ``lock``: the state row is locked for the caller's transaction (``SELECT … FOR UPDATE``;
+    call it inside ``transaction.atomic()``), and created first when missing.
+    """
+    source = OuterRef("session_id")
+    rows = MainState.objects.filter(session_id=key(session_id)).annotate(
+        redirect_to=Subquery(
+            Redirect.objects.filter(source_id=source).values("destination_id")[:1]
+        ),
+        in_progress_id=Subquery(
+            HandoffRecord.objects.filter(source_id=source, phase__in=IN_PROGRESS_PHASES).values(
+                "pk"
+            )[:1]
+        ),
+    )
+    state = (rows.select_for_update() if lock else rows).first()
+    if state is None and lock:
+        lock_main_state(session_id)
+        state = rows.select_for_update().get()
+    if state is None:
+        return Standing(None, _redirect_to(session_id), None)
+    return Standing(state, state.redirect_to, state.in_progress_id)
+
+
+def _redirect_to(session_id: str | UUID) -> UUID | None:
+    redirect = redirect_of(session_id)
+    return redirect.destination_id if redirect is not None else None
+
+
 def in_progress(source_id: str | UUID) -> HandoffRecord | None:
     """Return the source's attempt still summarizing or prepared, if any."""
     return HandoffRecord.objects.filter(
@@ -83,23 +130,27 @@ def create_record(
 
 
 def move(record: HandoffRecord, phase: Phase, **fields: Any) -> HandoffRecord:
-    """Move ``record`` to ``phase``, set ``fields`` (brief, target, error …); return it re-read.
+    """Move ``record`` to ``phase`` and set ``fields`` (brief, target, error …); return the moved
+    record (a copy of ``record`` with the move applied; ``record`` itself is left as it was).
 
-    The stored row is locked and its phase re-read, so a concurrent move (recovery, another
-    worker) is seen: raises ``PhaseError`` when the move would go backwards or out of a final
-    phase, and nothing is written then. One transaction, ``record_changed`` sent inside it.
+    One conditional UPDATE: it applies only while the stored phase may move to ``phase``, so a
+    concurrent move (recovery, another worker) is seen. Raises ``PhaseError`` when the move
+    would go backwards or out of a final phase, and nothing is written then. One transaction,
+    ``record_changed`` sent inside it.
     """
+    movable_from = [p for p in Phase if can_move(p, phase)]
+    changes = {**fields, "phase": phase, "updated": timezone.now()}
     with transaction.atomic():
-        stored = HandoffRecord.objects.select_for_update().get(pk=record.pk)
-        current = Phase(stored.phase)
-        if not can_move(current, phase):
-            raise PhaseError(f"record {record.pk} cannot move from {current} to {phase}")
-        for name, value in fields.items():
-            setattr(stored, name, value)
-        stored.phase = phase
-        stored.save()
-        record_changed.send(sender=HandoffRecord, record=stored)
-    return stored
+        rows = HandoffRecord.objects.filter(pk=record.pk, phase__in=movable_from)
+        if not rows.update(**changes):
+            current = HandoffRecord.objects.filter(pk=record.pk).values_list("phase", flat=True)
+            found = current.first()
+            raise PhaseError(f"record {record.pk} cannot move from {found} to {phase}")
+        moved = copy.copy(record)
+        for name, value in changes.items():
+            setattr(moved, name, value)
+        record_changed.send(sender=HandoffRecord, record=moved)
+    return moved
 
 
 def save_fields(record: HandoffRecord, **fields: Any) -> HandoffRecord:
