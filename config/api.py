@@ -31,8 +31,9 @@ from ninja.types import DictStrAny
 
 from config.api_conventions import READ_ONE, answers, body_too_big
 from handoff import operations
-from handoff.api import StatusOut, TokensOut, records_router, sessions_router
+from handoff.api import records_router, sessions_router
 from handoff.exceptions import HandoffError, SessionNotFound
+from handoff.shapes import StatusOut, TokensOut
 from host.api import SessionOut, owned_session
 from host.api import router as host_router
 from host.auth import api_auth

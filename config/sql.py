@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.db import connections, router
-from django.db.models import Model
+from django.db.models import Field, Model
 
 
 def increment(
@@ -24,19 +24,30 @@ def increment(
     them after the update (plain column values: ids come back as the database stores them), or
     None when no row matched.
     """
-    alias = router.db_for_write(model)
-    connection = connections[alias]
+    connection = connections[router.db_for_write(model)]
     quote = connection.ops.quote_name
-    meta = model._meta
-    key_model_field = meta.get_field(key_field)
-    column = quote(meta.get_field(counter).column)
-    returned = ", ".join(quote(meta.get_field(name).column) for name in (counter, *also))
+    key_model_field = _concrete(model, key_field)
+    column = quote(_column(model, counter))
+    returned = ", ".join(quote(_column(model, name)) for name in (counter, *also))
     sql = (
-        f"UPDATE {quote(meta.db_table)} SET {column} = {column} + 1 "
-        f"WHERE {quote(key_model_field.column)} = %s RETURNING {returned}"
+        f"UPDATE {quote(model._meta.db_table)} SET {column} = {column} + 1 "
+        f"WHERE {quote(_column(model, key_field))} = %s RETURNING {returned}"
     )
     value = key_model_field.get_db_prep_value(key, connection)
     with connection.cursor() as cursor:
         cursor.execute(sql, [value])
         row = cursor.fetchone()
     return tuple(row) if row is not None else None
+
+
+def _concrete(model: type[Model], name: str) -> Field[Any, Any]:
+    field = model._meta.get_field(name)
+    if not isinstance(field, Field) or field.column is None:
+        raise ValueError(f"{model.__name__}.{name} is not a column")
+    return field
+
+
+def _column(model: type[Model], name: str) -> str:
+    column = _concrete(model, name).column
+    assert column is not None
+    return column

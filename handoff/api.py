@@ -2,7 +2,8 @@
 
 Mounted by ``config.api``: ``sessions_router`` at ``/api/sessions`` (the per-session switches)
 and ``records_router`` at ``/api/handoffs`` (the records of the caller's sessions). Answers are
-built by ``handoff.status`` so they match the command, the composer and the settings card.
+built by ``handoff.status`` so they match the command, the composer and the settings card, and
+their schemas are the shapes ``handoff.shapes`` declares once (``RecordOut``, ``StatusOut``).
 
 The handoff app does not import the host: sessions are read through the session controller
 service, and records are filtered through their ``source`` relation.
@@ -26,63 +27,11 @@ from handoff import operations
 from handoff.core.phases import Phase
 from handoff.exceptions import SessionNotFound
 from handoff.models import HandoffRecord
+from handoff.shapes import RecordOut, StatusOut
 from handoff.status import record_dict
 
 sessions_router = Router(tags=["handoff"])
 records_router = Router(tags=["handoff"])
-
-
-class MetricsOut(Schema):
-    """The figures the attempt decided on: tokens, turns, compactions, capacity (tokens)."""
-
-    tokens: int
-    turns: int
-    compactions: int
-    capacity: int
-
-
-class RecordOut(Schema):
-    """One handoff attempt (seed 000, State: ``records``)."""
-
-    id: str
-    source: str
-    target: str | None
-    phase: str
-    reason: str
-    metrics: MetricsOut
-    source_revision: int
-    brief: dict[str, Any] | None
-    error: str
-    inheritance: list[dict[str, Any]] = []
-    created: str | None = Field(None, description="ISO 8601, as every surface prints it.")
-    updated: str | None = Field(None, description="ISO 8601, as every surface prints it.")
-
-
-class TokensOut(Schema):
-    """A token figure with its basis (context, cumulative) and label (seed 003 §5.2)."""
-
-    value: int
-    basis: str
-    label: str
-
-
-class StatusOut(Schema):
-    """The status report (issue 4, §6): switches, tokens, blockers, the last record."""
-
-    session: str
-    enabled: bool
-    requested: bool
-    deferred: list[str]
-    tokens: TokensOut
-    turns: int
-    compactions: int
-    redirect: str | None
-    last: RecordOut | None
-    inheritance: list[dict[str, Any]]
-    plan_mode_available: bool
-    compaction_available: bool
-    auto_handoff: bool = Field(description="The global autoHandoff switch.")
-    notices: list[str] = Field(description="One sentence per degraded service that matters.")
 
 
 class HandoffActionIn(Schema):
@@ -149,7 +98,7 @@ def list_records(request: HttpRequest, filters: Query[RecordFilters]) -> QuerySe
     response={200: RecordOut, **answers(*READ_ONE)},
     summary="Read one handoff record",
 )
-def get_record(request: HttpRequest, record_id: UUID) -> dict[str, Any]:
+def get_record(request: HttpRequest, record_id: UUID) -> RecordOut:
     """One record of the caller's sessions; 404 for a missing or another user's record."""
     record = _callers_records(request).filter(pk=record_id).first()
     if record is None:

@@ -1,7 +1,8 @@
 """The one status report every surface shows (issue 4 §6; seed 000, ``action=status``).
 
 ``build(session_id)`` makes it; ``manage.py handoff status``, the API, ``/handoff status`` in the
-composer and the settings card all print ``StatusReport.as_dict()``:
+composer and the settings card all print ``StatusReport.as_dict()``, a ``StatusOut``
+(``handoff.shapes``, where each shape is declared once):
 
 ``{"session", "enabled", "requested", "deferred", "tokens": {"value", "basis", "label"},
 "turns", "compactions", "redirect", "last", "inheritance", "plan_mode_available",
@@ -20,6 +21,7 @@ from typing import Any
 from handoff import metrics, services, store
 from handoff.core.tokens import TokenBasis, TokenLabel, TokenReading
 from handoff.models import HandoffRecord
+from handoff.shapes import RecordOut, StatusOut
 
 NO_CONTROLLER = "No session controller: handoff is unavailable and automatic handoff is off."
 NO_LLM = "No LLM service: a handoff cannot write its brief, so it fails and the session stays."
@@ -34,13 +36,14 @@ TOKENS_UNAVAILABLE = (
 AUTO_OFF = "autoHandoff is off: this session's switch takes effect once it is turned on."
 
 
-def record_dict(record: HandoffRecord) -> dict[str, Any]:
-    """Return a record as every surface shows it (issue 2 §7, ``last``).
+def record_dict(record: HandoffRecord) -> RecordOut:
+    """Return a record as every surface shows it (issue 2 §7, ``last``): a ``RecordOut``.
 
     ``{"id", "source", "target", "phase", "reason", "metrics": {"tokens", "turns",
     "compactions", "capacity"}, "source_revision", "brief", "error", "inheritance", "created",
-    "updated"}``; ids are strings, times ISO 8601.
+    "updated"}``; ids are strings, times ISO 8601, a figure missing from the stored metrics 0.
     """
+    stored = record.metrics
     return {
         "id": str(record.pk),
         "source": str(record.source_id),
@@ -48,8 +51,10 @@ def record_dict(record: HandoffRecord) -> dict[str, Any]:
         "phase": record.phase,
         "reason": record.reason,
         "metrics": {
-            key: int(record.metrics.get(key, 0))
-            for key in ("tokens", "turns", "compactions", "capacity")
+            "tokens": int(stored.get("tokens", 0)),
+            "turns": int(stored.get("turns", 0)),
+            "compactions": int(stored.get("compactions", 0)),
+            "capacity": int(stored.get("capacity", 0)),
         },
         "source_revision": record.source_revision,
         "brief": record.brief,
@@ -72,15 +77,15 @@ class StatusReport:
     turns: int
     compactions: int
     redirect: str | None
-    last: dict[str, Any] | None
+    last: RecordOut | None
     inheritance: list[dict[str, Any]]
     plan_mode_available: bool
     compaction_available: bool
     auto_handoff: bool
     notices: list[str] = field(default_factory=list)
 
-    def as_dict(self) -> dict[str, Any]:
-        """Return the report as plain JSON-ready data."""
+    def as_dict(self) -> StatusOut:
+        """Return the report as plain JSON-ready data: a ``StatusOut`` (``handoff.shapes``)."""
         return {
             "session": self.session,
             "enabled": self.enabled,

@@ -96,8 +96,12 @@ def summarize(session: Any, context: Sequence[Entry]) -> dict[str, Any]:
     return brief
 
 
-def estimate_tokens(text: str) -> int:
-    """Return a generous token estimate of ``text`` (tokens)."""
+def generous_tokens(text: str) -> int:
+    """Return a generous token estimate of ``text`` for sizing the prompt (tokens).
+
+    Three characters per token, erring on the large side; not the meter's estimate
+    (``host.agent.estimate_tokens``, four characters per token).
+    """
     return -(-len(text) // CHARS_PER_TOKEN)
 
 
@@ -136,8 +140,8 @@ def build_prompt(context: Sequence[Entry], *, cwd: str, window: int) -> SummaryP
         window
         - MAX_OUTPUT_TOKENS
         - SAFETY_TOKENS
-        - estimate_tokens(SYSTEM_PROMPT)
-        - estimate_tokens(header)
+        - generous_tokens(SYSTEM_PROMPT)
+        - generous_tokens(header)
         - 50
     )
     limit = max(budget // ENTRY_SHARE, 1) * CHARS_PER_TOKEN
@@ -147,7 +151,7 @@ def build_prompt(context: Sequence[Entry], *, cwd: str, window: int) -> SummaryP
     kept: list[str] = []
     used = 0
     for text in reversed(fitted):
-        cost = estimate_tokens(text) + 1
+        cost = generous_tokens(text) + 1
         if used + cost > budget:
             break
         kept.append(text)

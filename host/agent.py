@@ -20,7 +20,15 @@ from openai import OpenAI
 from openai.types.chat import ChatCompletion
 
 from host import log
-from host.models import EventKind, InboxItem, Message, Role, Session, SessionEvent, SourceKind
+from host.models import (
+    InboxItem,
+    Message,
+    Role,
+    Session,
+    SessionEvent,
+    SessionEventKind,
+    SourceKind,
+)
 from host.usage import CHARS_PER_TOKEN, Usage
 
 OFFLINE_MODEL = "offline-agent"
@@ -94,7 +102,7 @@ def effective_context(session: Session) -> EffectiveContext:
 def compaction_summary(session: Session) -> str:
     """Return the summary of the session's last compaction ("" when it was never compacted)."""
     last: SessionEvent | None = (
-        SessionEvent.objects.filter(session=session, kind=EventKind.COMPACTION)
+        SessionEvent.objects.filter(session=session, kind=SessionEventKind.COMPACTION)
         .order_by("-seq")
         .first()
     )
@@ -120,7 +128,9 @@ def turn_context(session: Session) -> EffectiveContext:
         InboxItem.objects.filter(session=session, taken=False).values_list("message_id", flat=True)
     )
     first = context.messages[0].seq if context.messages else 0
-    starts = SessionEvent.objects.filter(session=session, kind=EventKind.TURN_START, seq__gt=first)
+    starts = SessionEvent.objects.filter(
+        session=session, kind=SessionEventKind.TURN_START, seq__gt=first
+    )
     started = {data.get("message_seq"): seq for data, seq in starts.values_list("data", "seq")}
     taken = [m for m in context.messages if m.pk not in waiting]
     taken.sort(key=lambda m: started.get(m.seq, m.seq))

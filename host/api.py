@@ -10,6 +10,7 @@ tells whether a session id exists.
 # No ``from __future__ import annotations`` here: ninja reads the parameters of a ``@paginate``d
 # view through its wrapper, whose module cannot resolve this module's names from strings.
 
+from dataclasses import asdict
 from datetime import datetime
 from typing import Annotated, Any, Literal
 from uuid import UUID
@@ -126,10 +127,8 @@ class MessageOut(Schema):
         )
         if all(bucket is None for bucket in buckets):
             return None
-        values = [bucket or 0 for bucket in buckets]
-        return dict(
-            zip(("uncached_input", "output", "cache_read", "cache_write"), values, strict=True)
-        )
+        # The bucket names are ``Usage``'s fields (``UsageSchema`` is held to them by a test).
+        return asdict(Usage(*(bucket or 0 for bucket in buckets)))
 
 
 class SeqPaging(PaginationBase):

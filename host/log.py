@@ -14,7 +14,7 @@ from django.db.models import F, Value
 from django.db.models.functions import Greatest
 
 from config import sql
-from host.models import EventKind, Message, Session, SessionEvent, UsageProjection
+from host.models import Message, Session, SessionEvent, SessionEventKind, UsageProjection
 from host.signals import announce
 from host.usage import Usage
 
@@ -107,7 +107,9 @@ def _fold_usage(
         projection.update(**updates)
 
 
-def append_event(session: Session, kind: EventKind | str, data: dict[str, Any]) -> SessionEvent:
+def append_event(
+    session: Session, kind: SessionEventKind | str, data: dict[str, Any]
+) -> SessionEvent:
     """Append one event (model selection, compaction, turn start, notice) to the log."""
     with transaction.atomic():
         return SessionEvent.objects.create(
@@ -118,7 +120,9 @@ def append_event(session: Session, kind: EventKind | str, data: dict[str, Any]) 
 def select_model(session: Session, model: str, *, source: str = "user") -> SessionEvent:
     """Record a model selection in the log and make it the session's model."""
     with transaction.atomic():
-        event = append_event(session, EventKind.MODEL_SELECTION, {"model": model, "source": source})
+        event = append_event(
+            session, SessionEventKind.MODEL_SELECTION, {"model": model, "source": source}
+        )
         Session.objects.filter(pk=session.pk).update(model=model)
         session.model = model
         return event
@@ -134,7 +138,7 @@ def record_compaction(session: Session, summary: str, *, trigger: str) -> Sessio
     with transaction.atomic():
         Message.objects.filter(session=session, compacted=False).update(compacted=True)
         event = append_event(
-            session, EventKind.COMPACTION, {"trigger": trigger, "summary": summary}
+            session, SessionEventKind.COMPACTION, {"trigger": trigger, "summary": summary}
         )
         Session.objects.filter(pk=session.pk).update(compactions=F("compactions") + 1)
         session.refresh_from_db(fields=["compactions"])

@@ -187,7 +187,12 @@ class Message(models.Model):
         return f"{self.session_id}#{self.seq} {self.role}"
 
 
-class EventKind(models.TextChoices):
+class SessionEventKind(models.TextChoices):
+    """The kinds of a `SessionEvent`, the session log's non-message entries.
+
+    Not the follower's websocket event kinds (`follower.events.EventKind`).
+    """
+
     MODEL_SELECTION = "model-selection"
     COMPACTION = "compaction"
     TURN_START = "turn-start"
@@ -199,7 +204,7 @@ class SessionEvent(models.Model):
 
     session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="events")
     seq = models.PositiveBigIntegerField()
-    kind = models.CharField(max_length=20, choices=EventKind.choices)
+    kind = models.CharField(max_length=20, choices=SessionEventKind.choices)
     data = models.JSONField(default=dict, blank=True)
     created = models.DateTimeField(auto_now_add=True)
 

@@ -24,11 +24,11 @@ from host import log, tasks
 from host.models import (
     Activity,
     ActivityKind,
-    EventKind,
     InboxItem,
     Message,
     Role,
     Session,
+    SessionEventKind,
     SessionStatus,
     SourceKind,
 )
@@ -182,7 +182,7 @@ def _open_turn(fresh: Session, *, message: Message | None) -> Activity:
     """
     log.append_event(
         fresh,
-        EventKind.TURN_START,
+        SessionEventKind.TURN_START,
         {"user_initiated": message is not None, "message_seq": message.seq if message else None},
     )
     fresh.status = SessionStatus.RUNNING

@@ -27,7 +27,6 @@ from django.db.models.functions import Coalesce
 from host import agent, compaction, log, runtime, sessions
 from host.models import (
     Activity,
-    EventKind,
     InboxItem,
     InboxStage,
     Message,
@@ -35,6 +34,7 @@ from host.models import (
     Role,
     Session,
     SessionEvent,
+    SessionEventKind,
     SessionStatus,
     SourceKind,
     Team,
@@ -220,7 +220,9 @@ class SessionController:
             fresh.status == SessionStatus.IDLE
             and fresh.blank
             and not fresh.archived
-            and not SessionEvent.objects.filter(session=fresh, kind=EventKind.TURN_START).exists()
+            and not SessionEvent.objects.filter(
+                session=fresh, kind=SessionEventKind.TURN_START
+            ).exists()
             and not Message.objects.filter(session=fresh, role=Role.ASSISTANT).exists()
         )
 
@@ -320,7 +322,9 @@ class ModelSelection:
     def latest(self, session: Session | str) -> str | None:
         """Return the model of the latest model-selection entry, or None."""
         event = (
-            SessionEvent.objects.filter(session=_session(session), kind=EventKind.MODEL_SELECTION)
+            SessionEvent.objects.filter(
+                session=_session(session), kind=SessionEventKind.MODEL_SELECTION
+            )
             .order_by("-seq")
             .first()
         )

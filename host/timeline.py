@@ -17,7 +17,7 @@ from uuid import UUID
 from django.db.models import QuerySet
 
 from host.compaction import COMMAND as COMPACT
-from host.models import EventKind, Message, Role, Session, SessionEvent, SourceKind
+from host.models import Message, Role, Session, SessionEvent, SessionEventKind, SourceKind
 
 
 @dataclass(frozen=True)
@@ -77,11 +77,11 @@ def _message_entry(message: Message, sessions: _Linked) -> Entry:
 
 def _event_text(event: SessionEvent) -> str | None:
     data = event.data or {}
-    if event.kind == EventKind.MODEL_SELECTION:
+    if event.kind == SessionEventKind.MODEL_SELECTION:
         return f"Model set to {data.get('model', '?')}"
-    if event.kind == EventKind.COMPACTION:
+    if event.kind == SessionEventKind.COMPACTION:
         return f"Conversation compacted ({data.get('trigger', 'manual')})"
-    if event.kind == EventKind.NOTICE:
+    if event.kind == SessionEventKind.NOTICE:
         text = data.get("text") or data.get("message")
         return str(text) if text else json.dumps(data, ensure_ascii=False)
     return None
@@ -120,7 +120,11 @@ def _linked(session: Session, messages: list[Message]) -> _Linked:
 LATEST = 200
 
 #: Event kinds with a line of their own (``_event_text``); turn starts have none.
-_SHOWN_EVENTS = (EventKind.MODEL_SELECTION, EventKind.COMPACTION, EventKind.NOTICE)
+_SHOWN_EVENTS = (
+    SessionEventKind.MODEL_SELECTION,
+    SessionEventKind.COMPACTION,
+    SessionEventKind.NOTICE,
+)
 
 
 @dataclass(frozen=True)
@@ -176,5 +180,5 @@ def _shown_events(session: Session, first_message: int | None) -> QuerySet[Sessi
     ``first_message`` (all of them when the log has no message yet)."""
     events = session.events.filter(kind__in=_SHOWN_EVENTS)
     if first_message is None:
-        return events.exclude(kind=EventKind.MODEL_SELECTION)
-    return events.exclude(kind=EventKind.MODEL_SELECTION, seq__lt=first_message)
+        return events.exclude(kind=SessionEventKind.MODEL_SELECTION)
+    return events.exclude(kind=SessionEventKind.MODEL_SELECTION, seq__lt=first_message)

@@ -5,6 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
+# pydantic (which the API builds its schema with) reads only typing_extensions' TypedDict on 3.11.
+from typing_extensions import TypedDict
+
 
 class TokenBasis(StrEnum):
     """``context``: current context pressure (seed 000); ``cumulative``: buckets summed (§5.3)."""
@@ -28,6 +31,17 @@ class TokenLabel(StrEnum):
     UNAVAILABLE = "unavailable"
 
 
+class TokensOut(TypedDict):
+    """A token figure as every surface shows it (seed 003 §5.2): ``{"value", "basis", "label"}``.
+
+    ``value`` in tokens; ``basis`` a ``TokenBasis``, ``label`` a ``TokenLabel`` (their values).
+    """
+
+    value: int
+    basis: str
+    label: str
+
+
 @dataclass(frozen=True)
 class TokenReading:
     """A token figure (tokens) with the basis it was read on and its label."""
@@ -36,8 +50,8 @@ class TokenReading:
     basis: TokenBasis
     label: TokenLabel
 
-    def as_dict(self) -> dict[str, object]:
-        """Return ``{"value", "basis", "label"}`` as shown on every surface."""
+    def as_dict(self) -> TokensOut:
+        """Return ``{"value", "basis", "label"}`` as shown on every surface (``TokensOut``)."""
         return {"value": self.value, "basis": str(self.basis), "label": str(self.label)}
 
 

@@ -8,6 +8,7 @@ the latest attempt and, when deferred, the blockers in words. Everything comes f
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -51,8 +52,8 @@ class PhaseStep:
     state: str
 
 
-def progress(last: dict[str, Any] | None) -> list[PhaseStep]:
-    """Return the progress list of the latest record (empty when there is none).
+def progress(last: Mapping[str, Any] | None) -> list[PhaseStep]:
+    """Return the progress list of the latest record, a ``RecordOut`` (empty when there is none).
 
     A ``failed`` record marks its first step failed (the error says where it stopped); a
     ``committed-start-pending`` record is committed with the start still to come.
@@ -109,16 +110,16 @@ def session_panel(session: Any) -> dict[str, Any]:
         report = operations.status(session.pk).as_dict()
     except HandoffError as exc:
         return context | {"report": None, "error": str(exc), "polling": False}
-    last = report.get("last")
-    if report.get("redirect"):
-        context["successor"] = _successor(session, report["redirect"])
-    elif last is not None and last["phase"] in COMMITTED_PHASES and last.get("target"):
+    last, redirect = report["last"], report["redirect"]
+    if redirect:
+        context["successor"] = _successor(session, redirect)
+    elif last is not None and last["phase"] in COMMITTED_PHASES and last["target"]:
         context["forwarding_stopped"] = _successor(session, last["target"])
     unfinished = last is not None and last["phase"] in UNFINISHED_PHASES
     return context | {
         "report": report,
         "error": "",
         "steps": progress(last),
-        "deferred": [describe_blocker(b) for b in report.get("deferred", [])],
-        "polling": bool(report.get("requested")) or unfinished,
+        "deferred": [describe_blocker(b) for b in report["deferred"]],
+        "polling": report["requested"] or unfinished,
     }

@@ -16,7 +16,7 @@ from django.contrib.auth.models import User
 
 from host import log
 from host.importers.errors import AlreadyImported
-from host.models import EventKind, Role, Session, SessionStatus, SourceKind, Workspace
+from host.models import Role, Session, SessionEventKind, SessionStatus, SourceKind, Workspace
 from host.signals import announce
 from host.usage import Usage
 
@@ -151,7 +151,7 @@ class SessionWriter:
                 # As host.runtime logs a live turn: the prompt, then its turn-start entry.
                 log.append_event(
                     self.session,
-                    EventKind.TURN_START,
+                    SessionEventKind.TURN_START,
                     {"user_initiated": pending.role == Role.USER, "message_seq": message.seq},
                 )
         self._buffer.clear()

@@ -77,7 +77,7 @@ def test_the_prompt_never_exceeds_the_models_window():
     long_context = [entry("user", "y" * 5000 + f" end of turn {i}") for i in range(200)]
     for window in (16_000, 32_000, 200_000):
         prompt = summarizer.build_prompt(long_context, cwd="/w", window=window)
-        used = summarizer.estimate_tokens(prompt.text) + summarizer.estimate_tokens(
+        used = summarizer.generous_tokens(prompt.text) + summarizer.generous_tokens(
             summarizer.SYSTEM_PROMPT
         )
         assert used + summarizer.MAX_OUTPUT_TOKENS <= window
@@ -110,7 +110,7 @@ def test_a_huge_tool_result_is_clipped_with_a_marker_and_older_entries_are_kept(
     assert "characters clipped …]" in prompt.text
     assert "HEAD" in prompt.text and "TAIL" in prompt.text
     assert prompt.text.endswith("The slow query is in reports.py.")
-    assert summarizer.estimate_tokens(prompt.text) < 128_000 - summarizer.MAX_OUTPUT_TOKENS
+    assert summarizer.generous_tokens(prompt.text) < 128_000 - summarizer.MAX_OUTPUT_TOKENS
 
 
 @pytest.mark.django_db

@@ -21,22 +21,6 @@ pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("immediate_tasks")]
 HTMX = {"HX-Request": "true"}
 
 
-@pytest.fixture
-def staff(django_user_model: Any) -> Any:
-    return django_user_model.objects.create_user("root", password="pw", is_staff=True)
-
-
-@pytest.fixture
-def member(django_user_model: Any) -> Any:
-    return django_user_model.objects.create_user("mia", password="pw")
-
-
-@pytest.fixture
-def as_staff(client: Client, staff: Any) -> Client:
-    client.force_login(staff)
-    return client
-
-
 def save(client: Client, name: str, value: Any) -> Any:
     data = {} if value is None else {name: value}
     return client.post(reverse("handoff_settings:field", args=[name]), data, headers=HTMX)
@@ -73,18 +57,16 @@ def test_card_shows_every_setting_with_the_stored_value(as_staff: Client):
     assert 'hx-trigger="change"' in html
 
 
-def test_card_is_read_only_for_non_staff(client: Client, member: Any):
-    client.force_login(member)
-    html = client.get(reverse("handoff_settings:card")).content.decode()
+def test_card_is_read_only_for_non_staff(as_member: Client):
+    html = as_member.get(reverse("handoff_settings:card")).content.decode()
     assert "read-only" in html
     assert "hx-post" not in html
     assert "disabled" in html
 
 
-def test_non_staff_cannot_save(client: Client, member: Any):
-    client.force_login(member)
+def test_non_staff_cannot_save(as_member: Client):
     before = stored().version
-    assert save(client, "handoff_ratio", "0.5").status_code == 403
+    assert save(as_member, "handoff_ratio", "0.5").status_code == 403
     assert stored().version == before and stored().handoff_ratio == 0.75
 
 
@@ -236,11 +218,10 @@ def test_card_shows_the_last_record_and_deferred_blockers(as_staff: Client, staf
     assert "messages are queued for its next turn" in html
 
 
-def test_card_shows_only_the_users_own_records(client: Client, staff: Any, member: Any):
+def test_card_shows_only_the_users_own_records(as_member: Client, staff: Any):
     theirs = talked(staff, "Staff secret")
     HandoffRecord.objects.create(source=theirs, phase="failed", reason="manual", source_revision=1)
-    client.force_login(member)
-    html = client.get(reverse("handoff_settings:card")).content.decode()
+    html = as_member.get(reverse("handoff_settings:card")).content.decode()
     assert "Staff secret" not in html
     assert "No handoff yet" in html
 
@@ -268,12 +249,11 @@ def test_panel_hand_off_now_requests_and_polls(as_staff: Client, staff: Any, set
     assert "Handoff requested" in html
 
 
-def test_panel_of_another_users_session_is_404(client: Client, staff: Any, member: Any):
+def test_panel_of_another_users_session_is_404(as_member: Client, staff: Any):
     session = talked(staff, "Work")
-    client.force_login(member)
-    assert client.get(reverse("handoff_web:panel", args=[session.pk])).status_code == 404
+    assert as_member.get(reverse("handoff_web:panel", args=[session.pk])).status_code == 404
     url = reverse("handoff_web:session_action", args=[session.pk, "enable"])
-    assert client.post(url).status_code == 404
+    assert as_member.post(url).status_code == 404
     assert not MainState.objects.filter(session=session).exists()
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from dataclasses import fields
 from typing import Any
 
 import pytest
@@ -13,9 +14,12 @@ from handoff_support import make_source
 
 from handoff import operations
 from handoff.models import HandoffRecord, MainState, Redirect
+from handoff.shapes import MetricsOut, RecordOut, StatusOut, TokensOut
+from host.api import UsageSchema
 from host.auth import issue_token
 from host.log import append_message
 from host.models import Message, Session, Workspace
+from host.usage import Usage
 
 pytestmark = pytest.mark.django_db
 
@@ -283,6 +287,10 @@ def test_a_posted_message_keeps_its_usage(client: Client, session: Session):
     assert response.json()["usage"] == usage
 
 
+def test_the_usage_schema_has_the_buckets_of_usage():
+    assert list(UsageSchema.model_fields) == [field.name for field in fields(Usage)]
+
+
 def test_a_retried_post_with_the_same_client_id_gets_the_first_answer(
     client: Client, session: Session
 ):
@@ -432,18 +440,8 @@ def test_enable_and_disable_return_the_status_report(client: Client, session: Se
 def test_status_reports_the_issue_2_fields(client: Client, session: Session):
     report = post_json(client, f"/api/sessions/{session.pk}/handoff", {"action": "status"}).json()
 
-    assert {
-        "session",
-        "enabled",
-        "requested",
-        "deferred",
-        "tokens",
-        "turns",
-        "compactions",
-        "redirect",
-        "last",
-    } <= set(report)
-    assert set(report["tokens"]) == {"value", "basis", "label"}
+    assert set(report) == set(StatusOut.__annotations__)
+    assert set(report["tokens"]) == set(TokensOut.__annotations__)
 
 
 def test_now_sets_requested_and_returns_without_waiting(client: Client, session: Session):
@@ -533,20 +531,10 @@ def test_a_record_detail_has_the_record_shape(client: Client, session: Session):
 
     body = client.get(f"/api/handoffs/{record.pk}").json()
 
-    assert {
-        "id",
-        "source",
-        "target",
-        "phase",
-        "reason",
-        "metrics",
-        "source_revision",
-        "brief",
-        "error",
-    } <= set(body)
+    assert set(body) == set(RecordOut.__annotations__)
     assert body["source"] == str(session.pk)
     assert body["error"] == "the brief failed validation"
-    assert set(body["metrics"]) == {"tokens", "turns", "compactions", "capacity"}
+    assert set(body["metrics"]) == set(MetricsOut.__annotations__)
 
 
 def test_another_users_record_is_404(client: Client):

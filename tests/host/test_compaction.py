@@ -8,7 +8,7 @@ import pytest
 from django.contrib.auth.models import AbstractBaseUser
 
 from host import compaction, log
-from host.models import EventKind, Message, Session, SessionEvent
+from host.models import Message, Session, SessionEvent, SessionEventKind
 from host.sessions import create_session
 from host.usage import Usage, measure
 
@@ -46,7 +46,7 @@ def test_compact_marks_messages_compacted_counts_and_the_meter_drops(session: Se
     assert session.compactions == 1
     assert Message.objects.count() == count
     assert not Message.objects.filter(session=session, compacted=False).exists()
-    assert event.kind == EventKind.COMPACTION and event.data["trigger"] == "manual"
+    assert event.kind == SessionEventKind.COMPACTION and event.data["trigger"] == "manual"
     assert measure(session) < before / 2
 
 
@@ -87,7 +87,7 @@ def test_an_unknown_trigger_is_refused(session: Session):
     converse(session, 1)
     with pytest.raises(ValueError, match="unknown compaction trigger"):
         compaction.compact(session, trigger="cron")
-    assert not SessionEvent.objects.filter(kind=EventKind.COMPACTION).exists()
+    assert not SessionEvent.objects.filter(kind=SessionEventKind.COMPACTION).exists()
 
 
 def test_a_message_arriving_while_summarizing_aborts_the_compaction(

@@ -13,11 +13,11 @@ from django.db import connection
 from host import log, runtime
 from host.intake import InvalidInput, PostResult, post_message
 from host.models import (
-    EventKind,
     InboxItem,
     Message,
     Session,
     SessionEvent,
+    SessionEventKind,
     SessionStatus,
     SourceKind,
 )
@@ -296,7 +296,7 @@ def test_slash_compact_compacts_instead_of_starting_a_turn(
     assert result.created and not again.created
     assert session.compactions == 1
     assert session.turns == turns
-    event = SessionEvent.objects.get(session=session, kind=EventKind.COMPACTION)
+    event = SessionEvent.objects.get(session=session, kind=SessionEventKind.COMPACTION)
     assert event.data["trigger"] == "manual"
     assert not Message.objects.filter(session=session, compacted=False).exists()
 

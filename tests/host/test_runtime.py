@@ -12,11 +12,11 @@ from django.db import transaction
 from host import intake, log, runtime, tasks
 from host.models import (
     Activity,
-    EventKind,
     InboxItem,
     Message,
     Session,
     SessionEvent,
+    SessionEventKind,
     SessionStatus,
 )
 from host.services import SessionController
@@ -45,7 +45,7 @@ def test_begin_turn_user_initiated_counts_a_turn_and_clears_blank(session: Sessi
     assert (session.status, session.blank, session.turns) == (SessionStatus.RUNNING, False, 1)
     assert activity.kind == "turn" and activity.ended is None
     assert Message.objects.get(pk=message.pk).starts_turn
-    event = SessionEvent.objects.get(session=session, kind=EventKind.TURN_START)
+    event = SessionEvent.objects.get(session=session, kind=SessionEventKind.TURN_START)
     assert event.data == {"user_initiated": True, "message_seq": message.seq}
 
 

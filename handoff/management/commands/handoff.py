@@ -22,6 +22,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from handoff import operations, services
 from handoff.attempt import AttemptOutcome, Outcome
 from handoff.exceptions import HandoffError
+from handoff.shapes import RecordOut, StatusOut
 from handoff.status import record_dict
 
 MIN_PREFIX = 6
@@ -60,7 +61,7 @@ def _yes(flag: object) -> str:
     return "yes" if flag else "no"
 
 
-def _last_line(last: dict[str, Any] | None) -> str:
+def _last_line(last: RecordOut | None) -> str:
     if last is None:
         return "none"
     line = f"{last['phase']} ({last['reason']})"
@@ -80,7 +81,7 @@ def _inheritance_lines(rows: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
-def format_status(report: dict[str, Any]) -> str:
+def format_status(report: StatusOut) -> str:
     """Return the status report as a short readable block.
 
     Switches, tokens with basis and label, deferred blockers, the last record with its
@@ -105,7 +106,7 @@ def format_status(report: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def format_record(record: dict[str, Any]) -> str:
+def format_record(record: RecordOut) -> str:
     """Return a record as a short readable block (phase, reason, source, target, metrics)."""
     metrics = record["metrics"]
     lines = [
@@ -117,7 +118,7 @@ def format_record(record: dict[str, Any]) -> str:
     ]
     if record["error"]:
         lines.append(f"  error        {record['error']}")
-    lines += _inheritance_lines(record.get("inheritance", []))
+    lines += _inheritance_lines(record["inheritance"])
     return "\n".join(lines)
 
 
@@ -153,12 +154,12 @@ class Command(BaseCommand):
         except HandoffError as exc:
             raise CommandError(f"handoff {action}: {exc}") from exc
 
-    def _print_status(self, report: dict[str, Any], as_json: bool) -> None:
+    def _print_status(self, report: StatusOut, as_json: bool) -> None:
         self.stdout.write(
             json.dumps(report, ensure_ascii=False) if as_json else format_status(report)
         )
 
-    def _print_record(self, record: dict[str, Any], as_json: bool) -> None:
+    def _print_record(self, record: RecordOut, as_json: bool) -> None:
         self.stdout.write(
             json.dumps(record, ensure_ascii=False) if as_json else format_record(record)
         )

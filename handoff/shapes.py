@@ -1,0 +1,76 @@
+"""The shapes the handoff shows on every surface, each declared once (issue 11 §3).
+
+``handoff.status`` returns them as plain dicts (``record_dict``, ``StatusReport.as_dict()``) for
+``manage.py handoff --json``, the composer and the settings card; the JSON API
+names the same classes in ``response=``, so its OpenAPI schema is built from these definitions
+(pydantic reads ``TypedDict``s, ``Field`` descriptions included). A key added here is a key
+every surface prints, documents and is type-checked against.
+
+- ``TokensOut`` ``{"value", "basis", "label"}`` (seed 003 §5.2; declared in
+  ``handoff.core.tokens``, which must stay free of pydantic);
+- ``MetricsOut`` ``{"tokens", "turns", "compactions", "capacity"}``;
+- ``RecordOut`` one handoff record (seed 000, State: ``records``);
+- ``StatusOut`` the status report (issue 4 §6; seed 000, ``action=status``).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from pydantic import Field
+
+# pydantic reads only typing_extensions' TypedDict on Python 3.11.
+from typing_extensions import TypedDict
+
+from handoff.core.tokens import TokensOut
+
+__all__ = ["MetricsOut", "RecordOut", "StatusOut", "TokensOut"]
+
+ISO_8601 = "ISO 8601, as every surface prints it."
+
+
+class MetricsOut(TypedDict):
+    """The figures the attempt decided on: tokens, turns, compactions, capacity (tokens)."""
+
+    tokens: int
+    turns: int
+    compactions: int
+    capacity: int
+
+
+class RecordOut(TypedDict):
+    """One handoff attempt (seed 000, State: ``records``); ids are strings."""
+
+    id: str
+    source: str
+    target: str | None
+    phase: str
+    reason: str
+    metrics: MetricsOut
+    source_revision: int
+    brief: dict[str, Any] | None
+    error: str
+    inheritance: list[dict[str, Any]]
+    created: Annotated[str, Field(description=ISO_8601)]
+    updated: Annotated[str, Field(description=ISO_8601)]
+
+
+class StatusOut(TypedDict):
+    """The status report (issue 4, §6): switches, tokens, blockers, the last record."""
+
+    session: str
+    enabled: bool
+    requested: bool
+    deferred: list[str]
+    tokens: TokensOut
+    turns: int
+    compactions: int
+    redirect: str | None
+    last: RecordOut | None
+    inheritance: list[dict[str, Any]]
+    plan_mode_available: bool
+    compaction_available: bool
+    auto_handoff: Annotated[bool, Field(description="The global autoHandoff switch.")]
+    notices: Annotated[
+        list[str], Field(description="One sentence per degraded service that matters.")
+    ]

@@ -1,0 +1,35 @@
+"""``config.sql.increment``: one statement bumps a counter and returns what is stored."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from config import sql
+from host.models import Session
+
+
+@pytest.mark.django_db
+def test_increment_returns_the_stored_values_after_the_bump():
+    owner = get_user_model().objects.create_user("counter")
+    session = Session.objects.create(owner=owner, cwd="/w", revision=41)
+    with CaptureQueriesContext(connection) as queries:
+        assert sql.increment(Session, "id", session.pk, "revision", "turns") == (42, 0)
+    assert len(queries) == 1
+    session.refresh_from_db()
+    assert session.revision == 42
+
+
+@pytest.mark.django_db
+def test_increment_of_a_missing_row_is_none_and_changes_nothing():
+    assert sql.increment(Session, "id", uuid.uuid4(), "revision") is None
+    assert not Session.objects.exists()
+
+
+def test_a_name_that_is_no_column_is_refused():
+    with pytest.raises(ValueError, match="not a column"):
+        sql.increment(Session, "messages", uuid.uuid4(), "revision")
