@@ -76,6 +76,7 @@ _CLOSED = re.compile(
     r"|(?P<before>[A-Za-z][\w-]{0,40}\.\d+\b|#\d+\b)[^\n]{0,15}?\b(?:done|closed|completed|finished)\b",
     re.IGNORECASE,
 )
+_CLOSED_WORD = re.compile(r"close|done|complete|finish|fixed|resolved", re.IGNORECASE)
 _SHELL_PREFIXES = (["bash", "-lc"], ["bash", "-c"], ["sh", "-c"], ["zsh", "-lc"])
 
 
@@ -388,6 +389,8 @@ def task_ids(text: str) -> set[str]:
 
 def closed_ids(text: str) -> set[str]:
     """Return the task identifiers that ``text`` reports closed or done ("Closed gqc.6")."""
+    if not _CLOSED_WORD.search(text):  # every match holds one of the words: a cheap first look
+        return set()
     return {_short_id(m.group("after") or m.group("before")) for m in _CLOSED.finditer(text)}
 
 

@@ -20,9 +20,10 @@ Each field comes from the structure of the log (``handoff.core.digest``), never 
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from handoff.core.brief import validate_brief
@@ -82,8 +83,17 @@ def clip(text: str, limit: int = ITEM_CHARS) -> str:
 
 
 def unique(items: Iterable[str], limit: int = MAX_ITEMS) -> list[str]:
-    """Return the clipped, non-empty, distinct ``items`` in order, at most ``limit``."""
-    return list(dict.fromkeys(clip(i) for i in items if i.strip()))[:limit]
+    """Return the clipped, non-empty, distinct ``items`` in order, at most ``limit``.
+
+    ``items`` is read only as far as needed: a generator past the ``limit``-th is left unread.
+    """
+    found: dict[str, None] = {}
+    for item in items:
+        if len(found) >= limit:
+            break
+        if item.strip():
+            found.setdefault(clip(item))
+    return list(found)
 
 
 def sentences(text: str) -> list[str]:
@@ -113,10 +123,8 @@ def first_request(d: Digest) -> str:
 
 def latest_direction(d: Digest, first: str) -> str:
     """The latest substantive request of the log (or quoted in the summary), if not ``first``."""
-    typed = [r for r in d.requests if substantive(r)]
     said = _QUOTED.findall(summary_section(d.summary, "user messages"))
-    quoted = [q for q in said if substantive(q)]
-    latest = (typed or quoted or [""])[-1]
+    latest = _last(d.requests, substantive) or _last(said, substantive)
     return "" if not latest or clip(latest) in clip(first) else latest
 
 
@@ -130,19 +138,34 @@ def goal_of(d: Digest) -> str:
 
 
 def rules_of(d: Digest) -> list[str]:
-    """User sentences that state rules, the predecessor's constraints first."""
+    """User sentences that state rules, the predecessor's constraints first (the earliest
+    ``MAX_ITEMS``; the log is read only until they are found)."""
     said = [*d.requests, *_QUOTED.findall(summary_section(d.summary, "user messages"))]
-    stated = [s for text in said for s in sentences(text) if _RULE.search(s)]
-    return unique([*d.predecessor.get("constraints", []), *stated])
+    stated = (s for text in said if _RULE.search(text) for s in sentences(text) if _RULE.search(s))
+    return unique(itertools.chain(d.predecessor.get("constraints", []), stated))
 
 
 def decisions_of(d: Digest) -> list[str]:
-    """Stated decisions of the user and the assistant, the predecessor's first, latest kept."""
+    """Stated decisions of the user and the assistant, the predecessor's first, latest kept
+    (the log is read from its end, only until enough are found)."""
     solved = [summary_section(d.summary, name) for name in ("problem solving", "errors and fixes")]
-    stated = [s for text in [*solved, *d.requests, *d.assistant_texts] for s in sentences(text)]
-    chosen = [s for s in stated if _DECISION.search(s)]
     inherited = list(d.predecessor.get("decisions", []))
-    return unique([*inherited, *chosen[-(MAX_ITEMS - len(inherited)) :]])
+    wanted = max(MAX_ITEMS - len(inherited), 0)
+    texts = [*solved, *d.requests, *d.assistant_texts]
+    latest_first = (
+        s
+        for text in reversed(texts)
+        if _DECISION.search(text)  # a sentence that matches is part of a text that matches
+        for s in reversed(sentences(text))
+        if _DECISION.search(s)
+    )
+    chosen = list(itertools.islice(latest_first, wanted))[::-1]
+    return unique([*inherited, *chosen])
+
+
+def _last(items: Sequence[str], keep: Callable[[str], bool]) -> str:
+    """The last of ``items`` that ``keep`` accepts, or "" (read from the end)."""
+    return next((item for item in reversed(items) if keep(item)), "")
 
 
 def _actions(actions: Sequence[str]) -> str:
