@@ -32,7 +32,7 @@ def destination(session_id: Any) -> str:
     Raises ``ForwardingError`` when the stored map holds a cycle (reported, never looped on).
     """
     try:
-        return store.redirect_graph().destination(str(session_id))
+        return store.redirect_graph(session_id).destination(str(session_id))
     except RedirectCycleError as exc:
         raise ForwardingError(f"cannot forward input of {session_id}: {exc}") from exc
 

@@ -15,7 +15,7 @@ from typing import Any
 from uuid import UUID
 
 from django.db import transaction
-from django.db.models import OuterRef, Subquery
+from django.db.models import OuterRef, Q, Subquery
 from django.utils import timezone
 
 from handoff.core.phases import IN_PROGRESS_PHASES, UNFINISHED_PHASES, Phase, Reason, can_move
@@ -169,10 +169,27 @@ def last_record(source_id: str | UUID) -> HandoffRecord | None:
     return HandoffRecord.objects.filter(source_id=key(source_id)).order_by("-created").first()
 
 
-def redirect_graph() -> RedirectGraph:
-    """Load the whole redirect map from storage (it may hold a cycle; ``destination`` says)."""
-    pairs = Redirect.objects.values_list("source_id", "destination_id")
-    return RedirectGraph({str(src): str(dst) for src, dst in pairs})
+def redirect_graph(*around: str | UUID, incoming: bool = False) -> RedirectGraph:
+    """Load the part of the redirect map that leads on from ``around`` (it may hold a cycle;
+    ``destination`` says), with the entries that lead into ``around`` too when ``incoming``.
+
+    One query per hop, and the map is kept flat (DESIGN.md invariant 5): one query, or two
+    when one of ``around`` redirects, whatever the number of redirects stored.
+    """
+    pairs: dict[str, str] = {}
+    looked: set[UUID] = set()
+    frontier = {key(session_id) for session_id in around}
+    while frontier:
+        wanted = Q(source_id__in=frontier)
+        if incoming and not looked:
+            wanted |= Q(destination_id__in=frontier)
+        looked |= frontier
+        for source, destination in Redirect.objects.filter(wanted).values_list(
+            "source_id", "destination_id"
+        ):
+            pairs[str(source)] = str(destination)
+        frontier = {key(d) for d in pairs.values()} - looked
+    return RedirectGraph(pairs)
 
 
 def redirect_of(source_id: str | UUID) -> Redirect | None:
@@ -189,7 +206,7 @@ def add_redirect(
     nothing then. One transaction: a crash half-way leaves the previous map.
     """
     with transaction.atomic():
-        graph = redirect_graph()
+        graph = redirect_graph(source_id, destination_id, incoming=True)
         changed = graph.add(str(source_id), str(destination_id))
         new = Redirect.objects.create(
             source_id=key(source_id),

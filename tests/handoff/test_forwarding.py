@@ -130,6 +130,17 @@ def test_a_new_redirect_re_flattens_the_stored_entries():
     assert Redirect.objects.count() == 2
 
 
+def test_a_chain_stored_unflattened_is_followed_to_its_end():
+    user = make_user()
+    a, b, c = (create_session(user, cwd="/w") for _ in range(3))
+    Redirect.objects.create(source=a, destination=b)
+    Redirect.objects.create(source=b, destination=c)
+    assert forwarding.destination(a.pk) == str(c.pk)
+    d = create_session(user, cwd="/w")
+    store.add_redirect(c.pk, d.pk, None)
+    assert Redirect.objects.get(source=b).destination_id == d.pk
+
+
 def test_a_relay_to_a_busy_destination_waits_in_its_inbox(handed_off):
     from host import runtime
     from host.models import InboxItem
