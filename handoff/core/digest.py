@@ -77,6 +77,7 @@ _CLOSED = re.compile(
     re.IGNORECASE,
 )
 _CLOSED_WORD = re.compile(r"close|done|complete|finish|fixed|resolved", re.IGNORECASE)
+_ID_HINT = re.compile(r"[.#]\d")
 _SHELL_PREFIXES = (["bash", "-lc"], ["bash", "-c"], ["sh", "-c"], ["zsh", "-lc"])
 
 
@@ -389,7 +390,8 @@ def task_ids(text: str) -> set[str]:
 
 def closed_ids(text: str) -> set[str]:
     """Return the task identifiers that ``text`` reports closed or done ("Closed gqc.6")."""
-    if not _CLOSED_WORD.search(text):  # every match holds one of the words: a cheap first look
+    # Every match holds one of the words and an id (``x.6`` or ``#6``): two cheap first looks.
+    if not _CLOSED_WORD.search(text) or not _ID_HINT.search(text):
         return set()
     return {_short_id(m.group("after") or m.group("before")) for m in _CLOSED.finditer(text)}
 
