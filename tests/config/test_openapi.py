@@ -42,10 +42,9 @@ def test_connection() -> Iterator[None]:
 
 
 @pytest.fixture
-def bearer(django_user_model: Any, immediate_tasks: None) -> dict[str, str]:
+def bearer(session: Session, immediate_tasks: None) -> dict[str, str]:
     """A caller with something to list: a session, its subagent and a failed record."""
-    owner = django_user_model.objects.create_user("ada")
-    session = Session.objects.create(owner=owner, title="work", cwd="/srv/project")
+    owner = session.owner
     Session.objects.create(owner=owner, title="helper", cwd="/srv/project", parent=session)
     HandoffRecord.objects.create(
         source=session,

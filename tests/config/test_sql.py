@@ -5,7 +5,6 @@ from __future__ import annotations
 import uuid
 
 import pytest
-from django.contrib.auth import get_user_model
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
@@ -13,15 +12,12 @@ from config import sql
 from host.models import Session
 
 
-@pytest.mark.django_db
-def test_increment_returns_the_stored_values_after_the_bump():
-    owner = get_user_model().objects.create_user("counter")
-    session = Session.objects.create(owner=owner, cwd="/w", revision=41)
+def test_increment_returns_the_stored_values_after_the_bump(session: Session):
     with CaptureQueriesContext(connection) as queries:
-        assert sql.increment(Session, "id", session.pk, "revision", "turns") == (42, 0)
+        assert sql.increment(Session, "id", session.pk, "revision", "turns") == (1, 0)
     assert len(queries) == 1
     session.refresh_from_db()
-    assert session.revision == 42
+    assert session.revision == 1
 
 
 @pytest.mark.django_db
