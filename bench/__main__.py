@@ -1,8 +1,9 @@
-"""Run the benchmarks: ``python -m bench [follower]`` (a throwaway SQLite database unless
-DATABASE_URL; the channel layer of REDIS_URL, else in-memory).
+"""Run the benchmarks: ``python -m bench [follower|handoff]`` (a throwaway SQLite database
+unless DATABASE_URL; the channel layer of REDIS_URL, else in-memory).
 
 Without an argument every benchmark runs; ``follower`` runs only the follower's (a few
-minutes at most: simulated tabs and sockets on loopback against one Daphne worker).
+minutes at most: simulated tabs and sockets on loopback against one Daphne worker), ``handoff``
+only what one handoff costs (``bench/handoff_cost.py``, about ten seconds).
 """
 
 from __future__ import annotations
@@ -32,12 +33,12 @@ def main() -> None:
         token_read,
     )
 
-    follower = (follower_tabs, follower_fanout)
+    groups = {"follower": (follower_tabs, follower_fanout), "handoff": (handoff_cost,)}
+    everything = (token_read, redirect_lookup, import_memory, handoff_cost, *groups["follower"])
     chosen = sys.argv[1:]
-    if chosen not in ([], ["follower"]):
-        raise SystemExit("usage: python -m bench [follower]")
-    everything = (token_read, redirect_lookup, import_memory, handoff_cost, *follower)
-    modules = follower if chosen else everything
+    if len(chosen) > 1 or (chosen and chosen[0] not in groups):
+        raise SystemExit(f"usage: python -m bench [{'|'.join(groups)}]")
+    modules = groups[chosen[0]] if chosen else everything
     for module in modules:
         module.run()
 
