@@ -78,24 +78,30 @@ class Standing:
 def standing(session_id: str | UUID, *, lock: bool = False) -> Standing:
     """Read the main's state, redirect and attempt in progress in one query.
 
-    ``lock``: the state row is locked for the caller's transaction (``SELECT … FOR UPDATE``;
-    call it inside ``transaction.atomic()``), and created first when missing.
+    ``lock``: the state row is locked for the caller's transaction first (``SELECT … FOR
+    UPDATE``, created when missing; call it inside ``transaction.atomic()``), and the facts are
+    read by the next statement, which sees whatever the previous holder of the lock committed.
+    They cannot come with the locking statement itself: under PostgreSQL's READ COMMITTED a
+    statement reads a snapshot taken when it starts, before the lock it waited for was free,
+    and re-reads only the locked row, not the subqueries (two queries then).
     """
-    source = OuterRef("session_id")
-    rows = MainState.objects.filter(session_id=key(session_id)).annotate(
-        redirect_to=Subquery(
-            Redirect.objects.filter(source_id=source).values("destination_id")[:1]
-        ),
-        in_progress_id=Subquery(
-            HandoffRecord.objects.filter(source_id=source, phase__in=IN_PROGRESS_PHASES).values(
-                "pk"
-            )[:1]
-        ),
-    )
-    state = (rows.select_for_update() if lock else rows).first()
-    if state is None and lock:
+    if lock:
         lock_main_state(session_id)
-        state = rows.select_for_update().get()
+    source = OuterRef("session_id")
+    state = (
+        MainState.objects.filter(session_id=key(session_id))
+        .annotate(
+            redirect_to=Subquery(
+                Redirect.objects.filter(source_id=source).values("destination_id")[:1]
+            ),
+            in_progress_id=Subquery(
+                HandoffRecord.objects.filter(source_id=source, phase__in=IN_PROGRESS_PHASES).values(
+                    "pk"
+                )[:1]
+            ),
+        )
+        .first()
+    )
     if state is None:
         return Standing(None, _redirect_to(session_id), None)
     return Standing(state, state.redirect_to, state.in_progress_id)
