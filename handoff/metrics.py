@@ -14,6 +14,7 @@ from handoff.core.tokens import TokenBasis, TokenReading, read_tokens
 from handoff.core.trigger import Metrics
 from handoff.services import HostSession
 from handoff.settings_store import SettingsValues
+from handoff.shapes import MetricsOut
 
 
 def token_reading(session: HostSession, values: SettingsValues) -> TokenReading:
@@ -50,11 +51,11 @@ def measure(session: HostSession, values: SettingsValues) -> tuple[Metrics, Toke
     return metrics, reading
 
 
-def metrics_dict(metrics: Metrics) -> dict[str, int]:
+def metrics_dict(metrics: Metrics) -> MetricsOut:
     """Return ``{"tokens", "turns", "compactions", "capacity"}`` as stored on a record."""
-    return {
-        "tokens": metrics.tokens,
-        "turns": metrics.turns,
-        "compactions": metrics.compactions,
-        "capacity": metrics.capacity,
-    }
+    return MetricsOut(
+        tokens=metrics.tokens,
+        turns=metrics.turns,
+        compactions=metrics.compactions,
+        capacity=metrics.capacity,
+    )

@@ -22,6 +22,7 @@ from handoff.core.phases import IN_PROGRESS_PHASES, UNFINISHED_PHASES, Phase, Re
 from handoff.core.redirects import RedirectGraph
 from handoff.exceptions import PhaseError
 from handoff.models import HandoffRecord, MainState, Redirect
+from handoff.shapes import MetricsOut
 from handoff.signals import RouteChange, record_changed, redirects_changed
 
 
@@ -120,7 +121,7 @@ def in_progress(source_id: str | UUID) -> HandoffRecord | None:
 
 
 def create_record(
-    *, source_id: str | UUID, reason: Reason, metrics: dict[str, int], source_revision: int
+    *, source_id: str | UUID, reason: Reason, metrics: MetricsOut, source_revision: int
 ) -> HandoffRecord:
     """Create a record in phase ``summarizing`` (step 5, mark attempt)."""
     with transaction.atomic():

@@ -35,11 +35,14 @@ from follower.snapshot import snapshot
 from follower.views import snapshot_view
 from handoff import store
 from handoff.core.phases import Phase, Reason
+from handoff.shapes import MetricsOut
 from host import runtime
 from host.log import append_message
 from host.models import Session, Workspace
 from host.services import SessionController
 from host.sessions import attach, create_session
+
+NO_METRICS = MetricsOut(tokens=0, turns=0, compactions=0, capacity=0)
 
 pytestmark = pytest.mark.django_db
 
@@ -265,7 +268,7 @@ def test_first_turn_in_the_log_clears_blank_once(ada):
 def test_record_created_and_moving_phase_is_handoff_phase(ada):
     source, target = session(ada), session(ada)
     record = store.create_record(
-        source_id=source.pk, reason=Reason.MANUAL, metrics={}, source_revision=0
+        source_id=source.pk, reason=Reason.MANUAL, metrics=NO_METRICS, source_revision=0
     )
     store.save_fields(record, error="still summarizing")
     store.move(record, Phase.PREPARED, target_id=target.pk)

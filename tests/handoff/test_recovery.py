@@ -16,8 +16,11 @@ from handoff import recovery, store
 from handoff.core.phases import Phase, Reason
 from handoff.exceptions import PhaseError
 from handoff.models import HandoffRecord
+from handoff.shapes import MetricsOut
 from host import runtime
 from host.services import SessionController
+
+NO_METRICS = MetricsOut(tokens=0, turns=0, compactions=0, capacity=0)
 
 pytestmark = pytest.mark.django_db
 
@@ -30,7 +33,7 @@ def record_in(
     """A record left in ``phase`` by a process that died, with its draft and route if asked."""
     source = make_source()
     record = store.create_record(
-        source_id=source.pk, reason=reason, metrics={}, source_revision=source.revision
+        source_id=source.pk, reason=reason, metrics=NO_METRICS, source_revision=source.revision
     )
     if phase == Phase.SUMMARIZING:
         return record
