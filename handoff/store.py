@@ -76,10 +76,13 @@ class Standing:
 
 
 def standing(session_id: str | UUID, *, lock: bool = False) -> Standing:
-    """Read the main's state, redirect and attempt in progress in one query.
+    """Read the main's state, redirect and attempt in progress in one query (two with ``lock``).
 
     ``lock``: the state row is locked for the caller's transaction (``SELECT … FOR UPDATE``;
-    call it inside ``transaction.atomic()``), and created first when missing.
+    call it inside ``transaction.atomic()``), and created first when missing. The lock is taken
+    by a statement of its own before the read: a ``SELECT … FOR UPDATE`` that waited for the
+    lock reads other tables as they were when it began (PostgreSQL, read committed), so it
+    would miss the attempt or redirect the lock's previous holder just committed.
     """
     source = OuterRef("session_id")
     rows = MainState.objects.filter(session_id=key(session_id)).annotate(
@@ -92,10 +95,9 @@ def standing(session_id: str | UUID, *, lock: bool = False) -> Standing:
             )[:1]
         ),
     )
-    state = (rows.select_for_update() if lock else rows).first()
-    if state is None and lock:
+    if lock:
         lock_main_state(session_id)
-        state = rows.select_for_update().get()
+    state = rows.first()
     if state is None:
         return Standing(None, _redirect_to(session_id), None)
     return Standing(state, state.redirect_to, state.in_progress_id)
