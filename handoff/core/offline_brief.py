@@ -141,7 +141,9 @@ def rules_of(d: Digest) -> list[str]:
     """User sentences that state rules, the predecessor's constraints first (the earliest
     ``MAX_ITEMS``; the log is read only until they are found)."""
     said = [*d.requests, *_QUOTED.findall(summary_section(d.summary, "user messages"))]
-    stated = (s for text in said if _RULE.search(text) for s in sentences(text) if _RULE.search(s))
+    stated = (
+        s for text in said if _may_hold(_RULE, text) for s in sentences(text) if _RULE.search(s)
+    )
     return unique(itertools.chain(d.predecessor.get("constraints", []), stated))
 
 
@@ -155,12 +157,18 @@ def decisions_of(d: Digest) -> list[str]:
     latest_first = (
         s
         for text in reversed(texts)
-        if _DECISION.search(text)  # a sentence that matches is part of a text that matches
+        if _may_hold(_DECISION, text)
         for s in reversed(sentences(text))
         if _DECISION.search(s)
     )
     chosen = list(itertools.islice(latest_first, wanted))[::-1]
     return unique([*inherited, *chosen])
+
+
+def _may_hold(pattern: re.Pattern[str], text: str) -> bool:
+    """Whether a sentence of ``text`` may match ``pattern``: a sentence that matches is part of
+    a text that matches, unless a code block ``sentences`` leaves out joined its words."""
+    return "```" in text or pattern.search(text) is not None
 
 
 def _last(items: Sequence[str], keep: Callable[[str], bool]) -> str:
