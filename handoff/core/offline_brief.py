@@ -152,17 +152,30 @@ def decisions_of(d: Digest) -> list[str]:
     (the log is read from its end, only until enough are found)."""
     solved = [summary_section(d.summary, name) for name in ("problem solving", "errors and fixes")]
     inherited = list(d.predecessor.get("decisions", []))
-    wanted = max(MAX_ITEMS - len(inherited), 0)
     texts = [*solved, *d.requests, *d.assistant_texts]
-    latest_first = (
-        s
-        for text in reversed(texts)
-        if _may_hold(_DECISION, text)
-        for s in reversed(sentences(text))
-        if _DECISION.search(s)
-    )
-    chosen = list(itertools.islice(latest_first, wanted))[::-1]
-    return unique([*inherited, *chosen])
+    chosen: Iterable[str]
+    if len(inherited) < MAX_ITEMS:
+        latest_first = (
+            s
+            for text in reversed(texts)
+            if _may_hold(_DECISION, text)
+            for s in reversed(sentences(text))
+            if _DECISION.search(s)
+        )
+        chosen = list(itertools.islice(latest_first, MAX_ITEMS - len(inherited)))[::-1]
+    else:
+        # A list of MAX_ITEMS or more may still repeat itself (``unique`` drops the repeats):
+        # the log's decisions then fill the room from the first one, past the surplus, as
+        # ``chosen[-(MAX_ITEMS - len(inherited)):]`` of every decision always did.
+        in_order = (
+            s
+            for text in texts
+            if _may_hold(_DECISION, text)
+            for s in sentences(text)
+            if _DECISION.search(s)
+        )
+        chosen = itertools.islice(in_order, len(inherited) - MAX_ITEMS, None)
+    return unique(itertools.chain(inherited, chosen))
 
 
 def _may_hold(pattern: re.Pattern[str], text: str) -> bool:
