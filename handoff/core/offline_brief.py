@@ -141,7 +141,9 @@ def rules_of(d: Digest) -> list[str]:
     """User sentences that state rules, the predecessor's constraints first (the earliest
     ``MAX_ITEMS``; the log is read only until they are found)."""
     said = [*d.requests, *_QUOTED.findall(summary_section(d.summary, "user messages"))]
-    stated = (s for text in said if _RULE.search(text) for s in sentences(text) if _RULE.search(s))
+    stated = (
+        s for text in said if _may_hold(_RULE, text) for s in sentences(text) if _RULE.search(s)
+    )
     return unique(itertools.chain(d.predecessor.get("constraints", []), stated))
 
 
@@ -150,17 +152,36 @@ def decisions_of(d: Digest) -> list[str]:
     (the log is read from its end, only until enough are found)."""
     solved = [summary_section(d.summary, name) for name in ("problem solving", "errors and fixes")]
     inherited = list(d.predecessor.get("decisions", []))
-    wanted = max(MAX_ITEMS - len(inherited), 0)
     texts = [*solved, *d.requests, *d.assistant_texts]
-    latest_first = (
-        s
-        for text in reversed(texts)
-        if _DECISION.search(text)  # a sentence that matches is part of a text that matches
-        for s in reversed(sentences(text))
-        if _DECISION.search(s)
-    )
-    chosen = list(itertools.islice(latest_first, wanted))[::-1]
-    return unique([*inherited, *chosen])
+    chosen: Iterable[str]
+    if len(inherited) < MAX_ITEMS:
+        latest_first = (
+            s
+            for text in reversed(texts)
+            if _may_hold(_DECISION, text)
+            for s in reversed(sentences(text))
+            if _DECISION.search(s)
+        )
+        chosen = list(itertools.islice(latest_first, MAX_ITEMS - len(inherited)))[::-1]
+    else:
+        # A list of MAX_ITEMS or more may still repeat itself (``unique`` drops the repeats):
+        # the log's decisions then fill the room from the first one, past the surplus, as
+        # ``chosen[-(MAX_ITEMS - len(inherited)):]`` of every decision always did.
+        in_order = (
+            s
+            for text in texts
+            if _may_hold(_DECISION, text)
+            for s in sentences(text)
+            if _DECISION.search(s)
+        )
+        chosen = itertools.islice(in_order, len(inherited) - MAX_ITEMS, None)
+    return unique(itertools.chain(inherited, chosen))
+
+
+def _may_hold(pattern: re.Pattern[str], text: str) -> bool:
+    """Whether a sentence of ``text`` may match ``pattern``: a sentence that matches is part of
+    a text that matches, unless a code block ``sentences`` leaves out joined its words."""
+    return "```" in text or pattern.search(text) is not None
 
 
 def _last(items: Sequence[str], keep: Callable[[str], bool]) -> str:

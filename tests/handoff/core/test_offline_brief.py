@@ -214,3 +214,30 @@ def test_right_after_a_compaction_the_summary_gives_current_work_and_next_step()
         "Add the LiveView tests for gqc.6.",
         "Current state (the compaction summary): Working on gqc.6, the close button.",
     ]
+
+
+def test_a_rule_or_decision_read_across_a_code_block_is_kept():
+    """Seed 000, Brief schema: constraints and decisions are the user's and assistant's
+    sentences with a rule or decision word, read with code blocks left out, so words a code
+    block separates count as one phrase ("do … not" reads "do not")."""
+    log = [
+        say("user", "Clean the build. Do```\nmake clean\n```not delete the fixtures."),
+        say("assistant", "Going```\npip install ruff\n```with ruff for linting."),
+    ]
+    brief = offline_brief(log, cwd="")
+    assert "Do not delete the fixtures." in brief["constraints"]
+    assert "Going with ruff for linting." in brief["decisions"]
+
+
+def test_a_predecessors_repeated_decisions_leave_room_for_the_logs():
+    """Seed 000, Brief schema: decisions are the predecessor's, then the log's stated ones, up
+    to the brief's twelve; a decision the predecessor's list repeats takes no place."""
+    repeated = [f"Use tool {n}." for n in range(11)] + ["Use tool 0."]
+    predecessor = {"goal": "Build the weather CLI", "decisions": repeated}
+    seed = render_brief(validate_brief(predecessor), source_title="Weather")
+    log = [
+        say("user", seed, "plugin"),
+        say("assistant", "I'll use httpx instead of requests. Writing it."),
+    ]
+    decisions = offline_brief(log, cwd="")["decisions"]
+    assert decisions == [*repeated[:11], "I'll use httpx instead of requests."]
