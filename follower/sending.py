@@ -41,6 +41,16 @@ def _in_server_thread() -> bool:
     return loop is not None and pid == os.getpid()
 
 
+def _forget_after_fork() -> None:
+    """In a forked child: the parent's loop thread did not come along, and ``_lock`` may have
+    been held by another of the parent's threads; start afresh."""
+    global _lock, _loop
+    _lock, _loop = threading.Lock(), None
+
+
+os.register_at_fork(after_in_child=_forget_after_fork)
+
+
 def _shared_loop() -> asyncio.AbstractEventLoop:
     """Return this process's sending loop, starting its thread on first use (and after fork)."""
     global _loop, _loop_pid
@@ -56,11 +66,23 @@ def _shared_loop() -> asyncio.AbstractEventLoop:
 def group_send(layer: BaseChannelLayer, group: str, message: dict[str, Any]) -> None:
     """Send ``message`` to ``group`` on ``layer`` from sync code; returns once it was sent.
 
-    Raises what the layer raises (Redis down …), or ``TimeoutError`` after ``SEND_TIMEOUT``
-    seconds on the shared loop.
+    Raises what the layer raises (Redis down …), ``TimeoutError`` after ``SEND_TIMEOUT``
+    seconds on the shared loop (the send is cancelled then, so a hung layer does not pile sends
+    up), and ``RuntimeError`` when called from a thread running an event loop (await
+    ``layer.group_send`` there).
     """
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        pass
+    else:
+        raise RuntimeError("group_send is for sync code: await layer.group_send in a loop")
     if isinstance(layer, InMemoryChannelLayer) and _in_server_thread():
         async_to_sync(layer.group_send)(group, message)
         return
     future = asyncio.run_coroutine_threadsafe(layer.group_send(group, message), _shared_loop())
-    future.result(SEND_TIMEOUT)
+    try:
+        future.result(SEND_TIMEOUT)
+    except TimeoutError:
+        future.cancel()
+        raise

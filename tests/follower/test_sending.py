@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 import uuid
 
+import pytest
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
 
@@ -32,3 +33,8 @@ def test_sends_from_a_plain_thread_arrive_in_the_order_sent():
         return numbers
 
     assert async_to_sync(receive_all)() == list(range(20))
+
+
+async def test_a_send_from_inside_an_event_loop_is_refused_not_blocking_it():
+    with pytest.raises(RuntimeError, match="sync code"):
+        sending.group_send(get_channel_layer(), "sending-refused", {"type": "test.message"})
