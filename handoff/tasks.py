@@ -23,6 +23,21 @@ def attempt_task(session_id: str, manual: bool) -> dict[str, Any]:
     return attempts.run(session_id, manual=manual).as_dict()
 
 
+@task()
+def evaluation_task() -> int:
+    """Evaluate every enabled main (``handoff.operations.evaluate_enabled_mains``); return how
+    many attempts were enqueued. Enqueued when the global settings change, so the request that
+    changed them does not wait on every main (about four queries each)."""
+    from handoff import operations  # operations enqueues this module's tasks
+
+    return operations.evaluate_enabled_mains()
+
+
 def enqueue_attempt(session_id: Any, *, manual: bool) -> None:
     """Enqueue ``attempt_task`` for ``session_id`` (a manual or an automatic attempt)."""
     attempt_task.enqueue(str(session_id), manual)
+
+
+def enqueue_evaluation() -> None:
+    """Enqueue ``evaluation_task`` (the global settings changed)."""
+    evaluation_task.enqueue()

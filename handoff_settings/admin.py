@@ -15,7 +15,7 @@ from django.core.exceptions import ValidationError
 from django.db.models import Model
 from django.http import HttpRequest
 
-from handoff import services
+from handoff import services, tasks
 from handoff.models import HandoffSettings
 from handoff.settings_store import validate
 
@@ -61,5 +61,7 @@ class HandoffSettingsAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
         return False
 
     def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
-        """Save through the settings store (validated, version bumped, one transaction)."""
+        """Save through the settings store (validated, version bumped, one transaction), then
+        evaluate the enabled mains in the background: a window changes their capacity."""
         services.settings_store().save(context_windows=form.cleaned_data["context_windows"])
+        tasks.enqueue_evaluation()

@@ -15,7 +15,7 @@ from django import forms
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
-from handoff import operations, services
+from handoff import services, tasks
 from handoff.core.tokens import BASIS_LABELS
 from handoff.core.trigger import RANGES
 from handoff.models import HandoffSettings
@@ -169,10 +169,11 @@ class HandoffSettingsForm(forms.Form):
         Idempotent: values equal to the stored ones are not written again, so a double submit
         makes one change (one ``version`` bump). The comparison and the write happen in one
         transaction holding the settings row's lock; a crash half-way leaves the previous
-        settings. After a change every enabled main is evaluated at once (seed 000: the switch
-        and thresholds are read live), so an idle conversation does not wait for its next
-        turn; a crash between the two leaves the change saved and the mains evaluated at
-        their next idle. Raises ``django.core.exceptions.ValidationError`` when the store
+        settings. After a change every enabled main is evaluated in the background at once
+        (seed 000: the switch and thresholds are read live; ``handoff.tasks.evaluation_task``),
+        so an idle conversation does not wait for its next turn and the request does not wait
+        on every main; a crash between the two leaves the change saved and the mains evaluated
+        at their next idle. Raises ``django.core.exceptions.ValidationError`` when the store
         refuses.
         """
         store = services.settings_store()
@@ -187,5 +188,5 @@ class HandoffSettingsForm(forms.Form):
             if not changes:
                 return current, False
             values = store.save(**changes)
-        operations.evaluate_enabled_mains()
+        tasks.enqueue_evaluation()
         return values, True

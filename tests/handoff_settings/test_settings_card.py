@@ -8,8 +8,10 @@ from typing import Any
 import pytest
 from django.test import Client
 from django.urls import reverse
+from django_tasks_db.models import DBTaskResult
+from handoff_support import make_source
 
-from handoff import services
+from handoff import operations, services, tasks
 from handoff.models import HandoffRecord, HandoffSettings, MainState
 from handoff.web.panel import describe_blocker, progress
 from host import log
@@ -168,6 +170,26 @@ def test_auto_handoff_switch_on_and_off(as_staff: Client):
     assert stored().auto_handoff is True
     save(as_staff, "auto_handoff", None)  # an unchecked box sends nothing
     assert stored().auto_handoff is False
+
+
+def test_switching_auto_handoff_on_hands_off_a_due_main_in_the_background(
+    as_staff: Client, settings: Any
+):
+    """Seed 000: the switch is read live, so an idle main that is due hands off without waiting
+    for its next turn; the request only queues that evaluation (one task, whatever the number
+    of mains), and the task worker runs it."""
+    source = make_source()
+    operations.enable(source.pk)
+    settings.TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
+    assert save(as_staff, "auto_handoff", "on").status_code == 200
+    assert not HandoffRecord.objects.filter(source=source).exists()
+    (queued,) = DBTaskResult.objects.all()
+    assert queued.task_path == "handoff.tasks.evaluation_task"
+
+    settings.TASKS = {"default": {"BACKEND": "django_tasks.backends.immediate.ImmediateBackend"}}
+    assert tasks.evaluation_task.call() == 1  # what the worker runs
+    record = HandoffRecord.objects.get(source=source)
+    assert (record.reason, record.phase) == ("context-pressure", "started")
 
 
 @pytest.mark.parametrize("value", ["maybe", "", "yes please"])

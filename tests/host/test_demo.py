@@ -98,11 +98,12 @@ def test_a_crash_after_the_switch_is_saved_leaves_it_on_for_the_next_idle(immedi
     form = HandoffSettingsForm({"auto_handoff": "on"}, only="auto_handoff")
     assert form.is_valid()
 
-    with (
-        mock.patch.object(operations, "evaluate_enabled_mains", side_effect=RuntimeError("crash")),
-        pytest.raises(RuntimeError),
-    ):
+    # The evaluation runs as a task after the save: its crash is the task's, not the request's.
+    with mock.patch.object(
+        operations, "evaluate_enabled_mains", side_effect=RuntimeError("crash")
+    ) as evaluation:
         form.save()
+    assert evaluation.called
 
     assert HandoffSettings.objects.get(pk=1).auto_handoff is True
     assert not HandoffRecord.objects.filter(source=source).exists()
