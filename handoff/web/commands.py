@@ -11,8 +11,8 @@ from typing import Any
 
 from django.template.loader import render_to_string
 
-from handoff import operations
-from handoff.exceptions import HandoffError
+from handoff import operations, services
+from handoff.exceptions import AlreadyHandedOff, HandoffError, NotAMain
 from handoff.operations import Action
 from handoff.web.panel import describe_blocker
 from host.signals import CommandReply
@@ -25,6 +25,22 @@ REPLIES: dict[Action, str] = {
     Action.STATUS: "Handoff status",
 }
 USAGE = f"Use /handoff [{' | '.join(REPLIES)}]."
+
+
+def refusal(action: str, error: HandoffError) -> str:
+    """The sentence a refused ``/handoff`` shows in the chat: in the conversation's words (its
+    successor's title, not ids) for the refusals a chat user meets, the error's own otherwise."""
+    if isinstance(error, AlreadyHandedOff):
+        controller = services.session_controller()
+        successor = controller.get(str(error.destination)) if controller is not None else None
+        title = (successor.title if successor is not None else "") or "its successor"
+        return (
+            f"This conversation was already handed off to “{title}”: what you type here goes "
+            "there. /handoff disable stops forwarding."
+        )
+    if isinstance(error, NotAMain):
+        return "This is a helper agent's conversation: only main conversations hand off."
+    return f"/handoff {action}: {error}"
 
 
 def handoff_command(
@@ -44,7 +60,7 @@ def handoff_command(
     try:
         report = operations.act(action, session.pk).as_dict()
     except HandoffError as exc:
-        return CommandReply(f"/handoff {action}: {exc}", ok=False)
+        return CommandReply(refusal(action, exc), ok=False)
     if action != Action.STATUS:
         return CommandReply(message)
     html = render_to_string(

@@ -510,6 +510,30 @@ def test_composer_on_a_handed_off_session_says_forwarded(as_alice: Client, alice
     assert Message.objects.filter(session=successor, source_kind=SourceKind.RELAY).count() == 1
 
 
+@pytest.mark.parametrize("command", ["/handoff now", "/handoff enable"])
+def test_composer_handoff_on_a_handed_off_session_names_the_successor(
+    as_alice: Client, alice: Any, command: str
+):
+    source = talked(alice, "Source")
+    successor = talked(alice, "The successor")
+    Redirect.objects.create(source=source, destination=successor)
+
+    html = compose(as_alice, source, command).content.decode()
+
+    assert "feedback-error" in html
+    assert "already handed off to “The successor”" in html
+    assert "/handoff disable stops forwarding" in html
+    assert str(successor.pk) not in html.split("feedback-error", 1)[1].split("</div>", 1)[0]
+    assert not MainState.objects.filter(session=source, requested=True).exists()
+
+
+def test_composer_handoff_on_a_subagent_says_only_mains_hand_off(as_alice: Client, alice: Any):
+    helper = create_session(alice, title="helper", parent=talked(alice, "Main"))
+    html = compose(as_alice, helper, "/handoff now").content.decode()
+    assert "helper agent&#x27;s conversation: only main conversations hand off" in html
+    assert not MainState.objects.filter(session=helper).exists()
+
+
 @pytest.mark.parametrize("command", ["/handoff", "/handoff now"])
 def test_composer_handoff_now_requests_a_handoff(
     as_alice: Client, alice: Any, command: str, settings: Any
