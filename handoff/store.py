@@ -113,13 +113,6 @@ def _redirect_to(session_id: str | UUID) -> UUID | None:
     return redirect.destination_id if redirect is not None else None
 
 
-def in_progress(source_id: str | UUID) -> HandoffRecord | None:
-    """Return the source's attempt still summarizing or prepared, if any."""
-    return HandoffRecord.objects.filter(
-        source_id=key(source_id), phase__in=IN_PROGRESS_PHASES
-    ).first()
-
-
 def create_record(
     *, source_id: str | UUID, reason: Reason, metrics: MetricsOut, source_revision: int
 ) -> HandoffRecord:
