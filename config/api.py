@@ -144,7 +144,7 @@ class SessionDetailOut(SessionOut):
 def session_detail(request: HttpRequest, session_id: UUID) -> dict[str, Any]:
     """The session's fields plus ``tokens`` {value, basis, label} and ``redirect``."""
     session = owned_session(request, session_id)
-    report = operations.status(session.pk).as_dict()
+    report = operations.status(session.pk)
     fields = SessionOut.from_orm(session).model_dump(by_alias=False)
     return {**fields, "tokens": report["tokens"], "redirect": report["redirect"], "handoff": report}
 

@@ -81,7 +81,7 @@ def handoff_action(request: HttpRequest, session_id: UUID, payload: HandoffActio
     this request). A refusal (e.g. a subagent) raises a ``HandoffError`` answered 409.
     """
     ensure_owned(request, session_id)
-    return operations.act(payload.action, session_id).as_dict()
+    return operations.act(payload.action, session_id)
 
 
 @records_router.get(

@@ -33,7 +33,7 @@ from handoff.attempt import AttemptOutcome
 from handoff.exceptions import AlreadyHandedOff, NotAMain, ServiceUnavailable, SessionNotFound
 from handoff.models import MainState
 from handoff.services import HostSession, SessionController
-from handoff.status import StatusReport
+from handoff.shapes import StatusOut
 
 logger = logging.getLogger(__name__)
 
@@ -75,7 +75,7 @@ def owned_session(session_id: Any, user_id: Any) -> HostSession:
     return session
 
 
-def status(session_id: Any) -> StatusReport:
+def status(session_id: Any) -> StatusOut:
     """Return the session's status report. Raises ``SessionNotFound`` for an unknown session
     (without a session controller the report says handoff is unavailable)."""
     controller = services.session_controller()
@@ -88,7 +88,7 @@ def status(session_id: Any) -> StatusReport:
     return status_module.build(session_id)
 
 
-def enable(session_id: Any) -> StatusReport:
+def enable(session_id: Any) -> StatusOut:
     """Make the main eligible for automatic handoff and evaluate it at once.
 
     Re-arms it: an automatic attempt that failed at the current revision may run again. Writes
@@ -102,7 +102,7 @@ def enable(session_id: Any) -> StatusReport:
     return status_module.build(session_id)
 
 
-def disable(session_id: Any) -> StatusReport:
+def disable(session_id: Any) -> StatusOut:
     """Clear ``enabled`` and ``requested``; remove the session's redirect (forwarding stops).
 
     One transaction: a crash half-way leaves both switches and the redirect as they were.
@@ -114,7 +114,7 @@ def disable(session_id: Any) -> StatusReport:
     return status_module.build(session_id)
 
 
-def request_now(session_id: Any) -> StatusReport:
+def request_now(session_id: Any) -> StatusOut:
     """Set ``requested`` and enqueue a manual attempt; return the status without waiting.
 
     The flag is stored first, then the task is enqueued (outside any transaction opened here,
@@ -228,7 +228,7 @@ class Action(StrEnum):
     STATUS = "status"
 
 
-ACTIONS: dict[Action, Callable[[Any], StatusReport]] = {
+ACTIONS: dict[Action, Callable[[Any], StatusOut]] = {
     Action.ENABLE: enable,
     Action.DISABLE: disable,
     Action.NOW: request_now,
@@ -236,7 +236,7 @@ ACTIONS: dict[Action, Callable[[Any], StatusReport]] = {
 }
 
 
-def act(action: Action | str, session_id: Any) -> StatusReport:
+def act(action: Action | str, session_id: Any) -> StatusOut:
     """Run ``action`` on ``session_id`` and return the status report.
 
     Raises ``ValueError`` for a name outside ``Action`` and the operation's ``HandoffError``

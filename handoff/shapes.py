@@ -1,6 +1,6 @@
 """The shapes the handoff shows on every surface, each declared once (issue 11 §3).
 
-``handoff.status`` returns them as plain dicts (``record_dict``, ``StatusReport.as_dict()``) for
+``handoff.status`` returns them as plain dicts (``record_dict``, ``build``) for
 ``manage.py handoff --json``, the composer and the settings card; the JSON API
 names the same classes in ``response=``, so its OpenAPI schema is built from these definitions
 (pydantic reads ``TypedDict``s, ``Field`` descriptions included). A key added here is a key

@@ -1,8 +1,8 @@
 """The one status report every surface shows (issue 4 §6; seed 000, ``action=status``).
 
-``build(session_id)`` makes it; ``manage.py handoff status``, the API, ``/handoff status`` in the
-composer and the settings card all print ``StatusReport.as_dict()``, a ``StatusOut``
-(``handoff.shapes``, where each shape is declared once):
+``build(session_id)`` makes it, a ``StatusOut`` (``handoff.shapes``, where each shape is declared
+once); ``manage.py handoff status``, the API, ``/handoff status`` in the composer and the
+settings card all print it:
 
 ``{"session", "enabled", "requested", "deferred", "tokens": {"value", "basis", "label"},
 "turns", "compactions", "redirect", "last", "inheritance", "plan_mode_available",
@@ -15,7 +15,6 @@ matters for this session. Reading never changes anything.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
 from handoff import metrics, services, store
@@ -65,45 +64,6 @@ def record_dict(record: HandoffRecord) -> RecordOut:
     }
 
 
-@dataclass(frozen=True)
-class StatusReport:
-    """A session's handoff status (see the module docstring for ``as_dict()``'s shape)."""
-
-    session: str
-    enabled: bool
-    requested: bool
-    deferred: list[str]
-    tokens: TokenReading
-    turns: int
-    compactions: int
-    redirect: str | None
-    last: RecordOut | None
-    inheritance: list[dict[str, Any]]
-    plan_mode_available: bool
-    compaction_available: bool
-    auto_handoff: bool
-    notices: list[str] = field(default_factory=list)
-
-    def as_dict(self) -> StatusOut:
-        """Return the report as plain JSON-ready data: a ``StatusOut`` (``handoff.shapes``)."""
-        return {
-            "session": self.session,
-            "enabled": self.enabled,
-            "requested": self.requested,
-            "deferred": list(self.deferred),
-            "tokens": self.tokens.as_dict(),
-            "turns": self.turns,
-            "compactions": self.compactions,
-            "redirect": self.redirect,
-            "last": self.last,
-            "inheritance": list(self.inheritance),
-            "plan_mode_available": self.plan_mode_available,
-            "compaction_available": self.compaction_available,
-            "auto_handoff": self.auto_handoff,
-            "notices": list(self.notices),
-        }
-
-
 def _service_notices() -> list[str]:
     notices = []
     if services.llm() is None:
@@ -116,7 +76,7 @@ def _service_notices() -> list[str]:
     return notices
 
 
-def build(session_id: Any) -> StatusReport:
+def build(session_id: Any) -> StatusOut:
     """Build the report for ``session_id`` from storage and the services, read now.
 
     Without a session controller the session's own figures are unknown: they read 0 with
@@ -148,12 +108,12 @@ def build(session_id: Any) -> StatusReport:
         notices.append(NO_COMPACTION)
     if session is not None and not plan_mode:
         notices.append(NO_PLAN_MODE)
-    return StatusReport(
+    return StatusOut(
         session=key,
         enabled=enabled,
         requested=bool(state and state.requested),
         deferred=list(state.deferred) if state else [],
-        tokens=reading,
+        tokens=reading.as_dict(),
         turns=turns,
         compactions=compactions,
         redirect=str(redirect.destination_id) if redirect else None,

@@ -47,7 +47,7 @@ def activity_context(user: Any) -> dict[str, Any]:
     report = None
     if last is not None:
         try:
-            report = operations.status(last.source_id).as_dict()
+            report = operations.status(last.source_id)
         except HandoffError:
             report = None
     deferred = [

@@ -58,7 +58,7 @@ def handoff_command(
         return CommandReply(f"Unknown /handoff action “{argument}”. {USAGE}", ok=False)
     message = REPLIES[Action(action)]
     try:
-        report = operations.act(action, session.pk).as_dict()
+        report = operations.act(action, session.pk)
     except HandoffError as exc:
         return CommandReply(refusal(action, exc), ok=False)
     if action != Action.STATUS:

@@ -107,7 +107,7 @@ def session_panel(session: Any) -> dict[str, Any]:
     try:
         if session.parent_id is not None:
             raise NotAMain(session.pk)
-        report = operations.status(session.pk).as_dict()
+        report = operations.status(session.pk)
     except HandoffError as exc:
         return context | {"report": None, "error": str(exc), "polling": False}
     last, redirect = report["last"], report["redirect"]

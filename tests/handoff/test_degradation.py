@@ -47,7 +47,7 @@ def test_no_session_controller_fails_clearly_and_turns_automatic_off(without, im
     assert outcome.outcome == "refused"
     assert "no session controller" in outcome.detail
     assert operations.evaluate(source.pk) is False
-    assert status.NO_CONTROLLER in operations.status(source.pk).notices
+    assert status.NO_CONTROLLER in operations.status(source.pk)["notices"]
     assert not HandoffRecord.objects.exists()
 
 
@@ -59,7 +59,7 @@ def test_no_llm_abandons_the_handoff_and_keeps_the_source(without):
     assert (outcome.outcome, record.phase) == ("failed", Phase.FAILED)
     assert record.error.startswith("summarize: ServiceUnavailable")
     assert Session.objects.count() == 1 and not Redirect.objects.exists()
-    assert status.NO_LLM in operations.status(source.pk).notices
+    assert status.NO_LLM in operations.status(source.pk)["notices"]
 
 
 def test_no_agent_presets_uses_the_default_preset_row_not_inherited(without):
@@ -92,7 +92,7 @@ def test_no_plan_mode_on_either_side_marks_the_row_not_inherited(without):
     without("plan_mode")
     outcome = operations.run_attempt(source.pk, manual=True)
     assert rows_of(outcome)["plan-mode"]["outcome"] == "not-inherited"
-    assert operations.status(source.pk).plan_mode_available is False
+    assert operations.status(source.pk)["plan_mode_available"] is False
 
 
 def test_no_token_sources_label_unavailable_automatic_off_manual_works(without):
@@ -101,7 +101,7 @@ def test_no_token_sources_label_unavailable_automatic_off_manual_works(without):
     auto_handoff(True)
     without("token_meter", "usage_projection")
     report = operations.status(source.pk)
-    assert report.tokens.as_dict() == {"value": 0, "basis": "context", "label": "unavailable"}
+    assert report["tokens"] == {"value": 0, "basis": "context", "label": "unavailable"}
     automatic = attempts.run(source.pk, manual=False)
     assert (automatic.outcome, "unavailable" in automatic.detail) == ("no-trigger", True)
     assert operations.run_attempt(source.pk, manual=True).outcome == "started"
@@ -113,7 +113,7 @@ def test_no_settings_store_keeps_settings_in_this_process_only(without):
         services.settings_store().save(auto_handoff=True, handoff_tokens=50_000)
         assert services.load_settings().handoff_tokens == 50_000
         assert not HandoffSettings.objects.exists()
-        assert status.NO_SETTINGS_STORE in operations.status(make_source().pk).notices
+        assert status.NO_SETTINGS_STORE in operations.status(make_source().pk)["notices"]
     finally:
         ProcessSettingsStore.reset()
 
@@ -121,7 +121,7 @@ def test_no_settings_store_keeps_settings_in_this_process_only(without):
 def test_no_status_channel_says_so_and_settings_still_save(without):
     without("status_channel")
     source = make_source()
-    assert status.NO_STATUS_CHANNEL in operations.status(source.pk).notices
+    assert status.NO_STATUS_CHANNEL in operations.status(source.pk)["notices"]
     services.settings_store().save(handoff_min_turns=6)
     assert HandoffSettings.objects.get().handoff_min_turns == 6
 
@@ -130,8 +130,8 @@ def test_no_compaction_for_the_agent_turns_auto_compaction_off_manual_handoff_wo
     source = make_source()
     without("compaction")
     report = operations.status(source.pk)
-    assert report.compaction_available is False
-    assert status.NO_COMPACTION in report.notices
+    assert report["compaction_available"] is False
+    assert status.NO_COMPACTION in report["notices"]
     assert operations.run_attempt(source.pk, manual=True).outcome == "started"
 
 

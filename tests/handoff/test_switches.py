@@ -30,13 +30,13 @@ def test_enable_sets_enabled_and_evaluates_at_once(immediate_tasks):
     source = make_source()
     report = operations.enable(source.pk)
     assert HandoffRecord.objects.get(source=source).phase == Phase.STARTED
-    assert report.redirect is not None
+    assert report["redirect"] is not None
 
 
 def test_enable_alone_does_not_hand_off_without_the_global_switch(immediate_tasks):
     source = make_source()
     report = operations.enable(source.pk)
-    assert report.enabled is True
+    assert report["enabled"] is True
     assert not HandoffRecord.objects.exists()
 
 
@@ -66,13 +66,13 @@ def test_requested_is_cleared_when_the_attempt_ends(immediate_tasks, settings):
     source = make_source()
     report = operations.request_now(source.pk)
     assert HandoffRecord.objects.get().phase == Phase.FAILED
-    assert report.requested is False
+    assert report["requested"] is False
 
 
 def test_now_never_waits_for_the_summary():
     source = make_source()
     report = operations.request_now(source.pk)
-    assert report.requested is True
+    assert report["requested"] is True
     assert not HandoffRecord.objects.exists()
     task = DBTaskResult.objects.get()
     assert task.args_kwargs["args"] == [str(source.pk), True]
@@ -83,7 +83,7 @@ def test_disable_clears_both_switches():
     operations.enable(source.pk)
     MainState.objects.filter(session=source).update(requested=True)
     report = operations.disable(source.pk)
-    assert (report.enabled, report.requested) == (False, False)
+    assert (report["enabled"], report["requested"]) == (False, False)
 
 
 def test_disable_on_a_handed_off_source_stops_forwarding():
@@ -91,7 +91,7 @@ def test_disable_on_a_handed_off_source_stops_forwarding():
     operations.run_attempt(source.pk, manual=True)
     successor_id = Redirect.objects.get(source=source).destination_id
     report = operations.disable(source.pk)
-    assert report.redirect is None
+    assert report["redirect"] is None
     result = post_message(source, content="Are you still there?")
     assert result.forwarded_to is None
     assert not Message.objects.filter(session_id=successor_id, source_kind="relay").exists()
@@ -112,11 +112,11 @@ def test_a_failed_write_leaves_the_last_stored_state_and_a_retry_starts_from_it(
         operations.disable(source.pk)
     monkeypatch.undo()
     report = operations.status(source.pk)
-    assert (report.enabled, report.redirect is not None) == (True, True)
+    assert (report["enabled"], report["redirect"] is not None) == (True, True)
     assert post_message(source, content="Still there?").forwarded_to == str(other.pk)
 
     report = operations.disable(source.pk)
-    assert (report.enabled, report.redirect) == (False, None)
+    assert (report["enabled"], report["redirect"]) == (False, None)
     assert post_message(source, content="And now?").forwarded_to is None
 
 
@@ -159,7 +159,7 @@ def test_deferred_attempt_is_retried_on_the_next_idle(immediate_tasks):
     source = make_source()
     activity = runtime.begin_activity(source, "compaction")
     report = operations.enable(source.pk)
-    assert report.deferred == ["activity:compaction"]
+    assert report["deferred"] == ["activity:compaction"]
     activity.ended = activity.started
     activity.save()
     session_idle.send(sender=Session, session=source)
@@ -174,7 +174,7 @@ def test_now_on_a_running_session_waits_for_idle(
     source = make_source()
     runtime.begin_turn(source, user_initiated=False)
     report = operations.request_now(source.pk)
-    assert report.requested is True
+    assert report["requested"] is True
     assert not HandoffRecord.objects.exists()
     with django_capture_on_commit_callbacks(execute=True):
         runtime.end_turn(source)
@@ -188,7 +188,7 @@ def test_deferred_attempt_is_retried_when_a_blocker_clears(
     auto_handoff(True)
     source = make_source()
     helper = create_session(make_user(), cwd=source.cwd, parent=source)
-    assert operations.enable(source.pk).deferred == [f"owned-agent:{helper.pk}"]
+    assert operations.enable(source.pk)["deferred"] == [f"owned-agent:{helper.pk}"]
     with django_capture_on_commit_callbacks(execute=True):
         runtime.dispose(helper)
     assert HandoffRecord.objects.get(source=source).phase == Phase.STARTED
@@ -200,7 +200,7 @@ def test_deferred_manual_request_stays_requested_and_is_retried(
     source = make_source()
     activity = runtime.begin_activity(source, "job")
     report = operations.request_now(source.pk)
-    assert (report.requested, report.deferred) == (True, ["activity:job"])
+    assert (report["requested"], report["deferred"]) == (True, ["activity:job"])
     with django_capture_on_commit_callbacks(execute=True):
         runtime.end_activity(activity)
     assert HandoffRecord.objects.get().phase == Phase.STARTED
@@ -211,7 +211,7 @@ def test_custom_permissions_defer_automatic_attempts_only(immediate_tasks):
     auto_handoff(True)
     source = make_source(permission_preset="custom", approval_policy="on-request")
     report = operations.enable(source.pk)
-    assert report.deferred == ["custom-permissions-require-manual-transfer"]
+    assert report["deferred"] == ["custom-permissions-require-manual-transfer"]
     assert not HandoffRecord.objects.exists()
     operations.request_now(source.pk)
     assert HandoffRecord.objects.get().phase == Phase.STARTED
@@ -248,9 +248,9 @@ def test_min_turns_stop_a_successor_chain(immediate_tasks, django_capture_on_com
     successor.refresh_from_db()
     session_idle.send(sender=Session, session=successor)
     report = operations.status(successor.pk)
-    assert (report.enabled, report.turns, report.tokens.value) == (True, 0, 150_000)
+    assert (report["enabled"], report["turns"], report["tokens"]["value"]) == (True, 0, 150_000)
     assert not HandoffRecord.objects.filter(source=successor).exists()
-    assert report.redirect is None
+    assert report["redirect"] is None
 
 
 def test_operations_refuse_a_subagent_and_an_unknown_session():
@@ -278,9 +278,9 @@ def test_deferred_is_cleared_when_a_blocker_clears_and_no_attempt_can_run(
     auto_handoff(True)
     source = make_source()
     helper = create_session(make_user(), cwd=source.cwd, parent=source)
-    assert operations.enable(source.pk).deferred == [f"owned-agent:{helper.pk}"]
+    assert operations.enable(source.pk)["deferred"] == [f"owned-agent:{helper.pk}"]
     auto_handoff(False)
     with django_capture_on_commit_callbacks(execute=True):
         runtime.dispose(helper)
     assert not HandoffRecord.objects.exists()
-    assert operations.status(source.pk).deferred == []
+    assert operations.status(source.pk)["deferred"] == []

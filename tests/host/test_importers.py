@@ -334,7 +334,7 @@ def test_after_a_trailing_compaction_every_surface_shows_one_estimated_context(
     estimate = -(-len(summary) // 4)  # the meter: about four characters per token
 
     reported = import_report(main)["tokens"]["context"]
-    status = operations.status(main.pk).as_dict()["tokens"]
+    status = operations.status(main.pk)["tokens"]
     record = operations.run_attempt(main.pk, manual=True).record
 
     assert reported == status == {"value": estimate, "basis": "context", "label": "estimated"}

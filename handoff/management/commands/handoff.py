@@ -150,7 +150,7 @@ class Command(BaseCommand):
             if options["wait"]:
                 self._run_now(session_id, as_json)
             else:
-                self._print_status(operations.act(action, session_id).as_dict(), as_json)
+                self._print_status(operations.act(action, session_id), as_json)
         except HandoffError as exc:
             raise CommandError(f"handoff {action}: {exc}") from exc
 
@@ -168,7 +168,7 @@ class Command(BaseCommand):
         """Run a manual attempt synchronously and print how it ended."""
         outcome = operations.run_attempt(session_id, manual=True)
         if outcome.outcome is Outcome.DEFERRED:
-            self._print_status(operations.status(session_id).as_dict(), as_json)
+            self._print_status(operations.status(session_id), as_json)
             raise CommandError(
                 f"handoff deferred by {', '.join(outcome.blockers)}", returncode=EXIT_DEFERRED
             )
