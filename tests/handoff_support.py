@@ -1,4 +1,5 @@
-"""Helpers for the handoff engine's tests: a user, a long source session, settings switches."""
+"""Helpers for the tests (plain functions, not fixtures): a user, a conversation with a turn, a
+long source session, settings switches."""
 
 from __future__ import annotations
 
@@ -23,6 +24,19 @@ def make_user(name: str = "alice") -> Any:
     """Return a user called ``name`` (created once)."""
     user, _ = get_user_model().objects.get_or_create(username=name)
     return user
+
+
+def talked(
+    owner: Any, title: str, *, content: str = "hi", answered: bool = False, **fields: Any
+) -> Session:
+    """A session of ``owner`` with one user turn saying ``content`` (so it is not blank), and
+    the assistant's "hello" when ``answered``; ``fields`` go to ``create_session``."""
+    session = create_session(owner, title=title, **fields)
+    log.append_message(session, role="user", source_kind="user", content=content, starts_turn=True)
+    if answered:
+        log.append_message(session, role="assistant", source_kind="assistant", content="hello")
+    session.refresh_from_db()
+    return session
 
 
 def add_turn(session: Session, text: str, *, tokens: int = 150_000, answer: str = "") -> None:

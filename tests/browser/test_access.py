@@ -6,32 +6,17 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-
-from host import log
-from host.models import Role, Session, SourceKind
-from host.sessions import create_session
+from handoff_support import talked
 
 pytestmark = pytest.mark.browser
-
-
-def talked(owner: Any, title: str) -> Session:
-    session = create_session(owner, title=title)
-    log.append_message(
-        session,
-        role=Role.USER,
-        source_kind=SourceKind.USER,
-        content="secret plan",
-        starts_turn=True,
-    )
-    return session
 
 
 def test_second_user_cannot_open_the_first_users_session(
     make_user: Callable[..., Any], user_page: Callable[[Any], Any], live_server: Any
 ):
     alice, bob = make_user("alice"), make_user("bob")
-    private = talked(alice, "Alice's private plan")
-    talked(bob, "Bob's own")
+    private = talked(alice, "Alice's private plan", content="secret plan")
+    talked(bob, "Bob's own", content="secret plan")
 
     page = user_page(bob)
     response = page.goto(f"{live_server.url}/s/{private.pk}/")

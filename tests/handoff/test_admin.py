@@ -7,11 +7,9 @@ from typing import Any
 import pytest
 from django.test import Client
 from django.urls import reverse
+from handoff_support import talked
 
 from handoff.models import HandoffRecord, HandoffSettings, MainState, Redirect
-from host import log
-from host.models import Role, Session, SourceKind
-from host.sessions import create_session
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("immediate_tasks")]
 
@@ -25,14 +23,6 @@ def root(django_user_model: Any) -> Any:
 def admin_client(client: Client, root: Any) -> Client:
     client.force_login(root)
     return client
-
-
-def talked(owner: Any, title: str) -> Session:
-    session = create_session(owner, title=title)
-    log.append_message(
-        session, role=Role.USER, source_kind=SourceKind.USER, content="hi", starts_turn=True
-    )
-    return session
 
 
 @pytest.fixture

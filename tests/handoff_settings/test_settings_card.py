@@ -9,13 +9,11 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 from django_tasks_db.models import DBTaskResult
-from handoff_support import make_source
+from handoff_support import make_source, talked
 
 from handoff import operations, services, tasks
 from handoff.models import HandoffRecord, HandoffSettings, MainState
 from handoff.web.panel import describe_blocker, progress
-from host import log
-from host.models import Role, Session, SourceKind
 from host.sessions import create_session
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("immediate_tasks")]
@@ -30,14 +28,6 @@ def save(client: Client, name: str, value: Any) -> Any:
 
 def stored() -> HandoffSettings:
     return HandoffSettings.objects.get_or_create(pk=1)[0]
-
-
-def talked(owner: Any, title: str) -> Session:
-    session = create_session(owner, title=title)
-    log.append_message(
-        session, role=Role.USER, source_kind=SourceKind.USER, content="hi", starts_turn=True
-    )
-    return session
 
 
 # --- the card -------------------------------------------------------------------------------

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import re
+from functools import partial
 from typing import Any
 
 import pytest
 from django.test import Client
 from django.urls import reverse
+from handoff_support import talked as talked_once
 
 from handoff.core.brief import render_brief, validate_brief
 from handoff.models import HandoffRecord, MainState, Redirect
@@ -19,6 +21,9 @@ from host.usage import Usage
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("immediate_tasks")]
 
 HTMX = {"HX-Request": "true"}
+
+
+talked = partial(talked_once, answered=True)  # a session with one exchange (not blank)
 
 
 @pytest.fixture
@@ -35,19 +40,6 @@ def bob(django_user_model: Any) -> Any:
 def as_alice(client: Client, alice: Any) -> Client:
     client.force_login(alice)
     return client
-
-
-def talked(owner: Any, title: str, **kwargs: Any) -> Session:
-    """A session with one exchange (so it is not blank)."""
-    session = create_session(owner, title=title, **kwargs)
-    log.append_message(
-        session, role=Role.USER, source_kind=SourceKind.USER, content="hi", starts_turn=True
-    )
-    log.append_message(
-        session, role=Role.ASSISTANT, source_kind=SourceKind.ASSISTANT, content="hello"
-    )
-    session.refresh_from_db()
-    return session
 
 
 def page(client: Client, session: Session) -> str:
