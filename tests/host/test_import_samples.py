@@ -161,14 +161,3 @@ def test_a_damaged_log_imports_every_readable_record_and_reports_each_damaged_li
     ]
     assert Message.objects.filter(content__contains="1;Ren\ufffd Dupr\ufffd;Orl\ufffdans").exists()
     assert Message.objects.filter(content__contains="René Dupré, Orléans").exists()
-
-
-def test_reimport_adds_nothing_and_says_so() -> None:
-    path = SAMPLES / "claude-code-1.x-sidechains.jsonl"
-    run(path)
-    before = Message.objects.count()
-
-    reports, err = run(path)
-
-    assert reports == [] and "already imported" in err
-    assert Message.objects.count() == before
