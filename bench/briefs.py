@@ -47,8 +47,11 @@ Term = str | tuple[str, ...]
 
 
 def _pattern(term: str) -> re.Pattern[str]:
-    """Match ``term`` as a whole: not inside a longer word, id or version (``E-1`` ≠ ``E-1.2``)."""
-    return re.compile(rf"(?<!\w){re.escape(term)}(?!\w|\.\d)", re.IGNORECASE)
+    """Match ``term`` at the start of a word; a term ending in a digit only as a whole number,
+    id or version (``E-1`` ≠ ``E-12``, ``E-1.2``), a word also with an ending (``example`` →
+    ``examples``, ``commit`` → ``committed``)."""
+    end = r"(?!\d|\.\d)" if term[-1:].isdigit() else ""
+    return re.compile(rf"(?<!\w){re.escape(term)}{end}", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
