@@ -178,3 +178,23 @@ def test_a_database_cut_mid_turn_ends_the_turn_and_the_queue_is_answered(
     wait_for(lambda: handed_off(session), "the handoff after the queue", [worker])
     assert worker.alive()
     assert_recovered(session, fake_llm)
+
+
+def test_a_live_turn_longer_than_many_leases_is_never_ended(
+    owner: AbstractBaseUser, fake_llm: Any, start_worker: Callable[..., Worker]
+):
+    fake_llm.delay = 5 * LEASE  # the model takes five leases to answer
+    workers = [start_worker(), start_worker()]  # the idle one sweeps all the while too
+    session = create_session(owner, title="Slow", cwd="/work/demo")
+
+    intake.post_message(session, content="think hard")
+
+    wait_for(
+        lambda: Message.objects.filter(session=session, role=Role.ASSISTANT).exists(),
+        "the slow answer",
+        workers,
+    )
+    session.refresh_from_db()
+    assert session.status == "idle"
+    assert not Message.objects.filter(session=session, role=Role.SYSTEM).exists()
+    assert all(worker.alive() for worker in workers)
