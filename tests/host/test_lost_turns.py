@@ -23,7 +23,7 @@ import pytest
 from django.contrib.auth.models import AbstractBaseUser
 from handoff_support import RecordingLLM
 
-from bench.follower_site import ROOT, database_url
+from bench.follower_site import ROOT, database_url, stop_process
 from handoff import operations
 from handoff.core.phases import Phase
 from handoff.models import HandoffRecord
@@ -62,13 +62,7 @@ class Worker:
         return self.log.read().decode(errors="replace")
 
     def stop(self) -> None:
-        if self.alive():
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        stop_process(self.process)
         self.log.close()
 
 
