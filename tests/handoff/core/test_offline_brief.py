@@ -42,8 +42,8 @@ def test_goal_after_a_compaction_comes_from_the_summarys_primary_request():
 def test_constraints_are_the_users_rule_statements():
     log = [say("user", "Write the CLI. Use the standard library only. Don't add a setup.py.")]
     assert offline_brief(log, cwd="")["constraints"] == [
-        "Use the standard library only.",
-        "Don't add a setup.py.",
+        "Use the standard library only. (log #1)",
+        "Don't add a setup.py. (log #1)",
     ]
 
 
@@ -53,8 +53,8 @@ def test_decisions_are_stated_decisions_of_user_and_assistant():
         say("assistant", "I'll use argparse instead of click. Writing it."),
     ]
     assert offline_brief(log, cwd="")["decisions"] == [
-        "Decision: SQLite for now.",
-        "I'll use argparse instead of click.",
+        "Decision: SQLite for now. (log #1)",
+        "I'll use argparse instead of click. (log #2)",
     ]
 
 
@@ -77,8 +77,10 @@ def test_a_failing_test_run_is_pending_and_a_passing_one_verified():
         result("Bash", "All checks passed!\nexit code 0"),
     ]
     brief = offline_brief(log, cwd="")
-    assert brief["pending"] == ["`pytest -q` → 2 failed, 5 passed in 0.3s (its latest run failed)"]
-    assert brief["verified"] == ["`ruff check .` → exit code 0"]
+    assert brief["pending"] == [
+        "`pytest -q` → 2 failed, 5 passed in 0.3s — its latest run failed (log #2)"
+    ]
+    assert brief["verified"] == ["`ruff check .` → exit code 0 (log #4)"]
 
 
 def test_a_finished_session_says_it_is_finished():
@@ -225,8 +227,8 @@ def test_a_rule_or_decision_read_across_a_code_block_is_kept():
         say("assistant", "Going```\npip install ruff\n```with ruff for linting."),
     ]
     brief = offline_brief(log, cwd="")
-    assert "Do not delete the fixtures." in brief["constraints"]
-    assert "Going with ruff for linting." in brief["decisions"]
+    assert "Do not delete the fixtures. (log #1)" in brief["constraints"]
+    assert "Going with ruff for linting. (log #2)" in brief["decisions"]
 
 
 def test_a_predecessors_repeated_decisions_leave_room_for_the_logs():
@@ -240,4 +242,4 @@ def test_a_predecessors_repeated_decisions_leave_room_for_the_logs():
         say("assistant", "I'll use httpx instead of requests. Writing it."),
     ]
     decisions = offline_brief(log, cwd="")["decisions"]
-    assert decisions == [*repeated[:11], "I'll use httpx instead of requests."]
+    assert decisions == [*repeated[:11], "I'll use httpx instead of requests. (log #2)"]
