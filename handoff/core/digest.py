@@ -334,12 +334,14 @@ def intent(command: str) -> tuple[str, frozenset[str]]:
     words = [w for w in segments[-1] if not _ENV_WORD.match(w) and not _REDIRECT.match(w)]
     if words[:2] in (["python", "-m"], ["python3", "-m"]):
         words = words[2:]
-    head: list[str] = []
-    for word in words:
-        if word.startswith("-") or _is_path(word) or len(head) == MAX_HEAD_WORDS:
+    if not words:
+        return "", frozenset()
+    head = [posixpath.basename(words[0])]  # the program, wherever it is installed
+    for word in words[1:MAX_HEAD_WORDS]:
+        if word.startswith("-") or _is_path(word):
             break
-        head.append(posixpath.basename(word) if not head else word)
-    scope = frozenset(w.rstrip("/") for w in words if _is_path(w) and not w.startswith("-"))
+        head.append(word)
+    scope = frozenset(w.rstrip("/") for w in words[1:] if _is_path(w) and not w.startswith("-"))
     return " ".join(head), scope
 
 

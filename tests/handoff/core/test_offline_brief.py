@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from test_digest import call, result, say
 
 from handoff.core.brief import render_brief, validate_brief
-from handoff.core.offline_brief import offline_brief
+from handoff.core.offline_brief import clip, offline_brief
 
 
 def todo(*items: tuple[str, str]) -> dict[str, str]:
@@ -243,3 +244,66 @@ def test_a_predecessors_repeated_decisions_leave_room_for_the_logs():
     ]
     decisions = offline_brief(log, cwd="")["decisions"]
     assert decisions == [*repeated[:11], "I'll use httpx instead of requests. (log #2)"]
+
+
+SUMMARY_WITH_EPIC = (
+    "Summary:\n7. Pending Tasks:\n   - E-1 (EPIC): close after all subtasks are done\n"
+)
+
+
+@pytest.mark.parametrize(
+    "signal",
+    [
+        [call("Bash", {"command": "bd close E-1"}), result("Bash", "✓ Closed E-1")],
+        [todo(("Close epic E-1", "completed"))],
+        [say("assistant", "Epic E-1 complete. Next I will wait for review.")],
+    ],
+    ids=["close-command-output", "todo-completed", "final-message"],
+)
+def test_each_closing_signal_closes_a_summary_task_on_its_own(signal):
+    """Issue 16, item 3: closure does not hang on one phrasing or one kind of signal."""
+    log = [say("system", SUMMARY_WITH_EPIC, "compaction"), *signal]
+    assert offline_brief(log, cwd="")["pending"] == []
+
+
+def test_a_task_closed_under_another_id_is_still_pending():
+    log = [
+        say("system", SUMMARY_WITH_EPIC, "compaction"),
+        call("Bash", {"command": "bd close E-12"}),
+        result("Bash", "✓ Closed E-12"),
+    ]
+    assert offline_brief(log, cwd="")["pending"] == [
+        "E-1 (EPIC): close after all subtasks are done"
+    ]
+
+
+@pytest.mark.parametrize(
+    "final",
+    ["All done. Epic E-1 is complete.", "Epic E-1 complete. All subtasks done and pushed."],
+)
+def test_a_finished_session_has_nothing_pending_whatever_the_phrasing(final):
+    log = [
+        say("user", "Implement epic E-1"),
+        todo(("Write the docs", "in_progress")),
+        say("assistant", final),
+    ]
+    brief = offline_brief(log, cwd="")
+    assert brief["pending"] == []
+    assert brief["next_steps"][0] == (
+        "The session reports its work finished; wait for the user's next request."
+    )
+    assert brief["uncertainties"][0] == (
+        "left open in the log although the final message reports the work done: "
+        "Write the docs (in_progress)"
+    )
+
+
+def test_work_said_not_done_yet_is_not_finished():
+    log = [say("user", "Write the docs"), say("assistant", "The docs are not done yet.")]
+    brief = offline_brief(log, cwd="")
+    assert brief["pending"] == ["The docs are not done yet. (log #2)"]
+
+
+def test_a_clipped_item_ends_at_a_sentence_or_a_word():
+    assert clip("One two three four. Five six seven eight", 30) == "One two three four. …"
+    assert clip("alpha beta gamma delta epsilon", 20) == "alpha beta gamma…"
