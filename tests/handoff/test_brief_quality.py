@@ -191,9 +191,12 @@ def test_the_embedded_brief_passes_the_quality_check(stem: str) -> None:
 
 
 # The project's own samples (samples/README.md), run in any clone; whether each ends finished.
-# (claude-code-2.x-epic is held to its probes in test_brief_probes.py until issue 16's fixes.)
-SAMPLES_FINISHED = {"claude-code-1.x-sidechains": False, "codex-fork": False}
-# What the embedded brief still gets wrong on a sample (issue 16, Deliver 1 fixes it).
+SAMPLES_FINISHED = {
+    "claude-code-1.x-sidechains": False,
+    "claude-code-2.x-epic": True,
+    "codex-fork": False,
+}
+# What the embedded brief still gets wrong on a sample (test_brief_probes.py has the details).
 SAMPLES_STILL_WRONG = {"codex-fork": "'--days' cut from the user's rule"}
 
 
