@@ -138,11 +138,18 @@ def _probes(raw: Any, where: str) -> tuple[Probe, ...]:
 
 def load(path: Path) -> LogProbes:
     """Read one probe file; raise ``ValueError`` naming the file and what is wrong with it."""
-    data = json.loads(path.read_text(encoding="utf-8"))
     where = path.name
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{where}: not valid JSON: {exc}") from exc
+    if not isinstance(data, dict):
+        raise ValueError(f"{where}: a probe file holds one JSON object")
     if not isinstance(data.get("log"), str) or not isinstance(data.get("finished"), bool):
         raise ValueError(f"{where}: needs 'log' (a path) and 'finished' (true or false)")
     fields = data.get("probes", {})
+    if not isinstance(fields, dict):
+        raise ValueError(f"{where}: 'probes' maps brief fields to lists of probes")
     unknown = sorted(set(fields) - set(BRIEF_FIELDS))
     if unknown:
         raise ValueError(f"{where}: unknown brief field(s): {', '.join(unknown)}")

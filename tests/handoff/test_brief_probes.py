@@ -111,7 +111,10 @@ def test_a_perfect_brief_scores_perfect() -> None:
 @pytest.mark.parametrize(
     ("content", "error"),
     [
+        ("[1, ", "not valid JSON"),
+        ([], "holds one JSON object"),
         ({"finished": True}, "needs 'log'"),
+        ({"log": "x.jsonl", "finished": True, "probes": []}, "'probes' maps brief fields"),
         ({"log": "x.jsonl", "finished": True, "probes": {"todo": []}}, "unknown brief field"),
         (
             {"log": "x.jsonl", "finished": True, "probes": {"goal": [{"fact": "x", "terms": []}]}},
@@ -124,10 +127,10 @@ def test_a_perfect_brief_scores_perfect() -> None:
     ],
 )
 def test_a_malformed_probe_file_is_refused_naming_the_file(
-    tmp_path: Path, content: dict[str, Any], error: str
+    tmp_path: Path, content: Any, error: str
 ) -> None:
     path = tmp_path / "bad.json"
-    path.write_text(json.dumps(content), encoding="utf-8")
+    path.write_text(content if isinstance(content, str) else json.dumps(content), "utf-8")
 
     with pytest.raises(ValueError, match=rf"^bad\.json: .*{error}"):
         briefs.load(path)
