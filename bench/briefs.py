@@ -213,16 +213,36 @@ def _cell(recall: Mapping[str, tuple[int, int]], name: str) -> str:
     return f"{held}/{total}" if total else "—"
 
 
+def _total(scores: Sequence[Score]) -> Score:
+    """One row summing every log's held/probes per field and false items."""
+    total = Score("all logs")
+    for s in scores:
+        for name, (held, probes) in s.recall.items():
+            before = total.recall.get(name, (0, 0))
+            total.recall[name] = (before[0] + held, before[1] + probes)
+        total.false_pending += s.false_pending
+        total.false_verified += s.false_verified
+        total.pending += s.pending
+        total.verified += s.verified
+    return total
+
+
+def _row(s: Score, finished: str) -> str:
+    cells = [_cell(s.recall, name) for name in (*COLUMNS, "uncertainties")]
+    cells += [f"{len(s.false_pending)}/{s.pending}", f"{len(s.false_verified)}/{s.verified}"]
+    return f"| {s.name} | " + " | ".join([*cells, finished]) + " |"
+
+
 def table(scores: Sequence[Score]) -> list[str]:
     """The Markdown table: recall per field (held/probes), uncertainties, false pending and
-    false verified (items/listed), finished right; then every miss, log by log."""
+    false verified (items/listed), finished right; a last row over all logs when there are
+    several; then every miss, log by log."""
     heads = [*COLUMNS, "uncertainties", "false pending", "false verified", "finished"]
     lines = ["| log | " + " | ".join(heads) + " |", "|---" * (len(heads) + 1) + "|"]
-    for s in scores:
-        cells = [_cell(s.recall, name) for name in (*COLUMNS, "uncertainties")]
-        cells += [f"{len(s.false_pending)}/{s.pending}", f"{len(s.false_verified)}/{s.verified}"]
-        cells.append("right" if s.finished_right else "WRONG")
-        lines.append(f"| {s.name} | " + " | ".join(cells) + " |")
+    lines += [_row(s, "right" if s.finished_right else "WRONG") for s in scores]
+    if len(scores) > 1:
+        right = sum(s.finished_right for s in scores)
+        lines.append(_row(_total(scores), f"{right}/{len(scores)} right"))
     for s in scores:
         lines += [f"- {s.name}: missed {miss}" for miss in s.missed]
         lines += [f"- {s.name}: false pending: {item}" for item in s.false_pending]

@@ -147,6 +147,15 @@ def test_the_table_prints_one_row_per_log_and_every_miss() -> None:
     assert lines[-1] == "- epic: the finished state is wrong"
 
 
+def test_the_table_ends_with_a_row_over_all_logs_when_there_are_several() -> None:
+    wrong = briefs.score(brief(pending=["`git push 2>&1` → exit code 128"]), EPIC)
+    right = briefs.score(brief(constraints=["never --no-verify"], next_steps=["Done."]), EPIC)
+
+    lines = briefs.table([wrong, right])
+
+    assert lines[4] == "| all logs | — | — | 1/2 | 0/4 | — | — | — | — | 1/1 | 0/0 | 1/2 right |"
+
+
 # What the embedded brief still misses, per log, with issue 16's fixes (docs/briefs.md has the
 # table); a log that comes with the fixes is skipped until it is in the checkout.
 STILL_MISSED = {
