@@ -144,15 +144,11 @@ def test_the_table_prints_one_row_per_log_and_every_miss() -> None:
 
 # What the embedded brief still gets wrong, per log (the probe table in docs/briefs.md).
 STILL_MISSED = {
-    "claude-code-1.x-sidechains": "the user's decision on plot.py, the prefix change not "
-    "committed and the README not updated (prose), a failure a later full run closed",
-    "claude-code-2.x-epic": "the AskUserQuestion answer, files edited before the compaction, "
-    "the push that succeeded; failures later fixed stay pending; not said finished",
     "claude-code-damaged": "the file converted by a shell command; not said finished",
-    "codex-fork": "'--days' cut from the user's rule, outcomes stated only in prose, a failure a "
-    "later full run closed",
-    "claude-code-1.0-inline-sidechains": "'ready for use' stated but not verified",
-    "codex-0.125-rollout": "the plan step the final message closed stays pending",
+    "codex-fork": "the pending probes' whole-word terms 'example' and 'commit' miss the last "
+    "message's 'examples' and 'committed'",
+    "codex-0.125-rollout": "the reading of the config that the update_plan explanation and the "
+    "final message state is no decision",
 }
 
 
