@@ -173,6 +173,8 @@ class Digest:
     reports closed; ``failed_edits``: edits whose result was an error; ``texts_after_request``:
     the assistant texts since the latest request, ``previous_texts`` those of the exchange
     before it; ``answers``: the user's answers to the agent's questions, "question → answer";
+    ``plan_notes``: the explanations the agent gave with its plan updates (Codex
+    ``update_plan``);
     ``closing_lines``: the latest lines of tool results and assistant texts that report
     something closed, done or complete. Texts are ``Said``: they know their log entry.
     """
@@ -190,6 +192,7 @@ class Digest:
     texts_after_request: list[Said] = field(default_factory=list)
     previous_texts: list[Said] = field(default_factory=list)
     answers: list[Said] = field(default_factory=list)
+    plan_notes: list[Said] = field(default_factory=list)
     closing_lines: list[str] = field(default_factory=list)
 
 
@@ -480,7 +483,7 @@ class _Reader:
             elif kind == "plugin" and content.lstrip().startswith(BRIEF_HEADING):
                 self.digest.predecessor = parse_predecessor(content)
             elif role == "assistant" and entry.get("tool_name"):
-                self._call(index, entry["tool_name"], tool_input(content))
+                self._call(index, entry["tool_name"], tool_input(content), entry)
             elif role == "tool":
                 self._closing(content)
                 self._result(entry.get("tool_name", ""), _said(content, entry, index))
@@ -506,12 +509,15 @@ class _Reader:
             lines += [line for line in text.splitlines() if reports_closing(line)]
             del lines[:-MAX_CLOSING_LINES]
 
-    def _call(self, index: int, tool: str, args: dict[str, Any]) -> None:
+    def _call(self, index: int, tool: str, args: dict[str, Any], entry: Entry) -> None:
         if tool in TODO_TOOLS:
             todos = todos_of(args)
             if todos is not None:
                 self.digest.todos = todos
                 self.digest.done_tasks |= {t.text for t in todos if t.status == DONE}
+            note = args.get("explanation")
+            if isinstance(note, str) and note.strip():
+                self.digest.plan_notes.append(_said(note.strip(), entry, index))
             return
         self.pending_calls.append((index, tool, args))
 

@@ -76,7 +76,7 @@ _RULE_WORDS = (
 _DECISION_WORDS = (
     "decision:", "decided", "'ll use", "will use", "let's use", "lets use", "go with",
     "going with", "instead of", "rather than", "switched to", "chose", "opted", "in favo",
-    "fall back to", "falling back to", "established that", "改用", "就用",
+    "fall back to", "falling back to", "established that", "treating", "改用", "就用",
 )  # fmt: skip
 # A choice the user states in a later request ("leave plot.py for now"); with ``_RULE`` the
 # user's later directions are accepted corrections (decisions) too.
@@ -85,7 +85,7 @@ _USER_CHOICE_WORDS = ("for now", "leave", "keep", "instead", "switch")
 _DECISION = re.compile(
     r"\bdecision:|\b(decided|we'll use|we will use|i'll use|let's use|lets use|going with|"
     r"go with|instead of|rather than|switched to|chose|opted|in favou?r of|fall(?:ing)? back to|"
-    r"established that)\b|改用|就用",
+    r"established that|treating)\b|改用|就用",
     re.IGNORECASE,
 )
 _FINISHED = re.compile(
@@ -226,7 +226,7 @@ def rules_of(d: Digest) -> list[str]:
     constraints first (the earliest ``MAX_ITEMS``; the log is read only until they are found).
     Rules quoted in the compaction summary cite it."""
     quoted = _QUOTED.findall(summary_section(d.summary, "user messages"))
-    said = [*d.requests, *(Said(q) for q in quoted)]
+    said = [*(Said(q) for q in quoted), *d.requests]  # the summary's messages came first
     stated = (
         _cite_or_summary(s, text.seq)
         for text in said
@@ -254,7 +254,7 @@ def decisions_of(d: Digest) -> list[str]:
     inherited_ = [*inherited(d.predecessor.get("decisions", [])), *answers]
     # After a compaction or a handoff the first request in the log is a later one too.
     later = {id(r) for r in d.requests[0 if d.summary or d.predecessor else 1 :]}
-    texts = [*(Said(text) for text in solved), *d.requests, *d.assistant_texts]
+    texts = [*(Said(text) for text in solved), *d.requests, *d.plan_notes, *d.assistant_texts]
     chosen: Iterable[str]
     if len(inherited_) < MAX_ITEMS:
         latest_first = (

@@ -147,8 +147,6 @@ STILL_MISSED = {
     "claude-code-damaged": "the file converted by a shell command; not said finished",
     "codex-fork": "the pending probes' whole-word terms 'example' and 'commit' miss the last "
     "message's 'examples' and 'committed'",
-    "codex-0.125-rollout": "the reading of the config that the update_plan explanation and the "
-    "final message state is no decision",
 }
 
 

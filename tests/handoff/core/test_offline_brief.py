@@ -327,3 +327,14 @@ def test_open_work_is_what_each_of_the_last_two_exchanges_concluded():
         "Finish what the last assistant message leaves open: Prefix matching is in "
         "stations.py. It is not committed yet. (log #5)"
     )
+
+
+def test_the_reading_a_plan_update_explains_is_a_decision():
+    note = "I’m treating “compact to 90” as the config's `compaction.threshold` of 0.9."
+    log = [
+        say("user", "context compact to 90 in env var"),
+        call(
+            "update_plan", {"plan": [{"step": "Set it", "status": "pending"}], "explanation": note}
+        ),
+    ]
+    assert offline_brief(log, cwd="")["decisions"] == [f"{note} (log #2)"]
