@@ -60,7 +60,7 @@ _MARKER = re.compile(r"^(?:[-*>#]+\s+)+|^\*\*")
 _RULE = re.compile(
     r"\b(only|never|must|always|don't|do not|dont|no longer|without|should not|shouldn't|"
     r"make sure|avoid|max|maximum|at most|at least|no more than|twice|\d+ times|each|keep|"
-    r"on (?:its|their) own|no(?!,))\b"
+    r"on (?:its|their) own|(?<=\W)no(?!,))\b"
     r"|不要|必须|禁止|只能|务必|しないで|ないでください",
     re.IGNORECASE,
 )
