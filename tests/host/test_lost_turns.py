@@ -17,10 +17,12 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import pytest
+from database_cut import InjectedCut, ProxyCut
 from django.contrib.auth.models import AbstractBaseUser
+from django.db import connections
 from handoff_support import RecordingLLM
 
 from bench.follower_site import ROOT, database_url, stop_process
@@ -37,7 +39,17 @@ LEASE = 3.0
 """Seconds; the default is 15. A killed turn is ended about 1⅓ leases after its last renewal."""
 SETTLE = 90.0
 """Seconds at most for the conversation to answer its queue and hand off (a bound, not a goal)."""
-CUT_WORKER = Path(__file__).with_name("cut_worker.py")
+
+
+class Cut(Protocol):
+    """A way to cut a worker's database (``database_cut.py``)."""
+
+    command: list[str]
+    env: dict[str, str]
+
+    def cut(self) -> None: ...
+    def restore(self) -> None: ...
+    def close(self) -> None: ...
 
 
 class Worker:
@@ -67,10 +79,24 @@ class Worker:
 
 
 @pytest.fixture
-def start_worker(fake_llm: Any, settings: Any, tmp_path: Path) -> Iterator[Callable[..., Worker]]:
-    """Return ``start_worker(cuttable=False)``: a task worker on the test database whose model
-    is ``fake_llm``, held (slow) until ``fake_llm.released`` is set; ``cuttable`` runs it
-    through ``cut_worker.py`` with ``CUT_FILE`` = ``tmp_path / "cut"``."""
+def database_cut(tmp_path: Path) -> Iterator[Cut]:
+    """How the test cuts a worker's database: a proxy in front of PostgreSQL, an injected
+    failure on SQLite (``database_cut.py``)."""
+    url = database_url()
+    conf = connections["default"].settings_dict
+    if connections["default"].vendor == "postgresql":
+        cut: Cut = ProxyCut(url, conf["HOST"] or "127.0.0.1", int(conf["PORT"] or 5432))
+    else:
+        cut = InjectedCut(tmp_path / "cut")
+    yield cut
+    cut.close()
+
+
+@pytest.fixture
+def start_worker(fake_llm: Any, settings: Any) -> Iterator[Callable[..., Worker]]:
+    """Return ``start_worker(cut=None)``: a task worker on the test database whose model is
+    ``fake_llm``, held (slow) until ``fake_llm.released`` is set; with ``cut``, its database
+    can be cut (``database_cut``)."""
     settings.HOST_TURN_LEASE = LEASE  # the turns this process opens get the workers' lease
     fake_llm.json_answer = RecordingLLM.DEFAULT_ANSWER  # the summary call gets a valid brief
     fake_llm.delay = SETTLE
@@ -82,14 +108,13 @@ def start_worker(fake_llm: Any, settings: Any, tmp_path: Path) -> Iterator[Calla
         "HANDOFF_LLM_API_KEY": "test-key",
         "HANDOFF_LLM_MODEL": "fake-model",
         "HOST_TURN_LEASE": str(LEASE),
-        "CUT_FILE": str(tmp_path / "cut"),
     }
     options = ["task_worker", "--interval", "0.1", "--no-reload", "--no-startup-delay"]
     started: list[Worker] = []
 
-    def start(*, cuttable: bool = False) -> Worker:
-        script = [str(CUT_WORKER), *options[1:]] if cuttable else ["manage.py", *options]
-        worker = Worker([sys.executable, *script], env)
+    def start(*, cut: Cut | None = None) -> Worker:
+        command = cut.command if cut else [sys.executable, "manage.py"]
+        worker = Worker([*command, *options], {**env, **(cut.env if cut else {})})
         started.append(worker)
         return worker
 
@@ -159,15 +184,18 @@ def test_a_worker_killed_mid_turn_ends_the_turn_and_the_queue_is_answered(
 
 
 def test_a_database_cut_mid_turn_ends_the_turn_and_the_queue_is_answered(
-    owner: AbstractBaseUser, fake_llm: Any, start_worker: Callable[..., Worker], tmp_path: Path
+    owner: AbstractBaseUser,
+    fake_llm: Any,
+    database_cut: Cut,  # before start_worker: the workers stop before the proxy closes
+    start_worker: Callable[..., Worker],
 ):
-    worker = start_worker(cuttable=True)
+    worker = start_worker(cut=database_cut)
     session = wedge(owner, fake_llm, worker)
 
-    (tmp_path / "cut").touch()
+    database_cut.cut()
     fake_llm.released.set()  # the answer arrives while the database is gone
     time.sleep(2 * LEASE)  # the outage outlasts the lease
-    (tmp_path / "cut").unlink()
+    database_cut.restore()
 
     wait_for(lambda: handed_off(session), "the handoff after the queue", [worker])
     assert worker.alive()
