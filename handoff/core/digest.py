@@ -27,6 +27,7 @@ Nothing here invents text: every field holds a string found in the log, cut to l
 from __future__ import annotations
 
 import functools
+import itertools
 import json
 import posixpath
 import re
@@ -176,7 +177,9 @@ class Digest:
     ``plan_notes``: the explanations the agent gave with its plan updates (Codex
     ``update_plan``);
     ``closing_lines``: the latest lines of tool results and assistant texts that report
-    something closed, done or complete. Texts are ``Said``: they know their log entry.
+    something closed, done or complete; ``answer_missing``: the log ends after the latest
+    request's tool results, every one of them a success, with no answer of the agent (its
+    final text lost, e.g. a line cut by a crash). Texts are ``Said``: they know their log entry.
     """
 
     requests: list[Said] = field(default_factory=list)
@@ -194,6 +197,7 @@ class Digest:
     answers: list[Said] = field(default_factory=list)
     plan_notes: list[Said] = field(default_factory=list)
     closing_lines: list[str] = field(default_factory=list)
+    answer_missing: bool = False
 
 
 def is_request(entry: Entry) -> bool:
@@ -404,6 +408,35 @@ def staged_paths(command: str) -> list[str]:
     return [p for p in paths if "*" not in p]
 
 
+def written_paths(command: str) -> list[tuple[str, str]]:
+    """Return ``(path, action)`` for the files a shell command line writes: the target of each
+    ``>`` / ``>>`` redirection, of ``mv`` / ``cp`` and each file of ``sed -i`` (``iconv a >
+    b.csv && mv b.csv a.csv``: ``b.csv`` and ``a.csv``); ``/dev/…`` targets are left out."""
+    found = []
+    for part in _SEGMENT.split(command.split("\n")[0]):
+        words = [w for w in words_of(part.strip()) if not _ENV_WORD.match(w)]
+        if not words:
+            continue
+        program = posixpath.basename(words[0])
+        for before, word in itertools.pairwise(words):
+            if before in (">", ">>") or re.fullmatch(r"\d?>>?\S+", word):
+                target = word if before in (">", ">>") else re.sub(r"^\d?>>?", "", word)
+                found.append((target, f"written by `{program}`"))
+        operands = [w for w in words[1:] if not w.startswith("-") and not _REDIRECT.match(w)]
+        if program in ("mv", "cp") and len(operands) >= 2:
+            found.append((operands[-1], f"written by `{program}`"))
+        elif program == "sed" and any(w.startswith("-i") for w in words[1:]):
+            found += [(w, "edited by `sed -i`") for w in operands[1:] if _is_path(w)]
+    return [(p, a) for p, a in found if _is_path(p) and not p.startswith("/dev/")]
+
+
+def only_stages(command: str) -> bool:
+    """Whether every segment of ``command`` that checks or records the work is a ``git add``:
+    staging files checks nothing (the commit that records them does), so such a run closes an
+    earlier refused ``git add`` but verifies nothing (issue 16, false verified)."""
+    return set(intents(command)) == {"git add"}
+
+
 def _staged_action(command: str) -> str:
     return "committed" if any(w[:2] == ["git", "commit"] for w in _segments(command)) else "staged"
 
@@ -473,6 +506,9 @@ class _Reader:
         self.pending_calls: list[tuple[int, str, dict[str, Any]]] = []
         self.touches: dict[str, FileTouch] = {}
         self.sessions: dict[str, tuple[int, str]] = {}
+        # The latest request's tool results: how many, and whether one failed.
+        self.results = 0
+        self.failed = False
 
     def read(self, entries: Sequence[Entry]) -> Digest:
         for index, entry in enumerate(entries):
@@ -485,6 +521,8 @@ class _Reader:
             elif role == "assistant" and entry.get("tool_name"):
                 self._call(index, entry["tool_name"], tool_input(content), entry)
             elif role == "tool":
+                self.results += 1
+                self.failed |= outcome_of(content)[1] is False
                 self._closing(content)
                 self._result(entry.get("tool_name", ""), _said(content, entry, index))
             elif role == "assistant" and content.strip():
@@ -496,6 +534,12 @@ class _Reader:
                 self.digest.requests.append(_said(content.strip(), entry, index))
                 self.digest.previous_texts = self.digest.texts_after_request
                 self.digest.texts_after_request = []
+                self.results, self.failed = 0, False
+        self.digest.answer_missing = bool(
+            self.digest.requests
+            and self.results
+            and not (self.failed or self.pending_calls or self.digest.texts_after_request)
+        )
         for call in self.pending_calls:  # calls without a result (the log ended): assume done
             self._apply(*call, output=Said(""))
         self.digest.files = sorted(self.touches.values(), key=lambda t: t.last, reverse=True)
@@ -574,6 +618,9 @@ class _Reader:
         outcome, ok = outcome_of(output)
         if ok is None and claude_bash and output.seq:
             outcome, ok = "exit code 0", True  # Claude Code states any other exit code
+        if ok:
+            for path, action in written_paths(text):
+                self._touch(absolute(path, self.cwd), action, index)
         if not text or ok is None or not verifies(text):
             return
         self.digest.commands.append(Command(text, outcome, ok, index, output.seq))
