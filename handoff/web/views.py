@@ -11,7 +11,8 @@ from uuid import UUID
 
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.cache import cache_control
+from django.views.decorators.http import conditional_page, require_GET, require_POST
 from django_htmx.http import trigger_client_event
 
 from handoff import operations
@@ -44,8 +45,11 @@ def _panel_response(
 
 
 @require_GET
+@cache_control(private=True, no_cache=True)
+@conditional_page
 def panel(request: HttpRequest, session_id: UUID) -> HttpResponse:
-    """The handoff panel of one of the user's sessions (polled while an attempt runs)."""
+    """The handoff panel of one of the user's sessions (polled by the tab that asked for an
+    attempt until its first event; 304 when unchanged: stored, revalidated each time)."""
     session = _owned_session(request, session_id)
     return _panel_response(request, session_panel(session))
 

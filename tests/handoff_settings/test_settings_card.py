@@ -314,6 +314,15 @@ def test_blocker_phrases():
     assert describe_blocker("something-new") == "something-new"
 
 
+def test_panel_fetched_again_unchanged_answers_304(as_staff: Client, staff: Any):
+    session = talked(staff, "Work")
+    url = reverse("handoff_web:panel", args=[session.pk])
+    first = as_staff.get(url, headers=HTMX)
+    again = as_staff.get(url, headers={**HTMX, "If-None-Match": first["ETag"]})
+    assert "no-cache" in first["Cache-Control"]
+    assert again.status_code == 304
+
+
 def test_panel_asks_for_a_sidebar_refresh_when_the_phase_moved(as_staff: Client, staff: Any):
     session = talked(staff, "Work")
     HandoffRecord.objects.create(
