@@ -24,7 +24,7 @@ from typing_extensions import TypedDict
 
 from handoff.core.tokens import TokensOut
 
-__all__ = ["MetricsOut", "RecordOut", "StatusOut", "TokensOut"]
+__all__ = ["BackoffOut", "MetricsOut", "RecordOut", "StatusOut", "TokensOut"]
 
 ISO_8601 = "ISO 8601, as every surface prints it."
 
@@ -49,10 +49,26 @@ class RecordOut(TypedDict):
     metrics: MetricsOut
     source_revision: int
     brief: dict[str, Any] | None
+    original_brief: Annotated[
+        dict[str, Any] | None,
+        Field(description="The model's brief when a review edited it (brief is the edited one)."),
+    ]
+    review_until: Annotated[
+        str | None,
+        Field(description="While the record waits for review: until when (ISO 8601)."),
+    ]
     error: str
     inheritance: list[dict[str, Any]]
     created: Annotated[str, Field(description=ISO_8601)]
     updated: Annotated[str, Field(description=ISO_8601)]
+
+
+class BackoffOut(TypedDict):
+    """Why and until when automatic handoff waits after failed attempts (issue 18, item 4)."""
+
+    until: Annotated[str, Field(description=ISO_8601)]
+    failures: Annotated[int, Field(description="Automatic attempts failed in a row.")]
+    reason: Annotated[str, Field(description="The error of the last failed attempt.")]
 
 
 class StatusOut(TypedDict):
@@ -71,6 +87,12 @@ class StatusOut(TypedDict):
     plan_mode_available: bool
     compaction_available: bool
     auto_handoff: Annotated[bool, Field(description="The global autoHandoff switch.")]
+    review: Annotated[
+        bool, Field(description="This conversation's handoffs wait for review before starting.")
+    ]
+    backoff: Annotated[
+        BackoffOut | None, Field(description="Set while automatic attempts back off.")
+    ]
     notices: Annotated[
         list[str], Field(description="One sentence per degraded service that matters.")
     ]

@@ -1,4 +1,9 @@
-"""``python manage.py handoff status|enable|disable|now SESSION [--wait] [--json]`` (issue 2 §7).
+"""``python manage.py handoff ACTION SESSION [--wait] [--brief FILE] [--json]`` (issue 2 §7).
+
+ACTION is one of ``status``, ``enable``, ``disable``, ``now``, ``review`` (show the handoff
+waiting for review), ``commit`` (commit it; ``--brief FILE`` the edited brief as JSON, ``-``
+for standard input), ``discard``, ``review-on`` / ``review-off`` (this conversation's handoffs
+wait for review, or do not).
 
 SESSION is a session UUID or a unique prefix of at least six characters of one. Every action
 prints the status report (issue 4 §6: the same report as the API, the composer and the card),
@@ -15,6 +20,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
@@ -55,6 +61,18 @@ def resolve_session(text: str) -> str:
             f"{wanted!r} matches several sessions ({', '.join(matches)}); give more characters."
         )
     return matches[0]
+
+
+def read_brief(path: str) -> Any:
+    """Return the JSON in file ``path`` (``-``: standard input); ``CommandError`` when it cannot
+    be read or is not JSON (the brief's own rules are checked by the commit)."""
+    try:
+        if path == "-":
+            return json.load(sys.stdin)
+        with open(path, encoding="utf-8") as handle:
+            return json.load(handle)
+    except (OSError, ValueError) as exc:
+        raise CommandError(f"--brief {path}: {exc}") from exc
 
 
 def _yes(flag: object) -> str:
@@ -138,6 +156,11 @@ class Command(BaseCommand):
             action="store_true",
             help="with now: run the attempt in this process and print its record",
         )
+        parser.add_argument(
+            "--brief",
+            metavar="FILE",
+            help="with commit: the edited brief, a JSON file ('-': standard input)",
+        )
         parser.add_argument("--json", action="store_true", help="print JSON")
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -145,10 +168,15 @@ class Command(BaseCommand):
         action, as_json = options["action"], options["json"]
         if options["wait"] and action != "now":
             raise CommandError("--wait applies to 'now' only.")
+        if options["brief"] and action != "commit":
+            raise CommandError("--brief applies to 'commit' only.")
         session_id = resolve_session(options["session"])
         try:
             if options["wait"]:
                 self._run_now(session_id, as_json)
+            elif options["brief"]:
+                brief = read_brief(options["brief"])
+                self._print_status(operations.commit_review(session_id, brief), as_json)
             else:
                 self._print_status(operations.act(action, session_id), as_json)
         except HandoffError as exc:
