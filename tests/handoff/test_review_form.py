@@ -19,7 +19,7 @@ from host.models import Message, Session
 
 pytestmark = pytest.mark.django_db
 
-HTMX = {"HTTP_HX_REQUEST": "true"}
+HTMX = {"HX-Request": "true"}
 
 
 @pytest.fixture
@@ -63,7 +63,7 @@ def test_add_shows_one_more_empty_item(client: Client, waiting):
     assert record.brief is not None
     before = len(record.brief["decisions"])
     data = form_data(record.brief, op="add:decisions")
-    html = client.post(review_url(source), data, **HTMX).content.decode()
+    html = client.post(review_url(source), data, headers=HTMX).content.decode()
     assert f'name="decisions-{before}-text"' in html
     assert HandoffRecord.objects.get(pk=record.pk).phase == Phase.PREPARED
 
@@ -86,7 +86,7 @@ def test_commit_with_items_added_removed_and_reordered_seeds_the_edited_brief(
             "decisions-3-text": "Added at review",
         },
     )
-    response = client.post(review_url(source), data, **HTMX)
+    response = client.post(review_url(source), data, headers=HTMX)
     assert response.status_code == 200
     assert response["HX-Retarget"] == "#handoff-panel"
     stored = HandoffRecord.objects.get(pk=record.pk)
@@ -121,7 +121,7 @@ def test_a_brief_over_the_cap_is_refused_with_the_seeds_reason(client: Client, w
 
 def test_discard_shows_the_panel_without_the_review(client: Client, waiting):
     source, record = waiting
-    response = client.post(review_url(source), {"op": "discard"}, **HTMX)
+    response = client.post(review_url(source), {"op": "discard"}, headers=HTMX)
     assert "A handoff is ready for review" not in response.content.decode()
     assert HandoffRecord.objects.get(pk=record.pk).phase == Phase.FAILED
 
