@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from django.test import Client
 from django.urls import reverse
-from handoff_support import make_source, make_user
+from handoff_support import make_source, make_user, target_of
 
 from handoff import operations
 from handoff.attempt import Outcome
@@ -95,7 +95,7 @@ def test_commit_with_items_added_removed_and_reordered_seeds_the_edited_brief(
     assert stored.brief["goal"] == "Ship the parser (reviewed)"
     assert stored.brief["decisions"] == ["Second", "First", "Added at review"]
     assert stored.original_brief == record.brief
-    seed = Message.objects.filter(session_id=stored.target_id).earliest("seq").content
+    seed = Message.objects.filter(session=target_of(stored)).earliest("seq").content
     assert "Ship the parser (reviewed)" in seed and "Drop me" not in seed
 
 
