@@ -71,6 +71,7 @@ def test_a_review_is_edited_and_committed_and_seeds_the_successor(
     assert record.brief["goal"] == "Finish the weather CLI, as reviewed"
     assert record.brief["decisions"][-1] == "Decided at review: keep the output plain"
     assert record.brief["artifacts"] == record.original_brief["artifacts"][1:]
+    assert record.target_id is not None
     seed = Message.objects.filter(session_id=record.target_id).earliest("seq").content
     assert "Finish the weather CLI, as reviewed" in seed
     assert page.locator("#handoff-review-form").count() == 0
