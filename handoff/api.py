@@ -23,11 +23,11 @@ from ninja.pagination import paginate
 from pydantic import ConfigDict
 
 from config.api_conventions import READ_ONE, WRITE_ONE, LimitOffsetPaging, answers
-from handoff import operations
+from handoff import export, operations
 from handoff.core.phases import Phase
 from handoff.exceptions import SessionNotFound
 from handoff.models import HandoffRecord
-from handoff.shapes import RecordOut, StatusOut
+from handoff.shapes import ExportOut, RecordOut, StatusOut
 from handoff.status import record_dict
 
 sessions_router = Router(tags=["handoff"])
@@ -105,6 +105,17 @@ def handoff_action(request: HttpRequest, session_id: UUID, payload: HandoffActio
 def list_records(request: HttpRequest, filters: Query[RecordFilters]) -> QuerySet[HandoffRecord]:
     """The records of the caller's sessions, newest first, ``limit``/``offset`` paged."""
     return filters.filter(_callers_records(request))
+
+
+@records_router.get(
+    "/export",
+    response={200: ExportOut, **answers(401)},
+    summary="Export your handoff state (handoffs.json version 1)",
+)
+def export_state(request: HttpRequest) -> ExportOut:
+    """The caller's mains, records and redirects as seed 000's ``handoffs.json`` version 1
+    (``handoff/schemas/handoffs.v1.json`` is its JSON Schema)."""
+    return export.export(request.auth.pk)  # type: ignore[attr-defined]
 
 
 @records_router.get(

@@ -15,7 +15,7 @@ every surface prints, documents and is type-checked against.
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, NotRequired
 
 from pydantic import Field
 
@@ -24,7 +24,16 @@ from typing_extensions import TypedDict
 
 from handoff.core.tokens import TokensOut
 
-__all__ = ["BackoffOut", "MetricsOut", "RecordOut", "StatusOut", "TokensOut"]
+__all__ = [
+    "BackoffOut",
+    "ExportMainOut",
+    "ExportOut",
+    "ExportRecordOut",
+    "MetricsOut",
+    "RecordOut",
+    "StatusOut",
+    "TokensOut",
+]
 
 ISO_8601 = "ISO 8601, as every surface prints it."
 
@@ -96,3 +105,40 @@ class StatusOut(TypedDict):
     notices: Annotated[
         list[str], Field(description="One sentence per degraded service that matters.")
     ]
+
+
+# The seed's ``handoffs.json`` version 1 (seed 000, State), as ``handoff.export`` writes it; the
+# keys are the seed's (camelCase). ``handoff/schemas/handoffs.v1.json`` is its JSON Schema.
+class ExportMainOut(TypedDict):
+    enabled: bool
+    requested: bool
+    inheritedFrom: str | None
+    lastAttemptSeq: int | None
+    deferred: list[str]
+
+
+ExportMainOut.__doc__ = "One entry of ``mains`` (seed 000, State)."
+
+
+class ExportRecordOut(TypedDict):
+    id: str
+    source: str
+    phase: str
+    reason: str
+    metrics: MetricsOut
+    sourceRevision: int
+    target: str | None
+    brief: dict[str, Any] | None
+    error: NotRequired[str]
+
+
+ExportRecordOut.__doc__ = "One entry of ``records``; ``error`` only on a failed record."
+
+
+class ExportOut(TypedDict):
+    """``handoffs.json`` version 1: ``mains``, ``records`` (oldest first), ``redirects``."""
+
+    version: int
+    mains: dict[str, ExportMainOut]
+    records: list[ExportRecordOut]
+    redirects: Annotated[dict[str, str], Field(description="Source id -> destination id.")]

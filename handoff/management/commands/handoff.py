@@ -5,6 +5,10 @@ waiting for review), ``commit`` (commit it; ``--brief FILE`` the edited brief as
 for standard input), ``discard``, ``review-on`` / ``review-off`` (this conversation's handoffs
 wait for review, or do not).
 
+``python manage.py handoff export [--user U] [--out FILE]`` writes seed 000's ``handoffs.json``
+version 1 (``handoff.export``): the sessions of user U (a username), or of every user without
+``--user``; to FILE, or standard output without ``--out``.
+
 SESSION is a session UUID or a unique prefix of at least six characters of one. Every action
 prints the status report (issue 4 §6: the same report as the API, the composer and the card),
 as JSON with ``--json`` or as a short readable block.
@@ -21,17 +25,20 @@ from __future__ import annotations
 import json
 import re
 import sys
+from pathlib import Path
 from typing import Any
 
+from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from handoff import operations, services
+from handoff import export, operations, services
 from handoff.attempt import AttemptOutcome, Outcome
 from handoff.exceptions import HandoffError
 from handoff.shapes import RecordOut, StatusOut
 from handoff.status import record_dict
 
 MIN_PREFIX = 6
+EXPORT = "export"
 EXIT_FAILED = 1
 EXIT_DEFERRED = 2
 EXIT_START_PENDING = 3
@@ -147,10 +154,15 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("action", choices=list(operations.Action), help="what to do")
+        parser.add_argument("action", choices=[*operations.Action, EXPORT], help="what to do")
         parser.add_argument(
-            "session", help=f"session UUID, or a unique prefix of at least {MIN_PREFIX} characters"
+            "session",
+            nargs="?",
+            help=f"session UUID, or a unique prefix of at least {MIN_PREFIX} characters "
+            "(every action but export)",
         )
+        parser.add_argument("--user", help="with export: only this user's sessions (username)")
+        parser.add_argument("--out", metavar="FILE", help="with export: write here, not stdout")
         parser.add_argument(
             "--wait",
             action="store_true",
@@ -166,6 +178,13 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         """Run the action; ``CommandError`` (non-zero exit) for refusals and unfinished waits."""
         action, as_json = options["action"], options["json"]
+        if action == EXPORT:
+            self._export(options["user"], options["out"])
+            return
+        if options["user"] or options["out"]:
+            raise CommandError("--user and --out apply to 'export' only.")
+        if not options["session"]:
+            raise CommandError(f"handoff {action}: give the session.")
         if options["wait"] and action != "now":
             raise CommandError("--wait applies to 'now' only.")
         if options["brief"] and action != "commit":
@@ -181,6 +200,24 @@ class Command(BaseCommand):
                 self._print_status(operations.act(action, session_id), as_json)
         except HandoffError as exc:
             raise CommandError(f"handoff {action}: {exc}") from exc
+
+    def _export(self, username: str | None, out: str | None) -> None:
+        """Write ``handoffs.json`` version 1; ``CommandError`` for an unknown user or a file
+        that cannot be written."""
+        owner_id = None
+        if username is not None:
+            user = get_user_model().objects.filter(username=username).first()
+            if user is None:
+                raise CommandError(f"No user {username!r}.")
+            owner_id = user.pk
+        text = json.dumps(export.export(owner_id), ensure_ascii=False, indent=2)
+        if out is None:
+            self.stdout.write(text)
+            return
+        try:
+            Path(out).write_text(text + "\n", encoding="utf-8")
+        except OSError as exc:
+            raise CommandError(f"--out {out}: {exc}") from exc
 
     def _print_status(self, report: StatusOut, as_json: bool) -> None:
         self.stdout.write(
