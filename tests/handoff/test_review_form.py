@@ -11,6 +11,7 @@ from django.test import Client
 from django.urls import reverse
 from handoff_support import make_source, make_user, target_of
 
+from follower.events import EventKind, Resync, events_after
 from handoff import operations
 from handoff.attempt import Outcome
 from handoff.core.phases import Phase
@@ -140,3 +141,15 @@ def test_the_panels_review_switch_sets_the_conversations_choice(client: Client):
     assert operations.status(source.pk)["review"] is True
     client.post(reverse("handoff_web:session_action", args=[source.pk, "review-off"]))
     assert operations.status(source.pk)["review"] is False
+
+
+def test_every_open_tab_gets_the_review_form_in_the_handoff_phase_event(client: Client):
+    source = make_source()
+    operations.review_on(source.pk)
+    operations.run_attempt(source.pk, manual=True)
+    frames = events_after(source.owner.pk, 0)
+    assert not isinstance(frames, Resync)
+    [last] = [f for f in frames if f["kind"] == EventKind.HANDOFF_PHASE][-1:]
+    html = "".join(f["html"] for f in last["payload"]["fragments"])
+    assert "A handoff is ready for review" in html
+    assert 'id="handoff-review" hx-preserve="true"' in html
