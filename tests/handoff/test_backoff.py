@@ -5,8 +5,10 @@ reset it; an abort because the source changed starts no backoff."""
 from __future__ import annotations
 
 from datetime import timedelta
+from io import StringIO
 
 import pytest
+from django.core.management import call_command
 from django.utils import timezone
 from handoff_support import add_turn, auto_handoff, boom, make_source
 
@@ -69,6 +71,9 @@ def test_after_a_failure_the_next_automatic_attempt_waits_and_status_says_until_
     assert "model down" in report["backoff"]["reason"]
     outcome = attempts.run(failing_source.pk, manual=False)
     assert outcome.outcome is Outcome.NO_TRIGGER and "backing off" in outcome.detail
+    out = StringIO()
+    call_command("handoff", "status", str(failing_source.pk), stdout=out)
+    assert "backoff      1 failed automatic attempt(s): the next may run after" in out.getvalue()
 
 
 def test_the_wait_doubles_with_each_failure_up_to_the_cap(failing_source):

@@ -34,7 +34,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from handoff import export, operations, services
 from handoff.attempt import AttemptOutcome, Outcome
 from handoff.exceptions import HandoffError
-from handoff.shapes import RecordOut, StatusOut
+from handoff.shapes import BackoffOut, RecordOut, StatusOut
 from handoff.status import record_dict
 
 MIN_PREFIX = 6
@@ -106,6 +106,21 @@ def _inheritance_lines(rows: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
+def _review_line(last: RecordOut | None) -> str:
+    if last is None or not last["review_until"]:
+        return ""
+    return f" · a handoff waits for review until {last['review_until']} (commit or discard)"
+
+
+def _backoff_line(backoff: BackoffOut | None) -> str:
+    if backoff is None:
+        return "none"
+    return (
+        f"{backoff['failures']} failed automatic attempt(s): the next may run after "
+        f"{backoff['until']}; last error: {backoff['reason'] or 'none'}"
+    )
+
+
 def format_status(report: StatusOut) -> str:
     """Return the status report as a short readable block.
 
@@ -123,6 +138,8 @@ def format_status(report: StatusOut) -> str:
         f"  turns        {report['turns']} · compactions: {report['compactions']}",
         f"  redirect     {report['redirect'] or 'none'}",
         f"  deferred     {', '.join(report['deferred']) or 'none'}",
+        f"  review       {'on' if report['review'] else 'off'}{_review_line(report['last'])}",
+        f"  backoff      {_backoff_line(report['backoff'])}",
         f"  last         {_last_line(report['last'])}",
         f"  plan mode    {available} · automatic compaction: {compaction}",
     ]
