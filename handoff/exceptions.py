@@ -73,3 +73,13 @@ class InvalidBrief(HandoffError):
 class ReviewFailed(HandoffError):
     """A reviewed handoff was committed but failed (e.g. new input arrived while it waited):
     the record is ``failed`` and its draft discarded; the source is untouched."""
+
+
+class ReviewWaiting(HandoffError):
+    """A handoff of the session already waits for review: commit or discard it first."""
+
+    def __init__(self, session_id: object) -> None:
+        super().__init__(
+            f"a handoff of session {session_id} is waiting for review: commit or discard it"
+        )
+        self.session_id = session_id

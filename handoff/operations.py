@@ -40,6 +40,7 @@ from handoff.exceptions import (
     AlreadyHandedOff,
     NoReviewWaiting,
     NotAMain,
+    ReviewWaiting,
     ServiceUnavailable,
     SessionNotFound,
 )
@@ -73,6 +74,13 @@ def _not_handed_off(session_id: Any) -> None:
     redirect = store.redirect_of(str(session_id))
     if redirect is not None:
         raise AlreadyHandedOff(session_id, redirect.destination_id)
+
+
+def _no_review_waiting(session_id: Any) -> None:
+    """Refuse a new request while a handoff waits for review: it would linger as ``requested``
+    and start another attempt once the review is discarded."""
+    if review.waiting(session_id) is not None:
+        raise ReviewWaiting(session_id)
 
 
 def owned_session(session_id: Any, user_id: Any) -> HostSession:
@@ -131,12 +139,15 @@ def disable(session_id: Any) -> StatusOut:
 def request_now(session_id: Any) -> StatusOut:
     """Set ``requested`` and enqueue a manual attempt; return the status without waiting.
 
+    Refused (``ReviewWaiting``, nothing changed) while a handoff waits for review.
+
     The flag is stored first, then the task is enqueued (outside any transaction opened here,
     so the summary never runs inside one, even on the immediate backend). A crash between the
     two leaves ``requested`` set: the next idle or blocker-cleared evaluation runs it.
     """
     _main(session_id)
     _not_handed_off(session_id)
+    _no_review_waiting(session_id)
     store.update_main_state(str(session_id), requested=True)
     tasks.enqueue_attempt(session_id, manual=True)
     return status_module.build(session_id)
@@ -153,6 +164,7 @@ def run_attempt(session_id: Any, *, manual: bool) -> AttemptOutcome:
     _main(session_id)
     if manual:
         _not_handed_off(session_id)
+        _no_review_waiting(session_id)
         store.update_main_state(str(session_id), requested=True)
     return attempts.run(session_id, manual=manual)
 

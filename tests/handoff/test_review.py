@@ -15,13 +15,15 @@ from django.test import Client
 from django.utils import timezone
 from handoff_support import add_turn, make_source, record_of, target_of
 
+from handoff import attempt as attempts
 from handoff import operations, recovery, review, services, store
 from handoff.attempt import Outcome
 from handoff.core.brief import MAX_BRIEF_CHARS
 from handoff.core.phases import Phase
-from handoff.exceptions import InvalidBrief, NoReviewWaiting, ReviewFailed
+from handoff.exceptions import InvalidBrief, NoReviewWaiting, ReviewFailed, ReviewWaiting
 from handoff.models import HandoffRecord
 from host.models import Message, Session
+from host.signals import session_idle
 
 pytestmark = pytest.mark.django_db
 
@@ -161,9 +163,22 @@ def test_a_waiting_review_survives_a_restart_and_recovery_then_commits():
     assert HandoffRecord.objects.get(pk=record.pk).phase == Phase.STARTED
 
 
-def test_a_new_attempt_while_a_review_waits_is_refused_and_leaves_it_waiting():
+def test_hand_off_now_while_a_review_waits_is_refused_and_leaves_no_request():
     source, record = waiting_review()
-    outcome = operations.run_attempt(source.pk, manual=True)
+    for ask in (operations.request_now, lambda pk: operations.run_attempt(pk, manual=True)):
+        with pytest.raises(ReviewWaiting):
+            ask(source.pk)
+    assert operations.status(source.pk)["requested"] is False
+    operations.discard_review(source.pk)
+    session_idle.send(sender=Session, session=source)
+    assert HandoffRecord.objects.filter(source=source).count() == 1
+
+
+def test_an_automatic_attempt_while_a_review_waits_is_refused_and_leaves_it_waiting():
+    source, record = waiting_review()
+    services.settings_store().save(auto_handoff=True)
+    store.update_main_state(source.pk, enabled=True)
+    outcome = attempts.run(source.pk, manual=False)
     assert outcome.outcome is Outcome.REFUSED and "already in progress" in outcome.detail
     assert waiting_id(source) == record.pk
 
