@@ -177,7 +177,7 @@ def test_hand_off_now_while_a_review_waits_is_refused_and_leaves_no_request():
 def test_an_automatic_attempt_while_a_review_waits_is_refused_and_leaves_it_waiting():
     source, record = waiting_review()
     services.settings_store().save(auto_handoff=True)
-    store.update_main_state(source.pk, enabled=True)
+    store.update_main_state(source.pk, enabled=True, last_attempt_seq=None)
     outcome = attempts.run(source.pk, manual=False)
     assert outcome.outcome is Outcome.REFUSED and "already in progress" in outcome.detail
     assert waiting_id(source) == record.pk
