@@ -14,7 +14,7 @@ from handoff import operations
 from handoff.core.phases import Phase
 from handoff.models import HandoffRecord
 from host.demo import DEMO_PASSWORD, seed_demo
-from host.models import Message
+from host.models import Message, Session
 
 pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("immediate_tasks")]
 
@@ -75,3 +75,28 @@ def test_a_review_is_edited_and_committed_and_seeds_the_successor(
     seed = Message.objects.filter(session_id=record.target_id).earliest("seq").content
     assert "Finish the weather CLI, as reviewed" in seed
     assert page.locator("#handoff-review-form").count() == 0
+
+
+def test_a_review_is_refused_after_new_input_and_its_draft_discarded(review_page: Any):
+    page = review_page
+    page.get_by_role("button", name="Hand off now").click()
+    form = page.locator("#handoff-review-form")
+    form.get_by_role("heading", name="A handoff is ready for review").wait_for()
+    draft_id = HandoffRecord.objects.get(source=page.session).target_id
+    assert draft_id is not None
+
+    composer = page.get_by_role("textbox", name="Message")
+    composer.fill("One more thing: keep the cache in ~/.cache/weather.")
+    composer.press("Enter")
+    page.locator("#timeline .msg-assistant").get_by_text("Offline agent").last.wait_for()
+    page.wait_for_timeout(500)
+    form.get_by_role("button", name="Commit the brief").click()
+
+    alert = page.locator("#handoff-panel [role=alert]")
+    alert.wait_for()
+    assert "the reviewed handoff failed" in alert.inner_text()
+    assert page.locator("#handoff-review-form").count() == 0
+    assert page.locator(".banner").count() == 0
+    record = HandoffRecord.objects.get(source=page.session)
+    assert record.phase == Phase.FAILED
+    assert Session.objects.get(pk=draft_id).archived is True
