@@ -14,17 +14,7 @@ from typing import Any
 from django import forms
 from django.http import QueryDict
 
-from handoff.core.brief import BRIEF_FIELDS, LIST_FIELDS
-
-HEADINGS = {
-    "decisions": "Decisions",
-    "constraints": "Constraints",
-    "artifacts": "Artifacts",
-    "verified": "Verified",
-    "pending": "Pending",
-    "next_steps": "Next steps",
-    "uncertainties": "Uncertainties",
-}
+from handoff.core.brief import BRIEF_FIELDS, HEADINGS, LIST_FIELDS
 
 
 class GoalForm(forms.Form):
