@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from django.core.management import call_command
 from django.test import Client
+from django.urls import reverse
 from django.utils import timezone
 from handoff_support import add_turn, make_source, record_of, target_of
 
@@ -256,3 +257,23 @@ def test_management_command_shows_commits_and_discards_reviews(tmp_path):
     other, second = waiting_review(title="Another task")
     call_command("handoff", "discard", str(other.pk), stdout=StringIO())
     assert HandoffRecord.objects.get(pk=second.pk).phase == Phase.FAILED
+
+
+def compose(client: Client, session: Session, text: str) -> str:
+    response = client.post(
+        reverse("chat:compose", args=[session.pk]),
+        {"text": text, "client_id": text},
+        headers={"HX-Request": "true"},
+    )
+    return response.content.decode()
+
+
+def test_the_composer_shows_commits_and_refuses_reviews(client: Client):
+    source, record = waiting_review()
+    client.force_login(source.owner)
+    assert "A handoff is ready for review" in compose(client, source, "/handoff review")
+    assert "Handoff committed" in compose(client, source, "/handoff commit")
+    assert HandoffRecord.objects.get(pk=record.pk).phase == Phase.STARTED
+    other = make_source(title="Another task")
+    client.force_login(other.owner)
+    assert "is waiting for review" in compose(client, other, "/handoff discard")
