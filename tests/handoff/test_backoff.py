@@ -9,6 +9,7 @@ from io import StringIO
 
 import pytest
 from django.core.management import call_command
+from django.urls import reverse
 from django.utils import timezone
 from handoff_support import add_turn, auto_handoff, boom, make_source
 
@@ -131,3 +132,12 @@ def test_an_abort_because_the_source_changed_starts_no_backoff(immediate_tasks, 
     assert record.phase == "failed" and "changed" in record.error
     state = store.find_main_state(source.pk)
     assert state is not None and (state.failures, state.retry_at) == (0, None)
+
+
+def test_the_panel_says_automatic_handoff_waits_and_that_now_is_not_held_back(
+    failing_source, client
+):
+    client.force_login(failing_source.owner)
+    html = client.get(reverse("handoff_web:panel", args=[failing_source.pk])).content.decode()
+    assert "Automatic handoff waits after 1 failed attempt: the next may run after" in html
+    assert "“Hand off now” is not held back." in html
