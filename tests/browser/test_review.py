@@ -100,3 +100,22 @@ def test_a_review_is_refused_after_new_input_and_its_draft_discarded(review_page
     record = HandoffRecord.objects.get(source=page.session)
     assert record.phase == Phase.FAILED
     assert Session.objects.get(pk=draft_id).archived is True
+
+
+SWAP_PANEL_AS_AN_EVENT_WOULD = """async (url) => {
+  const html = (await (await fetch(url)).text())
+    .replace('<section id="handoff-panel"', '<section hx-swap-oob="true" id="handoff-panel"');
+  window.htmx.swap(document.body, html, { swapStyle: "none" });
+}"""
+
+
+def test_a_live_panel_update_keeps_the_edits_in_the_review_form(review_page: Any):
+    page = review_page
+    page.get_by_role("button", name="Hand off now").click()
+    form = page.locator("#handoff-review-form")
+    form.get_by_label("Goal").fill("Edited before the panel was updated")
+
+    page.evaluate(SWAP_PANEL_AS_AN_EVENT_WOULD, f"/handoff/sessions/{page.session.pk}/panel/")
+    page.wait_for_timeout(300)
+
+    assert form.get_by_label("Goal").input_value() == "Edited before the panel was updated"
