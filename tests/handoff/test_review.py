@@ -242,6 +242,15 @@ def test_api_commits_an_edited_brief_and_refuses_a_bad_one(client: Client):
     assert "reviewed" in seed_text(target_of(HandoffRecord.objects.get(pk=record.pk)))
 
 
+def test_now_wait_prints_the_record_waiting_for_review():
+    source = make_source()
+    operations.review_on(source.pk)
+    out = StringIO()
+    call_command("handoff", "now", str(source.pk), "--wait", stdout=out)
+    assert "review       waiting until " in out.getvalue()
+    assert f"handoff commit|discard {source.pk}" in out.getvalue()
+
+
 def test_management_command_shows_commits_and_discards_reviews(tmp_path):
     source, record = waiting_review()
     out = StringIO()

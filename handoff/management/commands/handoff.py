@@ -160,6 +160,11 @@ def format_record(record: RecordOut) -> str:
     ]
     if record["error"]:
         lines.append(f"  error        {record['error']}")
+    if record["review_until"]:
+        lines.append(
+            f"  review       waiting until {record['review_until']}: "
+            f"handoff commit|discard {record['source']}"
+        )
     lines += _inheritance_lines(record["inheritance"])
     return "\n".join(lines)
 
