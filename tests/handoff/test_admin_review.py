@@ -12,7 +12,7 @@ from handoff_support import make_source, record_of
 
 from handoff import operations
 from handoff.core.phases import Phase
-from handoff.models import HandoffRecord, Redirect
+from handoff.models import HandoffRecord, HandoffSettings, Redirect
 
 pytestmark = pytest.mark.django_db
 
@@ -82,3 +82,9 @@ def test_stop_forwarding_needs_a_staff_sign_in(client: Client):
     redirect = Redirect.objects.get(source=source)
     client.post(reverse("admin:handoff_redirect_stop", args=[redirect.pk]))
     assert Redirect.objects.filter(source=source).exists()
+
+
+def test_the_settings_row_shows_the_review_setting(root: Client):
+    row, _ = HandoffSettings.objects.get_or_create(pk=1, defaults={"review_handoffs": True})
+    html = root.get(reverse("admin:handoff_handoffsettings_change", args=[row.pk])).content
+    assert "Review handoffs" in html.decode()
