@@ -162,6 +162,17 @@ def test_auto_handoff_switch_on_and_off(as_staff: Client):
     assert stored().auto_handoff is False
 
 
+def test_review_switch_on_and_off(as_staff: Client):
+    assert (
+        "Review before the successor starts"
+        in as_staff.get(reverse("handoff_settings:card")).content.decode()
+    )
+    save(as_staff, "review_handoffs", "on")
+    assert stored().review_handoffs is True
+    save(as_staff, "review_handoffs", None)
+    assert stored().review_handoffs is False
+
+
 def test_switching_auto_handoff_on_hands_off_a_due_main_in_the_background(
     as_staff: Client, settings: Any
 ):
