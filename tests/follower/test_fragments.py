@@ -115,15 +115,28 @@ def test_a_record_event_carries_the_sources_panel_with_its_phase(ada):
     assert "every 1s" not in panel["html"]
 
 
-def test_redirect_committed_carries_the_banner_and_the_successors_row(ada):
+def test_redirect_committed_carries_the_successors_row(ada):
     source, successor = talked(ada), talked(ada, "next")
     before = replayed(ada)[-1]["id"]
     store.add_redirect(source.pk, successor.pk, None)
     [frame] = replayed(ada, before)
     assert frame["kind"] == EventKind.REDIRECT_COMMITTED
     assert f'id="row-{successor.pk}"' in frame["payload"]["row_html"]
-    assert "This conversation continues in" in html(frame)
-    assert f'href="/s/{successor.pk}/"' in html(frame)
+
+
+def test_the_commits_phase_event_carries_the_banner(ada):
+    source, successor = talked(ada), talked(ada, "next")
+    record = store.create_record(
+        source_id=source.pk, reason=Reason.MANUAL, metrics=NO_METRICS, source_revision=0
+    )
+    store.move(record, Phase.PREPARED, target_id=successor.pk)
+    before = replayed(ada)[-1]["id"]
+    store.add_redirect(source.pk, successor.pk, record)
+    store.move(record, Phase.COMMITTED)
+    [route, phase] = replayed(ada, before)
+    assert (route["kind"], phase["kind"]) == (EventKind.REDIRECT_COMMITTED, EventKind.HANDOFF_PHASE)
+    assert "This conversation continues in" in html(phase)
+    assert f'href="/s/{successor.pk}/"' in html(phase)
 
 
 def test_fragments_are_rendered_in_the_users_language(ada, monkeypatch: Any):
