@@ -91,6 +91,8 @@ _VERIFYING = re.compile(
     r"|bundle exec|dotnet (?:test|build)|git (?:add|commit|push))\b",
 )
 _SEGMENT = re.compile(r"&&|\|\||;|\|")
+# Every command line ``written_paths`` finds a file in holds one of these: a cheap first look.
+_MAY_WRITE = re.compile(r">|\b(?:mv|cp|sed)\b")
 _ENV_WORD = re.compile(r"^\w+=")
 _REDIRECT = re.compile(r"^\d*[<>]")
 _FILE_LIKE = re.compile(r"\w\.[A-Za-z]\w{0,7}$")
@@ -412,6 +414,8 @@ def written_paths(command: str) -> list[tuple[str, str]]:
     """Return ``(path, action)`` for the files a shell command line writes: the target of each
     ``>`` / ``>>`` redirection, of ``mv`` / ``cp`` and each file of ``sed -i`` (``iconv a >
     b.csv && mv b.csv a.csv``: ``b.csv`` and ``a.csv``); ``/dev/…`` targets are left out."""
+    if not _MAY_WRITE.search(command):
+        return []
     found = []
     for part in _SEGMENT.split(command.split("\n")[0]):
         words = [w for w in words_of(part.strip()) if not _ENV_WORD.match(w)]
@@ -506,9 +510,8 @@ class _Reader:
         self.pending_calls: list[tuple[int, str, dict[str, Any]]] = []
         self.touches: dict[str, FileTouch] = {}
         self.sessions: dict[str, tuple[int, str]] = {}
-        # The latest request's tool results: how many, and whether one failed.
-        self.results = 0
-        self.failed = False
+        # The latest request's tool results (judged once the log is read).
+        self.results: list[str] = []
 
     def read(self, entries: Sequence[Entry]) -> Digest:
         for index, entry in enumerate(entries):
@@ -521,8 +524,7 @@ class _Reader:
             elif role == "assistant" and entry.get("tool_name"):
                 self._call(index, entry["tool_name"], tool_input(content), entry)
             elif role == "tool":
-                self.results += 1
-                self.failed |= outcome_of(content)[1] is False
+                self.results.append(content)
                 self._closing(content)
                 self._result(entry.get("tool_name", ""), _said(content, entry, index))
             elif role == "assistant" and content.strip():
@@ -534,11 +536,12 @@ class _Reader:
                 self.digest.requests.append(_said(content.strip(), entry, index))
                 self.digest.previous_texts = self.digest.texts_after_request
                 self.digest.texts_after_request = []
-                self.results, self.failed = 0, False
+                self.results = []
         self.digest.answer_missing = bool(
             self.digest.requests
             and self.results
-            and not (self.failed or self.pending_calls or self.digest.texts_after_request)
+            and not (self.pending_calls or self.digest.texts_after_request)
+            and all(outcome_of(output)[1] is not False for output in self.results)
         )
         for call in self.pending_calls:  # calls without a result (the log ended): assume done
             self._apply(*call, output=Said(""))
