@@ -14,6 +14,9 @@
   slash command typed in the chat composer that the host does not handle itself (``/handoff
   status``: command "handoff", argument "status"). The receiver that knows ``command`` returns a
   ``CommandReply``; the others return None.
+- ``session_links(sender=Session, session_ids=list[UUID])``: which of these sessions were
+  handed off to which (lineage, issue 18 §3). A receiver returns ``{source id: successor id}``
+  for the ones it knows of (or None); the sidebar folds each chain into its newest session's row.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ blocker_cleared = Signal()
 before_step = Signal()
 composer_command = Signal()
 session_changed = Signal()
+session_links = Signal()
 
 
 def announce(session_id: Any, *, created: bool = False) -> None:

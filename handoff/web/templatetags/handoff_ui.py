@@ -1,4 +1,5 @@
-"""``{% handoff_panel session %}``: the handoff panel on the conversation page.
+"""``{% handoff_panel session %}``: the handoff panel on the conversation page;
+``{% handoff_meter session_id meter %}``: its context meter (issue 18 §1).
 
 The host's page template loads this tag (the host's Python never imports the handoff app).
 """
@@ -9,6 +10,8 @@ from typing import Any
 
 from django import template
 
+from handoff.shapes import MeterOut
+from handoff.web.meter import render_meter
 from handoff.web.panel import session_panel
 
 register = template.Library()
@@ -18,3 +21,9 @@ register = template.Library()
 def handoff_panel(session: Any) -> dict[str, Any]:
     """Render the panel of ``session`` (the page already checked that the user owns it)."""
     return session_panel(session)
+
+
+@register.simple_tag
+def handoff_meter(session_id: Any, meter: MeterOut) -> str:
+    """Render the context meter of ``session_id`` (``meter``: the status report's)."""
+    return render_meter(session_id, meter)
