@@ -1,7 +1,8 @@
-"""The conversation page's handoff panel (issue 3, §2): shown, polled, and acted on.
+"""The conversation page's handoff panel (issue 3, §2): shown, polled, and acted on; and the
+lineage page of a conversation's chain (issue 18 §3).
 
 The panel's switch and "Hand off now" act on the signed-in user's own session (anyone else's is
-a 404).
+a 404), and so does the lineage page.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from django_htmx.http import trigger_client_event
 from handoff import operations
 from handoff.exceptions import HandoffError, SessionNotFound
 from handoff.operations import Action
+from handoff.web.lineage import hops, neighbours
 from handoff.web.panel import session_panel
 
 # What the panel's buttons post (reading the status is the panel itself).
@@ -66,3 +68,12 @@ def session_action(request: HttpRequest, session_id: UUID, action: str) -> HttpR
         context = session_panel(session) | {"action_error": str(exc)}
         return _panel_response(request, context, status=409)
     return _panel_response(request, session_panel(session))
+
+
+@require_GET
+def lineage_page(request: HttpRequest, session_id: UUID) -> HttpResponse:
+    """The chain ``session_id`` is on: every hop with its reason, metrics, time, brief and
+    inheritance report, oldest first (a session outside any chain says so)."""
+    session = _owned_session(request, session_id)
+    context = neighbours(session) | {"hops": hops(session)}
+    return render(request, "chat/lineage.html", context)

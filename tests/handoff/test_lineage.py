@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
 import pytest
+from django.urls import reverse
 from handoff_support import chain_of, make_source, make_user
 
 from handoff import lineage, operations
 from handoff.core.phases import Phase
 from handoff.models import HandoffRecord
+from handoff.web.commands import handoff_command
 from host.models import Session
 from host.signals import session_links
 
@@ -90,3 +93,64 @@ def test_the_api_detail_names_predecessor_and_successor(
     assert (detail["predecessor"], detail["successor"]) == (str(a.pk), str(c.pk))
     first = client.get(f"/api/sessions/{a.pk}").json()
     assert (first["predecessor"], first["successor"]) == (None, str(b.pk))
+
+
+# --- the pages --------------------------------------------------------------------------------
+
+
+def page(client: Any, url: str) -> str:
+    response = client.get(url)
+    assert response.status_code == 200
+    return str(response.content.decode())
+
+
+def test_the_header_links_both_neighbours(three_hops: list[Session], client: Any) -> None:
+    a, b, c, _ = three_hops
+    client.force_login(b.owner)
+    html = page(client, reverse("chat:session", args=[b.pk]))
+    assert f'rel="prev" href="{reverse("chat:session", args=[a.pk])}"' in html
+    assert f'rel="next" href="{reverse("chat:session", args=[c.pk])}"' in html
+    assert reverse("handoff_web:lineage", args=[b.pk]) in html
+
+
+def test_the_lineage_page_lists_every_hop_with_its_brief_rendered(
+    three_hops: list[Session], client: Any
+) -> None:
+    client.force_login(three_hops[0].owner)
+    html = page(client, reverse("handoff_web:lineage", args=[three_hops[2].pk]))
+    records = lineage.chain(three_hops[2].pk)
+    assert re.findall(r'data-record-id="([0-9a-f-]+)"', html) == [str(r.pk) for r in records]
+    assert html.count("<h2>Goal</h2>") + html.count("<strong>Goal:</strong>") == 3
+    assert '"goal":' not in html  # Markdown, not raw JSON
+    assert html.count("<caption>Inheritance</caption>") == 3
+    assert html.count("manual ·") == 3
+
+
+def test_the_lineage_page_of_someone_elses_session_is_a_404(
+    three_hops: list[Session], client: Any
+) -> None:
+    client.force_login(make_user("mallory"))
+    response = client.get(reverse("handoff_web:lineage", args=[three_hops[1].pk]))
+    assert response.status_code == 404
+
+
+def test_slash_handoff_status_on_a_successor_says_where_it_came_from(
+    three_hops: list[Session], client: Any
+) -> None:
+    a, b, *_ = three_hops
+    reply = handoff_command(None, session=b, user=b.owner, command="handoff", argument="status")
+    assert reply is not None
+    assert "Came from" in reply.html and str(a.pk)[:8] in reply.html
+    assert "Inherited from its predecessor" in reply.html
+
+
+def test_the_sidebar_of_a_chain_of_five_is_one_row(
+    django_capture_on_commit_callbacks: Callable[..., Any], client: Any
+) -> None:
+    sessions = chain_of(4, settle=lambda: django_capture_on_commit_callbacks(execute=True))
+    client.force_login(sessions[0].owner)
+    html = page(client, reverse("chat:sidebar"))
+    folded = re.search(r"<details.*?</details>", html, re.S)
+    assert folded is not None and "4 earlier handoffs" in folded.group()
+    top = re.findall(r'data-session-id="([0-9a-f-]+)"', html.replace(folded.group(), ""))
+    assert top == [str(sessions[-1].pk)]

@@ -1,5 +1,6 @@
 """``{% handoff_panel session %}``: the handoff panel on the conversation page;
-``{% handoff_meter session_id meter %}``: its context meter (issue 18 §1).
+``{% handoff_meter session_id meter %}``: its context meter (issue 18 §1);
+``{% handoff_lineage session %}``: links to its predecessor, successor and lineage page (§3).
 
 The host's page template loads this tag (the host's Python never imports the handoff app).
 """
@@ -11,6 +12,7 @@ from typing import Any
 from django import template
 
 from handoff.shapes import MeterOut
+from handoff.web.lineage import neighbours
 from handoff.web.meter import render_meter
 from handoff.web.panel import session_panel
 
@@ -27,3 +29,9 @@ def handoff_panel(session: Any) -> dict[str, Any]:
 def handoff_meter(session_id: Any, meter: MeterOut) -> str:
     """Render the context meter of ``session_id`` (``meter``: the status report's)."""
     return render_meter(session_id, meter)
+
+
+@register.inclusion_tag("chat/_lineage_links.html")
+def handoff_lineage(session: Any) -> dict[str, Any]:
+    """Render the links to ``session``'s neighbours in its chain (nothing outside a chain)."""
+    return neighbours(session)
