@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from typing import Any
 from uuid import UUID
 
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 
 from handoff import store
 from handoff.core.phases import COMMITTED_PHASES
@@ -79,13 +79,14 @@ def chain(session_id: str | UUID) -> list[HandoffRecord]:
 
 
 def links(session_ids: Iterable[Any]) -> dict[UUID, UUID]:
-    """Return ``{source id: successor id}`` for those of ``session_ids`` that were handed off.
+    """Return ``{source id: successor id}`` for every hop into or out of ``session_ids``.
 
     One query, whatever the number of sessions; a source handed off twice maps to its newest.
     """
     keys = [store.key(session_id) for session_id in session_ids]
+    touching = hops().filter(Q(source_id__in=keys) | Q(target_id__in=keys))
     found: dict[UUID, UUID] = {}
-    for source, target in hops().filter(source_id__in=keys).values_list("source_id", "target_id"):
+    for source, target in touching.values_list("source_id", "target_id"):
         found.setdefault(source, target)
     return found
 

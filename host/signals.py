@@ -10,13 +10,18 @@
   the session (its sidebar row: ``SIDEBAR_FIELDS``) changed, or it was created. Sent inside the
   writer's transaction, so a receiver's writes commit or roll back with the change; every
   writer of those columns sends it (a queryset ``update()`` too), and no other write does.
+- ``entry_appended(sender=Session, session=Session, entry=Message | SessionEvent)``: a live
+  write appended one entry to the session's log (``host.log``; an import does not announce its
+  entries: no page shows a session before its import commits). Sent inside the writer's
+  transaction, like ``session_changed``.
 - ``composer_command(sender=Session, session=Session, user=User, command=str, argument=str)``: a
   slash command typed in the chat composer that the host does not handle itself (``/handoff
   status``: command "handoff", argument "status"). The receiver that knows ``command`` returns a
   ``CommandReply``; the others return None.
-- ``session_links(sender=Session, session_ids=list[UUID])``: which of these sessions were
-  handed off to which (lineage, issue 18 §3). A receiver returns ``{source id: successor id}``
-  for the ones it knows of (or None); the sidebar folds each chain into its newest session's row.
+- ``session_links(sender=Session, session_ids=list[UUID])``: which sessions were handed off to
+  which (lineage, issue 18 §3). A receiver returns ``{source id: successor id}`` for every hop
+  into or out of ``session_ids`` it knows of (or None); the sidebar folds each chain into its
+  newest session's row.
 """
 
 from __future__ import annotations
@@ -37,6 +42,7 @@ before_step = Signal()
 composer_command = Signal()
 session_changed = Signal()
 session_links = Signal()
+entry_appended = Signal()
 
 
 def announce(session_id: Any, *, created: bool = False) -> None:

@@ -10,6 +10,7 @@ from typing import Any
 
 from django.template.loader import render_to_string
 
+from handoff import metrics, services
 from handoff.shapes import MeterOut
 
 TEMPLATE = "chat/_meter.html"
@@ -23,3 +24,10 @@ def meter_context(session_id: Any, meter: MeterOut, *, oob: bool = False) -> dic
 def render_meter(session_id: Any, meter: MeterOut, *, oob: bool = False) -> str:
     """Return the meter of ``session_id`` as HTML (``oob``: marked for an out-of-band swap)."""
     return render_to_string(TEMPLATE, meter_context(session_id, meter, oob=oob))
+
+
+def live_meter_context(session: Any) -> dict[str, Any]:
+    """Return the fragment's context for a follower event: ``session``'s meter read now,
+    marked for an out-of-band swap (a few queries: the settings, the usage projection)."""
+    meter = metrics.context_meter(session, services.load_settings())
+    return meter_context(session.pk, meter, oob=True)

@@ -88,12 +88,7 @@ class AsgiServer:
 
     def stop(self) -> None:
         if self.process is not None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+            follower_site.stop_process(self.process)
             self.process = None
             self.log.close()
 

@@ -35,8 +35,13 @@ def test_the_meter_moves_after_a_turn_on_every_tab(
 
     composer = desktop.get_by_role("textbox", name="Message")
     composer.fill("Now stream the tokenizer too.")
-    composer.press("Enter")
+    # The composer's answer refreshes its own tab's panel once (host.views.compose), at once.
+    with desktop.expect_response(lambda r: "/panel/" in r.url):
+        composer.press("Enter")
     desktop.locator("#timeline .msg-user", has_text="Now stream the tokenizer too.").wait_for()
+    fetched: list[str] = []
+    for page in (desktop, phone):
+        page.on("request", lambda r: fetched.append(r.url) if "/panel/" in r.url else None)
     answer(session)
 
     for page in (desktop, phone):
@@ -51,3 +56,4 @@ def test_the_meter_moves_after_a_turn_on_every_tab(
         assert summary.is_visible()
         # No known window: the ceiling (120 000) is the trigger point.
         assert f"{120_000 - moved_tokens:,} to go" in summary.inner_text()
+    assert fetched == []  # the events carried the meter: no tab fetched its panel

@@ -1,8 +1,9 @@
 """``{% handoff_panel session %}``: the handoff panel on the conversation page;
 ``{% handoff_meter session_id meter %}``: its context meter (issue 18 §1);
 ``{% handoff_lineage session %}``: links to its predecessor, successor and lineage page (§3).
+``{{ html|brief_links:session }}``: a successor's brief with its "(log #N)" evidence linked.
 
-The host's page template loads this tag (the host's Python never imports the handoff app).
+The host's page templates load these (the host's Python never imports the handoff app).
 """
 
 from __future__ import annotations
@@ -10,9 +11,11 @@ from __future__ import annotations
 from typing import Any
 
 from django import template
+from django.utils.safestring import SafeString, mark_safe
 
 from handoff.shapes import MeterOut
 from handoff.web.lineage import neighbours
+from handoff.web.log_links import link_log_entries, source_of
 from handoff.web.meter import render_meter
 from handoff.web.panel import session_panel
 
@@ -35,3 +38,11 @@ def handoff_meter(session_id: Any, meter: MeterOut) -> str:
 def handoff_lineage(session: Any) -> dict[str, Any]:
     """Render the links to ``session``'s neighbours in its chain (nothing outside a chain)."""
     return neighbours(session)
+
+
+@register.filter
+def brief_links(html: str, session: Any) -> SafeString:
+    """Link "(log #N)" in ``html`` (a plugin message of ``session``, already escaped) to entry N
+    of the conversation ``session`` was handed off from; unchanged when it has none."""
+    source = source_of(session) if "(log #" in html else None
+    return link_log_entries(html, source) if source else mark_safe(html)  # html: escaped
