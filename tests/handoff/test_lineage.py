@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from io import StringIO
 from typing import Any
 
 import pytest
+from django.core.management import call_command
 from django.urls import reverse
 from handoff_support import chain_of, make_source, make_user
 
@@ -154,3 +156,25 @@ def test_the_sidebar_of_a_chain_of_five_is_one_row(
     assert folded is not None and "4 earlier handoffs" in folded.group()
     top = re.findall(r'data-session-id="([0-9a-f-]+)"', html.replace(folded.group(), ""))
     assert top == [str(sessions[-1].pk)]
+
+
+def test_the_lineage_page_links_each_briefs_evidence_to_its_source(
+    three_hops: list[Session], client: Any
+) -> None:
+    a, b, *_ = three_hops
+    client.force_login(a.owner)
+    html = page(client, reverse("handoff_web:lineage", args=[a.pk]))
+    cited = re.findall(r"\(log #(\d+)\)", str(lineage.chain(a.pk)[0].brief))
+    assert cited, "the offline brief cites the log"
+    page_of_a = reverse("chat:session", args=[a.pk]) + "?all=1"
+    assert f'(<a href="{page_of_a}#entry-{cited[0]}">log #{cited[0]}</a>)' in html
+
+
+def test_handoff_status_command_says_where_a_successor_came_from(
+    three_hops: list[Session],
+) -> None:
+    a, b, c, _ = three_hops
+    out = StringIO()
+    call_command("handoff", "status", str(b.pk), stdout=out)
+    assert f"came from    {a.pk} · went to: {c.pk}" in out.getvalue()
+    assert "meter        Hands off at" in out.getvalue()
