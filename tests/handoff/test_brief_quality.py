@@ -196,11 +196,8 @@ SAMPLES_FINISHED = {
     "claude-code-2.x-epic": True,
     "codex-fork": False,
 }
-# What the embedded brief still gets wrong on a sample (issue 16, Deliver 1 fixes it).
-SAMPLES_STILL_WRONG = {
-    "claude-code-2.x-epic": "not said finished: closed failures stay pending",
-    "codex-fork": "'--days' cut from the user's rule",
-}
+# What the embedded brief still gets wrong on a sample (test_brief_probes.py has the details).
+SAMPLES_STILL_WRONG = {"codex-fork": "'--days' cut from the user's rule"}
 
 
 @pytest.mark.parametrize(
