@@ -142,18 +142,29 @@ def chain_of(
     settle: Callable[[], AbstractContextManager[Any]] = nullcontext,
     **fields: Any,
 ) -> list[Session]:
-    """Hand a fresh source off ``hops`` times in a row (manual attempts, run inline); return the
-    chain's sessions, oldest first, read now. ``fields`` go to ``make_source``.
+    """Hand a fresh source (``make_source(user, **fields)``) off ``hops`` times in a row; return
+    the chain's sessions, oldest first, read now (see ``hand_on``)."""
+    return hand_on(make_source(user, **fields), hops, settle=settle)
+
+
+def hand_on(
+    session: Session,
+    hops: int,
+    *,
+    settle: Callable[[], AbstractContextManager[Any]] = nullcontext,
+) -> list[Session]:
+    """Hand ``session`` off, then its successor, ``hops`` times (manual attempts, run inline);
+    return the sessions from ``session`` on, oldest first, read now.
 
     Each successor must be idle to hand off again: use the immediate task backend, and let
     ``settle`` run each hop's on-commit callbacks (``lambda:
     django_capture_on_commit_callbacks(execute=True)``; a transactional test needs none).
     """
-    sessions = [make_source(user, **fields)]
+    sessions = [session]
     for _ in range(hops):
         with settle():
             outcome = operations.run_attempt(sessions[-1].pk, manual=True)
         sessions.append(target_of(record_of(outcome)))
-    for session in sessions:
-        session.refresh_from_db()
+    for each in sessions:
+        each.refresh_from_db()
     return sessions

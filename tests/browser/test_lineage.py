@@ -7,8 +7,8 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from asgi_site import off_loop
-from handoff_support import chain_of
+from asgi_site import conversation, off_loop
+from handoff_support import chain_of, hand_on
 
 pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("immediate_tasks")]
 
@@ -60,3 +60,21 @@ def test_the_sidebar_of_a_chain_of_five_shows_one_row(
     assert rows.count() == 5
     ids = [rows.nth(i).get_attribute("data-session-id") for i in range(5)]
     assert ids == [str(s.pk) for s in reversed(sessions)]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_handoffs_fold_the_chain_into_one_row_on_another_tab(
+    make_user: Callable[..., Any], open_page: Callable[..., Any]
+) -> None:
+    ada = make_user("ada")
+    first = off_loop(lambda: chain_of(0, ada))[0]
+    page = open_page(ada, conversation(ada, "Release notes"))
+    page.locator(f"#row-{first.pk}").wait_for()
+    sessions = off_loop(lambda: hand_on(first, 2))
+
+    fold = page.locator(f"#row-{sessions[-1].pk} > .chain-older > summary")
+    fold.filter(has_text="2 earlier handoffs").wait_for()
+    assert page.locator("#session-list .session-row:visible").count() == 2
+    for session in sessions:  # each row once: the old rows went into the chain's row
+        assert page.locator(f"#session-list #row-{session.pk}").count() == 1
+    assert page.evaluate("() => window.__follower.state") == "connected"
