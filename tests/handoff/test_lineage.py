@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from django.core.management import call_command
 from django.urls import reverse
-from handoff_support import chain_of, make_source, make_user
+from handoff_support import chain_of, make_source, make_user, talked
 
 from handoff import lineage, operations
 from handoff.core.phases import Phase
@@ -178,3 +178,35 @@ def test_handoff_status_command_says_where_a_successor_came_from(
     call_command("handoff", "status", str(b.pk), stdout=out)
     assert f"came from    {a.pk} · went to: {c.pk}" in out.getvalue()
     assert "meter        Hands off at" in out.getvalue()
+
+
+def linked_by_records(user: Any, chains: int, hops: int) -> list[list[Session]]:
+    """``chains`` chains of ``hops`` + 1 talked-in sessions, linked by started records only."""
+    found = []
+    for c in range(chains):
+        sessions = [talked(user, f"Task {c}") for _ in range(hops + 1)]
+        for source, target in zip(sessions, sessions[1:], strict=False):
+            HandoffRecord.objects.create(
+                source=source,
+                target=target,
+                phase=Phase.STARTED,
+                reason="manual",
+                source_revision=1,
+            )
+        found.append(sessions)
+    return found
+
+
+def test_folding_costs_the_same_queries_for_one_chain_or_ten(
+    client: Any, django_assert_max_num_queries: Callable[..., Any]
+) -> None:
+    user = make_user("ada")
+    client.force_login(user)
+    linked_by_records(user, 1, 4)
+    with django_assert_max_num_queries(100) as one:
+        page(client, reverse("chat:sidebar"))
+    linked_by_records(user, 9, 4)
+    with django_assert_max_num_queries(100) as ten:
+        html = page(client, reverse("chat:sidebar"))
+    assert html.count("4 earlier handoffs") == 10
+    assert len(ten.captured_queries) == len(one.captured_queries)
