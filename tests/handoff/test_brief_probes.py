@@ -159,14 +159,7 @@ def test_the_table_ends_with_a_row_over_all_logs_when_there_are_several() -> Non
 # What the embedded brief still misses, per log, with issue 16's fixes (docs/briefs.md has the
 # table); a log that comes with the fixes is skipped until it is in the checkout.
 STILL_MISSED = {
-    "claude-code-1.x-sidechains": "the user's decision on plot.py; pending does not say what is "
-    "not committed nor why mypy stays open; git add closed by a forced add stays pending",
-    "claude-code-2.x-epic": "the rules 'commit each subtask on its own' and 'one example'",
     "claude-code-damaged": "the file converted by a shell command; not said finished",
-    "codex-fork": "'--days' cut from the user's rule, 'no network in tests', the retry policy as "
-    "a decision, the prose check by hand under uncertainties",
-    "claude-code-1.0-inline-sidechains": "'ready for use' stated but not verified",
-    "codex-0.125-rollout": "the decision to set compaction.threshold in OPENCODE_CONFIG_CONTENT",
     "briefs-compaction-commit-failed": "the file edited before the compaction, not committed",
     "briefs-compaction-committed-files": "the rule 'keep the API stable'",
     "briefs-failure-closed-by-later-success": "a forced git add listed as verified",
