@@ -54,6 +54,8 @@ GENERATED_DIRS = frozenset(
     }
 )  # fmt: skip
 BRIEF_HEADING = "# Handoff brief"
+# Directories of the system, never the work itself (scratch files, devices, installed programs).
+SYSTEM_DIRS = ("/dev/", "/proc/", "/sys/", "/usr/", "/bin/", "/sbin/", "/lib/", "/etc/", "/tmp/")
 
 _PATCH_FILE = re.compile(r"^\*\*\* (Add|Update|Delete) File: (.+?)\s*$", re.MULTILINE)
 _PATCH_MOVE = re.compile(r"^\*\*\* Move to: (.+?)\s*$", re.MULTILINE)
@@ -413,7 +415,8 @@ def staged_paths(command: str) -> list[str]:
 def written_paths(command: str) -> list[tuple[str, str]]:
     """Return ``(path, action)`` for the files a shell command line writes: the target of each
     ``>`` / ``>>`` redirection, of ``mv`` / ``cp`` and each file of ``sed -i`` (``iconv a >
-    b.csv && mv b.csv a.csv``: ``b.csv`` and ``a.csv``); ``/dev/…`` targets are left out."""
+    b.csv && mv b.csv a.csv``: ``b.csv`` and ``a.csv``); targets in ``SYSTEM_DIRS`` (``/tmp/``,
+    ``/dev/null``) are left out."""
     if not _MAY_WRITE.search(command):
         return []
     found = []
@@ -431,7 +434,7 @@ def written_paths(command: str) -> list[tuple[str, str]]:
             found.append((operands[-1], f"written by `{program}`"))
         elif program == "sed" and any(w.startswith("-i") for w in words[1:]):
             found += [(w, "edited by `sed -i`") for w in operands[1:] if _is_path(w)]
-    return [(p, a) for p, a in found if _is_path(p) and not p.startswith("/dev/")]
+    return [(p, a) for p, a in found if _is_path(p) and not p.startswith(SYSTEM_DIRS)]
 
 
 def only_stages(command: str) -> bool:

@@ -36,6 +36,7 @@ from typing import Any
 
 from handoff.core.brief import validate_brief
 from handoff.core.digest import (
+    SYSTEM_DIRS,
     Command,
     Digest,
     Entry,
@@ -136,7 +137,6 @@ _SUMMARY_FILE = re.compile(
     re.MULTILINE,
 )
 _MENTIONED_FILE = re.compile(r"(?<![\w.:/~-])(/(?:[\w.@+~-]+/)+[\w@+~-]+\.[A-Za-z]\w{0,7})\b")
-_SYSTEM_DIRS = ("/dev/", "/proc/", "/sys/", "/usr/", "/bin/", "/sbin/", "/lib/", "/etc/", "/tmp/")
 MAX_MENTIONED = 10
 _QUOTED = re.compile(r"[\"“]([^\"”]{3,300})[\"”]")
 _BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+(.+)$", re.MULTILINE)
@@ -343,7 +343,7 @@ def mentioned_files(d: Digest) -> list[str]:
     for text in reversed(d.assistant_texts):  # read from the end, only until enough are found
         named = reversed(_MENTIONED_FILE.findall(text)) if "/" in text else ()
         for path in named:
-            if not path.startswith(_SYSTEM_DIRS) and not is_generated_path(path):
+            if not path.startswith(SYSTEM_DIRS) and not is_generated_path(path):
                 found.setdefault(path)
         if len(found) >= MAX_MENTIONED:
             break

@@ -121,6 +121,8 @@ def test_a_file_a_shell_command_wrote_is_an_artifact():
     log = [
         call("Bash", {"command": "iconv -t utf-8 a.csv > a.utf8.csv && mv a.utf8.csv b.csv"}),
         result("Bash", ""),
+        call("Bash", {"command": "pytest -q > /tmp/out.txt; cp a.csv /tmp/a.csv"}),
+        result("Bash", "3 passed in 0.1s"),
         call("Bash", {"command": "sed -i s/x/y/ src/c.py 2>&1 > /dev/null"}),
         result("Bash", "Exit code 2\nsed: can't read src/c.py"),
     ]
