@@ -35,8 +35,9 @@ def _session(session_id: Any) -> Any:
 
 
 def neighbours(session: Any) -> dict[str, Any]:
-    """Return ``{"predecessor", "successor"}``: the sessions next to ``session`` in its chain
-    (None at either end); the header links them."""
+    """Return ``{"session", "predecessor", "successor"}``: ``session`` and the sessions next to
+    it in its chain (None at either end), as the header's links show them. Two queries, plus
+    one per neighbour found."""
     before, after = lineage.predecessor(session.pk), lineage.successor(session.pk)
     return {
         "session": session,
