@@ -10,7 +10,8 @@ every error into JSON ``{"detail": "<clear message>"}``:
 - 413 for a body over ``DATA_UPLOAD_MAX_MEMORY_SIZE`` bytes;
 - 422 for a bad payload, the message naming each offending field (a body sent as anything but
   ``application/json`` names ``Content-Type``);
-- 409 when the handoff refuses an action on that session.
+- 409 when the handoff refuses an action on that session, or input is posted to a finished
+  or disposed session (``host.api``).
 
 Each route documents the answers it can give (``config.api_conventions.answers``).
 """
@@ -32,7 +33,7 @@ from ninja.types import DictStrAny
 from config.api_conventions import READ_ONE, answers, body_too_big
 from handoff import operations
 from handoff.api import records_router, sessions_router
-from handoff.exceptions import HandoffError, SessionNotFound
+from handoff.exceptions import HandoffError, InvalidBrief, SessionNotFound
 from handoff.shapes import StatusOut, TokensOut
 from host.api import SessionOut, owned_session
 from host.api import router as host_router
@@ -124,7 +125,9 @@ def _unauthenticated(request: HttpRequest, exc: AuthenticationError) -> HttpResp
 
 @api.exception_handler(HandoffError)
 def _handoff_refused(request: HttpRequest, exc: HandoffError) -> HttpResponse:
-    status = 404 if isinstance(exc, SessionNotFound) else 409
+    status = (
+        404 if isinstance(exc, SessionNotFound) else 422 if isinstance(exc, InvalidBrief) else 409
+    )
     return api.create_response(request, {"detail": str(exc)}, status=status)
 
 

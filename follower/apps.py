@@ -17,9 +17,10 @@ class FollowerConfig(AppConfig):
         from follower import hub, publishing
         from follower.events import event_committed
         from handoff.signals import record_changed, redirects_changed
-        from host.signals import session_changed
+        from host.signals import entry_appended, session_changed
 
         session_changed.connect(publishing.session_changed, dispatch_uid="follower.session")
+        entry_appended.connect(publishing.entry_appended, dispatch_uid="follower.entry")
         record_changed.connect(publishing.record_changed, dispatch_uid="follower.record")
         redirects_changed.connect(publishing.redirects_changed, dispatch_uid="follower.redirects")
         user_logged_out.connect(hub.signed_out, dispatch_uid="follower.signed_out")

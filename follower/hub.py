@@ -19,10 +19,12 @@ gives each a few seconds). Neither is an error the hub's reader sees for sure (r
 reconnects by itself), so every ``PROBE_INTERVAL`` seconds the hub sends a probe to a group
 only its own channel is in; when the probe does not come back within ``PROBE_TIMEOUT`` seconds
 the hub joins its groups again, retrying until the layer takes them, then sends every local
-user's sockets what storage holds after their cursors. Channels and channels-redis offer no
-public notice of a new layer connection (redis-py's ``redis_connect_func`` is per pooled
-connection and would have to be set in ``CHANNEL_LAYERS``), and the probe also notices lost
-messages, so the hub checks the layer's behaviour rather than its connections.
+user's sockets what storage holds after their cursors; so it does, too, after an event came
+but could not be delivered (the database was down for the sign-in check). Channels and
+channels-redis offer no public notice of a new layer connection (redis-py's
+``redis_connect_func`` is per pooled connection and would have to be set in
+``CHANNEL_LAYERS``), and the probe also notices lost messages, so the hub checks the layer's
+behaviour rather than its connections.
 
 The hub also keeps, per local user, the newest event id this process knows of (delivered here,
 or committed by a request or task of this process: ``events.event_committed``); the consumer's
@@ -30,9 +32,11 @@ or committed by a request or task of this process: ``events.event_committed``); 
 database per ping.
 
 Before delivering an event the hub checks each distinct sign-in of the user's sockets here
-once (not once per socket); a sign-out (``user_logged_out``) reaches the hub through the layer
-at once. Sockets of an ended sign-in are closed with 4401 and get nothing more. The hub runs
-while it has sockets and stops with the last one.
+once (not once per socket), in a thread of the hub's own (``Reads``): never on asgiref's one
+shared thread, where every sync view of the process (the page requests) runs, so a herd of
+page requests does not hold an event back (issue 17, item 1). A sign-out (``user_logged_out``)
+reaches the hub through the layer at once. Sockets of an ended sign-in are closed with 4401 and
+get nothing more. The hub runs while it has sockets and stops with the last one.
 """
 
 from __future__ import annotations
@@ -43,15 +47,15 @@ import logging
 import uuid
 import weakref
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from importlib import import_module
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from channels.db import database_sync_to_async
 from channels.layers import BaseChannelLayer, InMemoryChannelLayer, get_channel_layer
 from django.conf import settings
 from django.contrib.auth import SESSION_KEY
-from django.db import connection
+from django.db import close_old_connections, connection
 
 from follower import sending
 from follower.events import Frame, Resync, events_after, group_name
@@ -64,6 +68,38 @@ logger = logging.getLogger(__name__)
 
 Encoded = tuple[int, str]
 """An event frame as its id and its JSON text (encoded once for every socket)."""
+
+T = TypeVar("T")
+
+
+class Reads:
+    """The hub's database reads, one at a time in a thread of its own.
+
+    ``channels.db.database_sync_to_async`` runs them on asgiref's one shared thread, behind
+    every sync view the process is running (a herd of page requests). Old connections are
+    closed around each read, as ``database_sync_to_async`` does. ``close`` ends the thread
+    (and its connection) when the hub stops.
+    """
+
+    def __init__(self) -> None:
+        self.executor = ThreadPoolExecutor(1, thread_name_prefix="follower-hub-reads")
+
+    async def __call__(self, read: Callable[..., T], *args: Any) -> T:
+        """Run ``read(*args)`` in the hub's thread and return its result (or raise its error)."""
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self.executor, _fresh, read, args)
+
+    def close(self) -> None:
+        self.executor.submit(connection.close)
+        self.executor.shutdown(wait=False)
+
+
+def _fresh(read: Callable[..., T], args: tuple[Any, ...]) -> T:
+    close_old_connections()
+    try:
+        return read(*args)
+    finally:
+        close_old_connections()
 
 
 PROBE_INTERVAL = 1.0
@@ -88,6 +124,9 @@ class Hub:
         self.probe_group = f"follow.hub.{uuid.uuid4().hex}"
         self.probed = asyncio.Event()
         """Set when the probe came back through the layer."""
+        self.missed = False
+        """A message came but was not delivered (the database was down): catch up."""
+        self.reads: Reads | None = None
 
     async def join(self, socket: FollowConsumer) -> None:
         """Register a socket of ``socket.user_id`` and (re)join the user's group.
@@ -126,6 +165,7 @@ class Hub:
         return self.newest.get(user_id)
 
     async def _start(self) -> None:
+        self.reads = Reads()
         if self.layer is not None:
             self.channel = await self.layer.new_channel()
             self.tasks.append(asyncio.create_task(self._listen()))
@@ -140,6 +180,15 @@ class Hub:
             task.cancel()
         self.tasks = []
         self.channel = None
+        if self.reads is not None:
+            self.reads.close()
+            self.reads = None
+
+    async def _read(self, read: Callable[..., T], *args: Any) -> T:
+        """Run one database read of the hub off the shared thread (``Reads``)."""
+        if self.reads is None:
+            self.reads = Reads()
+        return await self.reads(read, *args)
 
     async def _listen(self) -> None:
         """Receive the group messages of every local user on the process's one channel."""
@@ -158,13 +207,14 @@ class Hub:
                 raise
             except Exception:
                 logger.exception("follower hub: a channel-layer message was not delivered")
+                self.missed = True
                 await asyncio.sleep(1)
 
     async def _watch(self) -> None:
         """Probe the layer every ``PROBE_INTERVAL`` seconds; re-join when it forgot the hub."""
         while True:
             await asyncio.sleep(PROBE_INTERVAL)
-            if not await self._probe():
+            if self.missed or not await self._probe():
                 await self._rejoin()
 
     async def _probe(self) -> bool:
@@ -188,6 +238,7 @@ class Hub:
         """
         assert self.layer is not None and self.channel is not None
         while True:
+            self.missed = False
             try:
                 async with self.membership:
                     for group in [self.probe_group, *map(group_name, self.sockets)]:
@@ -224,7 +275,7 @@ class Hub:
             try:
                 cursors = {u: _lowest_cursor(s) for u, s in self.sockets.items()}
                 behind = {u: c for u, c in cursors.items() if c is not None}
-                newest = await database_sync_to_async(_newest_ids)(list(behind))
+                newest = await self._read(_newest_ids, list(behind))
                 for user_id, last_seq in newest.items():
                     if last_seq > behind.get(user_id, last_seq):
                         await self._catch_up(user_id, behind[user_id])
@@ -234,7 +285,7 @@ class Hub:
                 logger.exception("follower hub: reading stored events failed")
 
     async def _catch_up(self, user_id: int, after: int) -> None:
-        result = await database_sync_to_async(events_after)(user_id, after)
+        result = await self._read(events_after, user_id, after)
         if isinstance(result, Resync):
             for socket in list(self.sockets.get(user_id, ())):
                 await socket.catch_up()
@@ -248,7 +299,7 @@ class Hub:
             return
         self.saw(user_id, int(frames[-1]["id"]))
         keys = {s.session_key for s in sockets if s.session_key is not None}
-        signed_in = await database_sync_to_async(_still_signed_in)(user_id, keys)
+        signed_in = await self._read(_still_signed_in, user_id, keys)
         encoded = [(int(f["id"]), json.dumps(f)) for f in frames]
         for socket in sockets:
             if socket.session_key is None or socket.session_key in signed_in:

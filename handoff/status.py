@@ -6,8 +6,10 @@ settings card all print it:
 
 ``{"session", "enabled", "requested", "deferred", "tokens": {"value", "basis", "label"},
 "turns", "compactions", "redirect", "last", "inheritance", "plan_mode_available",
-"compaction_available", "auto_handoff", "notices"}``
+"compaction_available", "auto_handoff", "review", "backoff", "notices"}``
 
+``review``: whether this main's handoffs wait for review (its own choice, else the settings);
+``backoff``: until when and why automatic attempts wait after failures (``None``: they do not).
 ``last`` is ``record_dict`` of the session's latest record (or ``None``), ``inheritance`` that
 record's report rows, ``notices`` one sentence per degraded service (seed 003 §6.3) that
 matters for this session. Reading never changes anything.
@@ -17,10 +19,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from handoff import metrics, services, store
+from django.utils import timezone
+
+from handoff import backoff, metrics, services, store
+from handoff.core.phases import Phase
 from handoff.core.tokens import TokenBasis, TokenLabel, TokenReading
-from handoff.models import HandoffRecord
-from handoff.shapes import RecordOut, StatusOut
+from handoff.models import HandoffRecord, MainState
+from handoff.shapes import BackoffOut, RecordOut, StatusOut
 
 NO_CONTROLLER = "No session controller: handoff is unavailable and automatic handoff is off."
 NO_LLM = "No LLM service: a handoff cannot write its brief, so it fails and the session stays."
@@ -57,6 +62,8 @@ def record_dict(record: HandoffRecord) -> RecordOut:
         },
         "source_revision": record.source_revision,
         "brief": record.brief,
+        "original_brief": record.original_brief,
+        "review_until": record.review_until.isoformat() if record.review_until else None,
         "error": record.error,
         "inheritance": list(record.inheritance or []),
         "created": record.created.isoformat(),
@@ -74,6 +81,18 @@ def _service_notices() -> list[str]:
     if channel is None or not channel.available():
         notices.append(NO_STATUS_CHANNEL)
     return notices
+
+
+def backoff_dict(state: MainState | None, last: HandoffRecord | None) -> BackoffOut | None:
+    """Return the backoff holding automatic attempts now, or ``None`` (``handoff.backoff``)."""
+    if state is None or state.retry_at is None or backoff.holds(state, timezone.now()) is None:
+        return None
+    failed = last is not None and last.phase == Phase.FAILED
+    return BackoffOut(
+        until=state.retry_at.isoformat(),
+        failures=state.failures,
+        reason=last.error if last is not None and failed else "",
+    )
 
 
 def build(session_id: Any) -> StatusOut:
@@ -122,5 +141,7 @@ def build(session_id: Any) -> StatusOut:
         plan_mode_available=plan_mode,
         compaction_available=compaction,
         auto_handoff=values.auto_handoff,
+        review=values.review_handoffs if state is None or state.review is None else state.review,
+        backoff=backoff_dict(state, record),
         notices=notices + _service_notices(),
     )

@@ -2,7 +2,11 @@
 
 ``/handoff`` and ``/handoff now`` ask for a handoff now (it runs in the background);
 ``/handoff enable`` / ``/handoff disable`` switch the session's automatic handoff;
-``/handoff status`` shows the status report (issue 4, §6: the same report as everywhere).
+``/handoff status`` shows the status report (issue 4, §6: the same report as everywhere);
+``/handoff review`` shows the handoff waiting for review, ``/handoff commit`` commits its brief
+as it stands (edits are made in the panel's review form), ``/handoff discard`` discards it;
+``/handoff review-on`` / ``/handoff review-off`` choose whether this conversation's handoffs
+wait for review.
 """
 
 from __future__ import annotations
@@ -23,7 +27,14 @@ REPLIES: dict[Action, str] = {
     Action.ENABLE: "Automatic handoff enabled for this conversation.",
     Action.DISABLE: "Automatic handoff disabled for this conversation.",
     Action.STATUS: "Handoff status",
+    Action.REVIEW: "A handoff is ready for review",
+    Action.COMMIT: "Handoff committed: the successor starts from the reviewed brief.",
+    Action.DISCARD: "Handoff discarded: the draft successor was archived.",
+    Action.REVIEW_ON: "Handoffs of this conversation now wait for your review.",
+    Action.REVIEW_OFF: "Handoffs of this conversation start the successor without review.",
 }
+# The actions whose reply shows the status report.
+REPORTED = frozenset({Action.STATUS, Action.REVIEW})
 USAGE = f"Use /handoff [{' | '.join(REPLIES)}]."
 
 
@@ -61,7 +72,7 @@ def handoff_command(
         report = operations.act(action, session.pk)
     except HandoffError as exc:
         return CommandReply(refusal(action, exc), ok=False)
-    if action != Action.STATUS:
+    if action not in REPORTED:
         return CommandReply(message)
     html = render_to_string(
         "chat/_status_report.html",

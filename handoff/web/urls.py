@@ -9,5 +9,6 @@ from handoff.web import views
 app_name = "handoff_web"
 urlpatterns: list[URLPattern] = [
     path("sessions/<uuid:session_id>/panel/", views.panel, name="panel"),
+    path("sessions/<uuid:session_id>/review/", views.review_brief, name="review"),
     path("sessions/<uuid:session_id>/<str:action>/", views.session_action, name="session_action"),
 ]
