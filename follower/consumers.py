@@ -131,7 +131,10 @@ class FollowConsumer(AsyncWebsocketConsumer):
                 self.cursor = await database_sync_to_async(current_event_id)(self.user_id)
                 caught_up = True
             else:
-                caught_up = await self._catch_up(last)
+                # Said again on an open socket (the pong named a newer event): what this
+                # socket already sent is on its way; replay only what it has not.
+                start = last if self.cursor is None else max(last, self.cursor)
+                caught_up = await self._catch_up(start)
             if caught_up:
                 await self._send_json({"type": "ready", "last_event_id": self.cursor})
 
