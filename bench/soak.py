@@ -16,6 +16,8 @@ seconds it prints, per tab and summed:
 - duplicated: events a tab got more than once;
 - late: events that reached a tab more than ``LATE`` s after they were due: their commit, or,
   for an event committed during an outage (or up to ``LATE`` s before it), its service's return;
+  counted by the outage that delayed them, apart for those committed within ``AFTERMATH``
+  seconds after a service returned, and "none";
 - silent tabs: per outage, tabs that got none of the events committed after the service
   returned;
 - stuck: sessions ``running`` without a live turn (an open turn whose lease has not run out);
@@ -52,6 +54,8 @@ OUTAGE = 8.0
 SETTLE = 30.0
 """Quiet seconds at the end: longer than a turn's lease and its sweep (20 s by default)."""
 LATE = 5.0
+AFTERMATH = 15.0
+"""Late events committed this long after a service returned are counted apart."""
 
 Action = Callable[[], None]
 
@@ -278,7 +282,7 @@ class Soak:
         counts["lost"] = sum(len(set(due) - {i for i, _ in tab.got}) for tab in self.tabs)
         counts["duplicated"] = sum(len(tab.got) - len({i for i, _ in tab.got}) for tab in self.tabs)
         late = [due[i][1] for t in self.tabs for i, at in t.got if at - due.get(i, (at,))[0] > LATE]
-        counts["late"] = {name: late.count(name) for name in ["none", *self._names()]}
+        counts["late"] = {name: late.count(name) for name in sorted(set(late))}
         counts["resyncs"] = sum(tab.resyncs for tab in self.tabs)
         for outage in self.outages:
             after = {i for i, created in stored.items() if created.timestamp() > outage.returned}
@@ -304,10 +308,10 @@ class Soak:
         for outage in self.outages:
             if outage.cut - LATE <= committed < outage.returned:
                 return max(committed, outage.returned), outage.name
+        for outage in reversed(self.outages):
+            if outage.returned <= committed < outage.returned + AFTERMATH:
+                return committed, f"within {AFTERMATH:.0f} s after {outage.name}"
         return committed, "none"
-
-    def _names(self) -> list[str]:
-        return [outage.name for outage in self.outages]
 
     @staticmethod
     def _post_counts(posts: list[Post]) -> dict[str, Any]:
