@@ -223,6 +223,7 @@ HANDOFF_HOST_SIGNALS = {
     "session_idle": "host.signals.session_idle",
     "blocker_cleared": "host.signals.blocker_cleared",
     "before_step": "host.signals.before_step",
+    "session_links": "host.signals.session_links",
 }
 
 # A running turn's lease (seconds, host.turn_lease): renewed every third of it while the agent

@@ -8,10 +8,10 @@ announces is followed and a save that changes nothing a page shows costs nothing
 
 Each event carries what it changes on the page, rendered once (``follower.fragments``): a
 session's row (``row_html``, the list's own row template) and the "working" line, a record's or
-route's handoff panel, a new log entry with the header's counts. A successor's row travels in
-its ``redirect.committed`` event: a tab on the source applies it to its list and opens it at
-once when it is started (not blank), and otherwise waits for the ``session.updated`` that its
-start publishes (one event, no list refetch).
+route's handoff panel, a new log entry with the header's counts and the context meter. A
+successor's row travels in its ``redirect.committed`` event: a tab on the source applies it to
+its list and opens it at once when it is started (not blank), and otherwise waits for the
+``session.updated`` that its start publishes (one event, no list refetch).
 """
 
 from __future__ import annotations
@@ -21,8 +21,10 @@ from typing import Any
 from follower.events import EventKind, publish
 from follower.fragments import Fragment, fragment, render
 from follower.snapshot import live_session, owner_of, row_of
+from handoff.web.meter import TEMPLATE as METER
+from handoff.web.meter import live_meter_context
 from handoff.web.panel import session_panel
-from host.sidebar import listed
+from host.sidebar import row_context
 from host.timeline import entry_of
 
 ROW = "chat/_session_row.html"
@@ -42,7 +44,7 @@ def session_changed(session_id: Any, created: bool = False, **kwargs: Any) -> No
 
 def _row_payload(session: Any) -> dict[str, Any]:
     """``{"session": row, "row_html": the list's row}`` of a session read by ``live_session``."""
-    context = {"s": session, "shown": listed(session)}
+    context = row_context(session)
     return {"session": row_of(session), "row_html": render(session.owner_id, ROW, context)}
 
 
@@ -106,8 +108,8 @@ def redirects_changed(changes: list[Any], **kwargs: Any) -> None:
 
 def entry_appended(session: Any, entry: Any, **kwargs: Any) -> None:
     """Publish ``session.entry`` with the new log line (appended to the session's timeline
-    unless the page shows it already) and the header's counts; nothing for an entry without a
-    line (a turn start)."""
+    unless the page shows it already), the header's counts and the context meter (issue 18
+    §1); nothing for an entry without a line (a turn start)."""
     line = entry_of(session, entry)
     if line is None:
         return
@@ -119,5 +121,6 @@ def entry_appended(session: Any, entry: Any, **kwargs: Any) -> None:
         session=session.pk,
         unless=f"#entry-{line.seq}",
     )
-    payload = {"session_id": str(session.pk), "seq": line.seq, "fragments": [shown]}
+    meter = fragment(session.owner_id, METER, live_meter_context(session), session=session.pk)
+    payload = {"session_id": str(session.pk), "seq": line.seq, "fragments": [shown, meter]}
     publish(session.owner_id, EventKind.SESSION_ENTRY, payload)

@@ -10,6 +10,7 @@ every surface prints, documents and is type-checked against.
   ``handoff.core.tokens``, which must stay free of pydantic);
 - ``MetricsOut`` ``{"tokens", "turns", "compactions", "capacity"}``;
 - ``RecordOut`` one handoff record (seed 000, State: ``records``);
+- ``MeterOut`` the context meter (issue 18 §1; declared in ``handoff.core.meter``);
 - ``StatusOut`` the status report (issue 4 §6; seed 000, ``action=status``).
 """
 
@@ -22,6 +23,7 @@ from pydantic import Field
 # pydantic reads only typing_extensions' TypedDict on Python 3.11.
 from typing_extensions import TypedDict
 
+from handoff.core.meter import MeterOut
 from handoff.core.tokens import TokensOut
 
 __all__ = [
@@ -29,6 +31,7 @@ __all__ = [
     "ExportMainOut",
     "ExportOut",
     "ExportRecordOut",
+    "MeterOut",
     "MetricsOut",
     "RecordOut",
     "StatusOut",
@@ -90,7 +93,17 @@ class StatusOut(TypedDict):
     tokens: TokensOut
     turns: int
     compactions: int
+    meter: MeterOut
     redirect: str | None
+    predecessor: Annotated[
+        str | None, Field(description="The session this one was handed off from (lineage).")
+    ]
+    successor: Annotated[
+        str | None, Field(description="The session this one was handed off to (lineage).")
+    ]
+    origin: Annotated[
+        RecordOut | None, Field(description="The record of the handoff that opened this session.")
+    ]
     last: RecordOut | None
     inheritance: list[dict[str, Any]]
     plan_mode_available: bool

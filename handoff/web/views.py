@@ -1,8 +1,9 @@
-"""The conversation page's handoff panel (issue 3, §2): shown, polled, and acted on.
+"""The conversation page's handoff panel (issue 3, §2): shown, polled, and acted on; and the
+lineage page of a conversation's chain (issue 18 §3).
 
 The panel's switches and "Hand off now" act on the signed-in user's own session (anyone else's
-is a 404); so does the review form (issue 18, item 2: edit, commit or discard the brief of a
-handoff waiting for review).
+is a 404); so do the review form (issue 18, item 2: edit, commit or discard the brief of a
+handoff waiting for review) and the lineage page.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from django_htmx.http import reswap, retarget, trigger_client_event
 from handoff import operations, review
 from handoff.exceptions import HandoffError, InvalidBrief, SessionNotFound
 from handoff.operations import Action
+from handoff.web.lineage import hops, neighbours
 from handoff.web.panel import session_panel
 from handoff.web.review_form import BriefReview
 
@@ -131,3 +133,12 @@ def review_brief(request: HttpRequest, session_id: UUID) -> HttpResponse:
     except HandoffError as exc:
         return _panel_instead(request, session, str(exc), status=409)
     return _panel_instead(request, session)
+
+
+@require_GET
+def lineage_page(request: HttpRequest, session_id: UUID) -> HttpResponse:
+    """The chain ``session_id`` is on: every hop with its reason, metrics, time, brief and
+    inheritance report, oldest first (a session outside any chain says so)."""
+    session = _owned_session(request, session_id)
+    context = neighbours(session) | {"hops": hops(session)}
+    return render(request, "chat/lineage.html", context)

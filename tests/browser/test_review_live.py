@@ -3,7 +3,7 @@
 (the follower's ``handoff.phase`` event carries the panel), the review survives a restart of the
 server and a recovery pass, and committing it moves the tab to the successor.
 
-The server and page fixtures are the follower's (``tests/browser/test_follower.py``).
+The server and page fixtures are the browser tests' (``asgi_server``, ``open_page``: conftest).
 """
 
 from __future__ import annotations
@@ -14,17 +14,15 @@ from io import StringIO
 from typing import Any
 
 import pytest
+from asgi_site import AsgiServer, conversation, off_loop
 from django.core.management import call_command
 from django.utils import timezone
-from test_follower import AsgiServer, asgi_server, conversation, off_loop, open_page
 
 from handoff import operations, recovery
 from handoff.core.phases import Phase
 from handoff.models import HandoffRecord
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-
-__all__ = ["asgi_server", "open_page"]  # the follower's fixtures, used here
 
 
 def test_a_review_shows_live_survives_a_restart_and_commits(

@@ -13,7 +13,8 @@ from django.utils import translation
 from shared_files import TRANSCRIPTS
 
 from follower.events import EventKind, Frame, Resync, events_after
-from handoff import store
+from handoff import operations, store
+from handoff.attempt import Outcome
 from handoff.core.phases import Phase, Reason
 from handoff.shapes import MetricsOut
 from host import runtime
@@ -157,3 +158,16 @@ def test_fragments_are_rendered_in_the_users_language(ada, monkeypatch: Any):
     talked(ada)
     assert set(asked) == {ada.pk}
     assert rendered_in and set(rendered_in) == {"zh-hans"}
+
+
+def test_a_review_waiting_reaches_the_other_tabs_in_the_panel(ada):
+    """Issue 18's review form rides in the phase event (its post carries the page's CSRF
+    header, so the form rendered without a request still works)."""
+    source = talked(ada)
+    operations.review_on(source.pk)
+    before = replayed(ada)[-1]["id"]
+    outcome = operations.run_attempt(source.pk, manual=True)
+    assert outcome.outcome is Outcome.WAITING_FOR_REVIEW, outcome.detail
+    phases = [f for f in replayed(ada, before) if f["kind"] == EventKind.HANDOFF_PHASE]
+    assert phases[-1]["payload"]["phase"] == Phase.PREPARED
+    assert 'id="handoff-review-form"' in html(phases[-1])

@@ -124,8 +124,9 @@ def _backoff_line(backoff: BackoffOut | None) -> str:
 def format_status(report: StatusOut) -> str:
     """Return the status report as a short readable block.
 
-    Switches, tokens with basis and label, deferred blockers, the last record with its
-    inheritance report, plan mode and compaction availability, and the service notices.
+    Switches, tokens with basis and label, the context meter in words, where the session came
+    from and went (lineage), deferred blockers, the last record with its inheritance report,
+    plan mode and compaction availability, and the service notices.
     """
     tokens = report["tokens"]
     available = "available" if report["plan_mode_available"] else "not available"
@@ -136,6 +137,9 @@ def format_status(report: StatusOut) -> str:
         f"{_yes(report['requested'])} · autoHandoff: {'on' if report['auto_handoff'] else 'off'}",
         f"  tokens       {tokens['value']} ({tokens['basis']}, {tokens['label']})",
         f"  turns        {report['turns']} · compactions: {report['compactions']}",
+        f"  meter        {report['meter']['summary']}",
+        f"  came from    {report['predecessor'] or 'none'} · "
+        f"went to: {report['successor'] or 'none'}",
         f"  redirect     {report['redirect'] or 'none'}",
         f"  deferred     {', '.join(report['deferred']) or 'none'}",
         f"  review       {'on' if report['review'] else 'off'}{_review_line(report['last'])}",
