@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from handoff import operations
-from handoff.core.phases import COMMITTED_PHASES, UNFINISHED_PHASES, Phase
+from handoff.core.phases import COMMITTED_PHASES, UNFINISHED_PHASES, Phase, discarded_note
 from handoff.exceptions import HandoffError, NotAMain, SessionNotFound
 from handoff.web.review_form import BriefReview
 
@@ -56,12 +56,15 @@ class PhaseStep:
 def progress(last: Mapping[str, Any] | None) -> list[PhaseStep]:
     """Return the progress list of the latest record, a ``RecordOut`` (empty when there is none).
 
-    A ``failed`` record marks its first step failed (the error says where it stopped); a
+    A ``failed`` record marks its first step failed (the error says where it stopped), or
+    "Discarded at review" (not a failure to people) when the user discarded it; a
     ``committed-start-pending`` record is committed with the start still to come.
     """
     if last is None:
         return []
     phase = last["phase"]
+    if discarded_note(phase, last["error"]):
+        return [PhaseStep(Phase.FAILED.value, "Discarded at review", "discarded")]
     if phase == Phase.FAILED:
         return [PhaseStep(Phase.FAILED.value, "Failed", "failed")]
     if phase == Phase.COMMITTED_START_PENDING:
