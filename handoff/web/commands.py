@@ -11,7 +11,7 @@ from typing import Any
 
 from django.template.loader import render_to_string
 
-from handoff import operations, services
+from handoff import operations, services, store
 from handoff.exceptions import AlreadyHandedOff, HandoffError, NotAMain
 from handoff.operations import Action
 from handoff.web.panel import describe_blocker
@@ -25,6 +25,10 @@ REPLIES: dict[Action, str] = {
     Action.STATUS: "Handoff status",
 }
 USAGE = f"Use /handoff [{' | '.join(REPLIES)}]."
+FORWARDING_STOPPED = (
+    "Forwarding stopped: messages posted here are answered here again, and automatic handoff "
+    "is off for this conversation."
+)
 
 
 def refusal(action: str, error: HandoffError) -> str:
@@ -57,6 +61,8 @@ def handoff_command(
     if action not in REPLIES:
         return CommandReply(f"Unknown /handoff action “{argument}”. {USAGE}", ok=False)
     message = REPLIES[Action(action)]
+    if action == Action.DISABLE and store.redirect_of(str(session.pk)) is not None:
+        message = FORWARDING_STOPPED
     try:
         report = operations.act(action, session.pk)
     except HandoffError as exc:

@@ -12,7 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from handoff import operations
+from handoff import operations, store
+from handoff.core.naming import SUFFIX
 from handoff.core.phases import COMMITTED_PHASES, UNFINISHED_PHASES, Phase
 from handoff.exceptions import HandoffError, NotAMain, SessionNotFound
 
@@ -123,3 +124,16 @@ def session_panel(session: Any) -> dict[str, Any]:
         "deferred": [describe_blocker(b) for b in report["deferred"]],
         "polling": report["requested"] or unfinished,
     }
+
+
+FORWARDING_HINT = "handed off to a successor"
+STOPPED_HINT = "handed off to a successor earlier; forwarding stopped, it is answered here again"
+
+
+def title_hint(session: Any) -> str:
+    """The line under a conversation's title that explains its ``· 接续`` suffix (seed 000: the
+    handed-off source's title): whether it still forwards or ``disable`` stopped that; "" for
+    a title without the suffix."""
+    if SUFFIX not in (session.title or ""):
+        return ""
+    return FORWARDING_HINT if store.redirect_of(str(session.pk)) is not None else STOPPED_HINT

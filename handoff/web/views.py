@@ -11,13 +11,14 @@ from uuid import UUID
 
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
+from django.template.loader import render_to_string
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import trigger_client_event
 
 from handoff import operations
 from handoff.exceptions import HandoffError, SessionNotFound
 from handoff.operations import Action
-from handoff.web.panel import session_panel
+from handoff.web.panel import session_panel, title_hint
 
 # What the panel's buttons post (reading the status is the panel itself).
 SESSION_ACTIONS = frozenset({Action.ENABLE, Action.DISABLE, Action.NOW})
@@ -34,9 +35,12 @@ def _owned_session(request: HttpRequest, session_id: UUID) -> Any:
 def _panel_response(
     request: HttpRequest, context: dict[str, Any], status: int = 200
 ) -> HttpResponse:
-    """Render the panel; ask the page to refresh its sidebar when the attempt's phase moved
-    (``?phase=`` is the phase the page showed) or the user acted."""
+    """Render the panel and, out of band, the title's hint; ask the page to refresh its sidebar
+    when the attempt's phase moved (``?phase=`` is the phase the page showed) or the user
+    acted."""
     response = render(request, "chat/handoff_panel.html", context, status=status)
+    hint = {"hint": title_hint(context["session"]), "oob": True}
+    response.write(render_to_string("chat/_conv_hint.html", hint, request))
     last = (context.get("report") or {}).get("last") or {}
     if request.method == "POST" or request.GET.get("phase", "") != last.get("phase", ""):
         trigger_client_event(response, "sidebar:refresh")
