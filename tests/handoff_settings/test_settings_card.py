@@ -325,3 +325,18 @@ def test_panel_asks_for_a_sidebar_refresh_when_the_phase_moved(as_staff: Client,
     assert "sidebar:refresh" in moved["HX-Trigger"]
     assert "HX-Trigger" not in same
     assert 'hx-trigger="every 1s"' in same.content.decode()
+
+
+def test_the_latest_attempt_counts_one_turn_in_the_singular(as_staff: Client, staff: Any):
+    session = talked(staff, "Chat")
+    HandoffRecord.objects.create(
+        source=session,
+        phase="failed",
+        reason="manual",
+        source_revision=1,
+        metrics={"tokens": 1, "turns": 1, "compactions": 1, "capacity": 0},
+        error="no",
+    )
+    html = as_staff.get(reverse("handoff_web:panel", args=[session.pk])).content.decode()
+    assert "1 token, 1 turn, 1 compaction" in html
+    assert "1 turns" not in html
