@@ -14,10 +14,13 @@ from typing import Any
 from django.contrib import admin, messages
 from django.db.models import Model, QuerySet
 from django.http import HttpRequest, HttpResponseRedirect
+from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils.formats import date_format
 from django.utils.html import format_html
+from django.utils.safestring import mark_safe
 from django.utils.timezone import localtime
+from django.utils.translation import gettext_lazy as _
 
 from handoff import operations
 from handoff.exceptions import HandoffError
@@ -32,8 +35,8 @@ RECORD_FIELDS = (
     "source_revision",
     "error",
     "metrics_json",
-    "brief_json",
-    "inheritance_json",
+    "brief_view",
+    "inheritance_view",
     "created",
     "updated",
 )
@@ -43,6 +46,36 @@ def pretty_json(value: Any) -> str:
     """Return ``value`` as indented JSON in a ``<pre>`` block (escaped); ``handoff/admin.css``
     wraps its long lines (a brief's sentences) inside the page."""
     return format_html("<pre>{}</pre>", json.dumps(value, indent=2, ensure_ascii=False))
+
+
+# The brief's lists under their headings (seed 000, Brief schema), as people read them.
+BRIEF_HEADINGS = {
+    "decisions": _("Decisions"),
+    "constraints": _("Constraints"),
+    "artifacts": _("Artifacts"),
+    "verified": _("Verified"),
+    "pending": _("Pending"),
+    "next_steps": _("Next steps"),
+    "uncertainties": _("Uncertainties"),
+}
+
+
+def rendered_brief(brief: dict[str, Any] | None) -> str:
+    """Return the brief as HTML (the goal, then each non-empty list under its heading); "—"
+    for a record without one."""
+    if not brief:
+        return "—"
+    sections = [(heading, brief.get(name) or []) for name, heading in BRIEF_HEADINGS.items()]
+    html = render_to_string("handoff/_brief.html", {"brief": brief, "sections": sections})
+    return mark_safe(html)  # noqa: S308 - rendered by the template, which escapes every value
+
+
+def rendered_inheritance(rows: list[dict[str, str]] | None) -> str:
+    """Return the inheritance report as the table the status report shows; "—" when empty."""
+    if not rows:
+        return "—"
+    html = render_to_string("chat/_inheritance.html", {"rows": rows})
+    return mark_safe(html)  # noqa: S308 - rendered by the template, which escapes every value
 
 
 def _apply(
@@ -152,13 +185,13 @@ class HandoffRecordAdmin(ReadOnlyAdmin):
     def metrics_json(self, obj: HandoffRecord) -> str:
         return pretty_json(obj.metrics)
 
-    @admin.display(description="brief")
-    def brief_json(self, obj: HandoffRecord) -> str:
-        return pretty_json(obj.brief)
+    @admin.display(description=_("brief"))
+    def brief_view(self, obj: HandoffRecord) -> str:
+        return rendered_brief(obj.brief)
 
-    @admin.display(description="inheritance")
-    def inheritance_json(self, obj: HandoffRecord) -> str:
-        return pretty_json(obj.inheritance)
+    @admin.display(description=_("inheritance"))
+    def inheritance_view(self, obj: HandoffRecord) -> str:
+        return rendered_inheritance(obj.inheritance)
 
     @admin.action(description="Open the successor")
     def open_successor(

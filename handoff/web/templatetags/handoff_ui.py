@@ -10,6 +10,7 @@ from typing import Any
 
 from django import template
 
+from handoff.inheritance import readable
 from handoff.web.panel import session_panel, title_hint
 
 register = template.Library()
@@ -26,3 +27,9 @@ def handoff_title_hint(session: Any, oob: bool = False) -> dict[str, Any]:
     """Render the title's hint (``handoff.web.panel.title_hint``); ``oob`` swaps it in place
     from a panel response (the hint changes when ``disable`` stops forwarding)."""
     return {"hint": title_hint(session), "oob": oob}
+
+
+@register.filter
+def inheritance_rows(report: list[dict[str, str]]) -> list[dict[str, object]]:
+    """The inheritance report's rows in words (``handoff.inheritance.readable``)."""
+    return readable(report)
