@@ -14,6 +14,8 @@ from typing import Any
 from django import forms
 from django.core.exceptions import ValidationError
 from django.db import transaction
+from django.utils.text import format_lazy
+from django.utils.translation import gettext_lazy as _
 
 from handoff import services, tasks
 from handoff.core.tokens import BASIS_LABELS
@@ -23,8 +25,15 @@ from handoff.settings_store import EDITABLE, SettingsValues
 
 
 def _bounds(name: str) -> dict[str, Any]:
+    """The field's range (seed 000) and the card's own sentence for a value outside it,
+    instead of Django's stock "Ensure this value is greater than or equal to …"."""
     low, high = RANGES[name]
-    return {"min_value": low, "max_value": high}
+    outside = format_lazy(_("Out of range: enter a value from {range}."), range=_range_text(name))
+    return {
+        "min_value": low,
+        "max_value": high,
+        "error_messages": {"min_value": outside, "max_value": outside},
+    }
 
 
 def _range_text(name: str) -> str:
@@ -33,18 +42,32 @@ def _range_text(name: str) -> str:
 
 
 _THOUSANDS = re.compile(r"(?<=\d)[,_](?=\d{3}(?!\d))")
+DECIMAL_COMMA = "decimal_comma"
+_DECIMAL_COMMA = re.compile(r"^[+-]?\d*,\d+$")
 
 
 def parse_number(text: str) -> float:
     """Return the number typed in ``text`` ("0.5", "120,000", "1e5"), thousands separators
     (``,`` or ``_``) allowed. Raises ``ValidationError`` saying what is wrong ("“abc” is not a
-    number.") for anything else, infinities and NaN included."""
+    number.") for anything else, infinities and NaN included. A decimal comma ("0,6") is told
+    that a comma only groups thousands, so "120,000" and "0,6" follow one rule."""
+    if _DECIMAL_COMMA.match(text) and not _THOUSANDS.search(text):
+        raise ValidationError(
+            _(
+                "“%(text)s”: a comma only groups thousands (120,000); write decimals with a "
+                "point: %(number)s."
+            ),
+            code=DECIMAL_COMMA,
+            params={"text": text, "number": text.replace(",", ".")},
+        )
     try:
         number = float(_THOUSANDS.sub("", text))
     except ValueError:
         number = math.nan
     if not math.isfinite(number):
-        raise ValidationError(f"“{text}” is not a number.", code="invalid")
+        raise ValidationError(
+            _("“%(text)s” is not a number."), code="invalid", params={"text": text}
+        )
     return number
 
 
@@ -71,7 +94,9 @@ class WholeNumberField(forms.IntegerField):
             return None
         try:
             number = parse_number(text)
-        except ValidationError:
+        except ValidationError as exc:
+            if exc.code == DECIMAL_COMMA:
+                raise
             number = math.nan
         if not number.is_integer():
             raise ValidationError(f"“{text}” is not a whole number.", code="invalid")

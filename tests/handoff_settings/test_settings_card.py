@@ -340,3 +340,26 @@ def test_the_latest_attempt_counts_one_turn_in_the_singular(as_staff: Client, st
     html = as_staff.get(reverse("handoff_web:panel", args=[session.pk])).content.decode()
     assert "1 token, 1 turn, 1 compaction" in html
     assert "1 turns" not in html
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "sentence"),
+    [
+        ("handoff_ratio", "0.1", "Out of range: enter a value from 0.2–0.95."),
+        ("handoff_tokens", "7999", "Out of range: enter a value from 8,000–1,000,000."),
+        ("handoff_min_turns", "101", "Out of range: enter a value from 2–100."),
+    ],
+)
+def test_an_out_of_range_value_gets_the_cards_own_sentence(
+    as_staff: Client, name: str, value: str, sentence: str
+):
+    html = save(as_staff, name, value).content.decode()
+    assert sentence in html
+    assert "Ensure this value" not in html
+
+
+def test_a_decimal_comma_is_told_the_one_rule_for_commas(as_staff: Client):
+    html = save(as_staff, "handoff_ratio", "0,6").content.decode()
+    assert "a comma only groups thousands (120,000); write decimals with a point: 0.6." in html
+    assert save(as_staff, "handoff_tokens", "120,000").status_code == 200
+    assert stored().handoff_ratio == 0.75 and stored().handoff_tokens == 120_000
