@@ -129,7 +129,9 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("action", choices=list(operations.Action), help="what to do")
+        parser.add_argument(
+            "action", choices=[action.value for action in operations.Action], help="what to do"
+        )
         parser.add_argument(
             "session", help=f"session UUID, or a unique prefix of at least {MIN_PREFIX} characters"
         )
