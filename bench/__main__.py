@@ -1,9 +1,10 @@
-"""Run the benchmarks: ``python -m bench [follower|handoff]`` (a throwaway SQLite database
-unless DATABASE_URL; the channel layer of REDIS_URL, else in-memory).
+"""Run the benchmarks: ``python -m bench [follower|handoff|briefs]`` (a throwaway SQLite
+database unless DATABASE_URL; the channel layer of REDIS_URL, else in-memory).
 
 Without an argument every benchmark runs; ``follower`` runs only the follower's (a few
 minutes at most: simulated tabs and sockets on loopback against one Daphne worker), ``handoff``
-only what one handoff costs (``bench/handoff_cost.py``, about ten seconds).
+only what one handoff costs (``bench/handoff_cost.py``, about ten seconds), ``briefs`` only the
+brief evaluation (``bench/briefs.py``: each log's brief against its probes, under a minute).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ def main() -> None:
     call_command("migrate", verbosity=0)
 
     from bench import (
+        briefs,
         follower_fanout,
         follower_tabs,
         handoff_cost,
@@ -33,8 +35,14 @@ def main() -> None:
         token_read,
     )
 
-    groups = {"follower": (follower_tabs, follower_fanout), "handoff": (handoff_cost,)}
-    everything = (token_read, redirect_lookup, import_memory, handoff_cost, *groups["follower"])
+    groups = {
+        "follower": (follower_tabs, follower_fanout),
+        "handoff": (handoff_cost,),
+        "briefs": (briefs,),
+    }
+    everything = (
+        token_read, redirect_lookup, import_memory, handoff_cost, briefs, *groups["follower"]
+    )  # fmt: skip
     chosen = sys.argv[1:]
     if len(chosen) > 1 or (chosen and chosen[0] not in groups):
         raise SystemExit(f"usage: python -m bench [{'|'.join(groups)}]")

@@ -1,7 +1,7 @@
 """ASGI entry point: HTTP through Django, websockets through the follower's routing.
 
-The follower's websocket accepts only the site's own pages (``follower.origin``), whatever
-``ALLOWED_HOSTS`` is.
+The follower's websocket accepts only the site's own pages (``follower.origin``: scheme, host
+and port), whatever ``ALLOWED_HOSTS`` is.
 """
 
 import os
@@ -17,7 +17,7 @@ from django.conf import settings  # noqa: E402
 
 from config.body_limit import BodyLimitMiddleware  # noqa: E402
 from follower.daphne import close_oversized_frames  # noqa: E402
-from follower.origin import SameSiteOrigin  # noqa: E402
+from follower.origin import SiteOriginValidator  # noqa: E402
 from follower.routing import websocket_urlpatterns  # noqa: E402
 
 close_oversized_frames()
@@ -27,6 +27,6 @@ application = ProtocolTypeRouter(
         "http": BodyLimitMiddleware(
             django_asgi_app, limit=lambda: settings.DATA_UPLOAD_MAX_MEMORY_SIZE
         ),
-        "websocket": SameSiteOrigin(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
+        "websocket": SiteOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
     }
 )

@@ -1,53 +1,71 @@
-"""Which pages may open the follower's websocket: the site's own (issue 9, safe defaults).
+"""Which pages may open the follower's websocket: the site's own (issues 9 and 15, item 3).
 
-A websocket carries the user's cookie whatever page opens it, so a page on another site must
-not open ``/ws/follow/`` (cross-site websocket hijacking). The ``Origin`` a browser sends is
-accepted when it is the site itself (the same host and port as the request's ``Host``, itself
-one ``ALLOWED_HOSTS`` accepts), a host ``ALLOWED_HOSTS`` names (a ``*`` there names none), or
-one of ``CSRF_TRUSTED_ORIGINS`` (``https://*.example.com`` covers the subdomains). A socket
-without an ``Origin`` is refused too. Refused sockets get a 403 to the handshake.
+A websocket carries the user's cookie whatever page opens it, so a page on another site (or
+another application on the same host, on another port) must not open ``/ws/follow/``
+(cross-site websocket hijacking). As Django's CSRF origin check does, an ``Origin`` is accepted
+when its scheme, host and port are the site's own — the socket's ``Host`` header (itself one
+``ALLOWED_HOSTS`` accepts) with the scheme the page was served with — or match one of
+``CSRF_TRUSTED_ORIGINS`` (``https://*.example.com`` covers the subdomains). A missing port is
+the scheme's default (80 for http, 443 for https). ``ALLOWED_HOSTS`` names alone do not open
+the socket: they carry no scheme or port. A socket without an ``Origin`` is refused too.
+Refused sockets get a 403 to the handshake.
+
+The comparison is Channels' ``OriginValidator``; ``SiteOriginValidator`` only adds the site's
+own origin, which depends on each socket's ``Host``.
 """
 
 from __future__ import annotations
 
 from typing import Any
-from urllib.parse import urlsplit
 
-from channels.security.websocket import WebsocketDenier
+from channels.security.websocket import OriginValidator
 from django.conf import settings
 from django.http.request import split_domain_port, validate_host
-from django.utils.http import is_same_domain
 
 
-def allowed_origin(origin: str, host: str) -> bool:
-    """Return whether a page at ``origin`` may open a websocket sent to ``host`` (Host header)."""
-    parts = urlsplit(origin)
-    if parts.scheme not in ("http", "https") or not parts.netloc:
-        return False
-    trusted = getattr(settings, "CSRF_TRUSTED_ORIGINS", [])
-    for pattern in trusted:
-        scheme, _, netloc = pattern.partition("://")
-        if scheme == parts.scheme and is_same_domain(parts.netloc, netloc.lstrip("*")):
-            return True
-    named = [h for h in settings.ALLOWED_HOSTS if h != "*"]
-    domain, _ = split_domain_port(parts.netloc)
-    if domain and validate_host(domain, named):
-        return True
-    own_domain, _ = split_domain_port(host)
-    return parts.netloc == host and validate_host(own_domain, settings.ALLOWED_HOSTS)
+def own_origin(scope: dict[str, Any]) -> str | None:
+    """Return the origin of the site's pages for this socket, e.g. ``http://127.0.0.1:8000``.
+
+    The host and port are the socket's ``Host`` header; the scheme is ``https`` for a ``wss``
+    socket or when ``SECURE_PROXY_SSL_HEADER`` says so, else ``http``. None when ``Host`` is
+    missing or not one ``ALLOWED_HOSTS`` accepts.
+    """
+    headers = {
+        name.decode("latin-1").lower(): value.decode("latin-1")
+        for name, value in scope.get("headers", [])
+    }
+    host = headers.get("host", "")
+    domain, _ = split_domain_port(host)
+    if not domain or not validate_host(domain, settings.ALLOWED_HOSTS):
+        return None
+    secure = scope.get("scheme") == "wss"
+    proxy_header = getattr(settings, "SECURE_PROXY_SSL_HEADER", None)
+    if proxy_header is not None:
+        name, value = proxy_header
+        header = name.removeprefix("HTTP_").replace("_", "-").lower()
+        secure = secure or headers.get(header, "").split(",")[0].strip() == value
+    return f"{'https' if secure else 'http'}://{host}"
 
 
-class SameSiteOrigin:
-    """ASGI middleware: refuse a websocket whose ``Origin`` is not the site's (see the module)."""
+def trusted_origins() -> list[str]:
+    """Return ``CSRF_TRUSTED_ORIGINS`` as Channels' patterns (``*.x.com`` → ``.x.com``)."""
+    return [
+        origin.replace("://*.", "://.") for origin in getattr(settings, "CSRF_TRUSTED_ORIGINS", [])
+    ]
+
+
+class SiteOriginValidator(OriginValidator):  # type: ignore[misc]
+    """Channels' ``OriginValidator`` whose allowed origins are the site's own and the trusted.
+
+    Each websocket is checked against ``trusted_origins()`` (read at every connection, so a
+    settings change applies at once) plus ``own_origin(scope)``; anything else, a missing
+    ``Origin`` included, is denied (403). Wrap the websocket application only.
+    """
 
     def __init__(self, application: Any) -> None:
-        self.application = application
+        super().__init__(application, allowed_origins=[])
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> Any:
-        if scope["type"] == "websocket":
-            headers = dict(scope.get("headers", []))
-            origin = headers.get(b"origin", b"").decode("latin-1")
-            host = headers.get(b"host", b"").decode("latin-1")
-            if not allowed_origin(origin, host):
-                return await WebsocketDenier()(scope, receive, send)
-        return await self.application(scope, receive, send)
+        own = own_origin(scope)
+        allowed = trusted_origins() + ([own] if own is not None else [])
+        return await OriginValidator(self.application, allowed)(scope, receive, send)

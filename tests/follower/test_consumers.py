@@ -18,7 +18,6 @@ from follower import events
 from follower import hub as hub_module
 from follower.consumers import UNAUTHENTICATED, FollowConsumer
 from follower.events import EventKind, current_event_id, publish
-from follower.origin import allowed_origin
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -374,6 +373,20 @@ async def test_a_deep_or_huge_frame_gets_an_error_and_the_socket_keeps_working(
 # --- origin ----------------------------------------------------------------------------------
 
 
+async def opened(user: AbstractBaseUser, headers: list[tuple[bytes, bytes]], scheme: str) -> bool:
+    """Open a socket through the real ASGI application as ``user``; return if it was accepted."""
+    from config.asgi import application
+
+    client = Client()
+    await database_sync_to_async(client.force_login)(user)
+    cookie = (b"cookie", f"sessionid={client.cookies['sessionid'].value}".encode())
+    communicator = WebsocketCommunicator(application, "/ws/follow/", headers=[cookie, *headers])
+    communicator.scope["scheme"] = scheme
+    connected, _ = await communicator.connect()
+    await communicator.disconnect()
+    return connected
+
+
 @pytest.mark.parametrize(
     ("origin", "host", "trusted", "accepted"),
     [
@@ -392,26 +405,65 @@ async def test_only_the_sites_own_pages_open_the_socket_whatever_allowed_hosts_i
     ada, settings, origin, host, trusted, accepted
 ):
     """``ALLOWED_HOSTS = ["*"]`` (the default) must not let another site's page in (issue 9)."""
-    from config.asgi import application
-
     settings.ALLOWED_HOSTS = ["*"]
     settings.CSRF_TRUSTED_ORIGINS = trusted
-    client = Client()
-    await database_sync_to_async(client.force_login)(ada)
-    headers = [(b"cookie", f"sessionid={client.cookies['sessionid'].value}".encode())]
-    headers.append((b"host", host.encode()))
+    headers = [(b"host", host.encode())]
     if origin is not None:
         headers.append((b"origin", origin.encode()))
-    communicator = WebsocketCommunicator(application, "/ws/follow/", headers=headers)
-    connected, _ = await communicator.connect()
-    assert connected is accepted
-    await communicator.disconnect()
+    assert await opened(ada, headers, "ws") is accepted
 
 
 @pytest.mark.parametrize(
-    ("allowed", "origin", "accepted"),
-    [(["app.example.com"], "https://app.example.com", True), (["a.example"], "http://b.x", False)],
+    ("origin", "host", "scheme", "accepted"),
+    [
+        ("http://127.0.0.1:9999", "127.0.0.1:8000", "ws", False),
+        ("http://127.0.0.1", "127.0.0.1:8000", "ws", False),
+        ("https://127.0.0.1:8000", "127.0.0.1:8000", "ws", False),
+        ("http://handoff.example.org", "handoff.example.org", "wss", False),
+        ("https://handoff.example.org", "handoff.example.org", "wss", True),
+        ("https://handoff.example.org:443", "handoff.example.org", "wss", True),
+        ("http://handoff.example.org:80", "handoff.example.org", "ws", True),
+        ("http://handoff.example.org", "handoff.example.org:80", "ws", True),
+        ("http://handoff.example.org:8080", "handoff.example.org", "ws", False),
+    ],
 )
-def test_a_host_allowed_hosts_names_is_an_accepted_origin(settings, allowed, origin, accepted):
-    settings.ALLOWED_HOSTS = allowed
-    assert allowed_origin(origin, "internal:8000") is accepted
+async def test_the_origin_must_match_the_sites_scheme_host_and_port(
+    ada, settings, origin, host, scheme, accepted
+):
+    """Another application on the same host (another port) or the http page of an https site
+    is refused with strict ``ALLOWED_HOSTS`` too; a default port may be left out (issue 15)."""
+    settings.ALLOWED_HOSTS = ["127.0.0.1", "handoff.example.org"]
+    settings.CSRF_TRUSTED_ORIGINS = []
+    headers = [(b"host", host.encode()), (b"origin", origin.encode())]
+    assert await opened(ada, headers, scheme) is accepted
+
+
+@pytest.mark.parametrize(
+    ("trusted", "origin", "accepted"),
+    [
+        (["https://app.example.com"], "https://app.example.com", True),
+        (["https://app.example.com"], "https://app.example.com:443", True),
+        (["https://app.example.com"], "https://app.example.com:8443", False),
+        (["https://app.example.com"], "http://app.example.com", False),
+        ([], "https://app.example.com", False),
+    ],
+)
+async def test_behind_a_proxy_that_rewrites_host_the_trusted_origins_open_the_socket(
+    ada, settings, trusted, origin, accepted
+):
+    """The proxy's public origin is in ``CSRF_TRUSTED_ORIGINS`` (as Django's CSRF check wants);
+    an ``ALLOWED_HOSTS`` name alone opens nothing: it has no scheme or port."""
+    settings.ALLOWED_HOSTS = ["app.example.com", "internal"]
+    settings.CSRF_TRUSTED_ORIGINS = trusted
+    headers = [(b"host", b"internal:8000"), (b"origin", origin.encode())]
+    assert await opened(ada, headers, "ws") is accepted
+
+
+async def test_a_tls_proxys_forwarded_scheme_makes_the_https_page_the_sites_own(ada, settings):
+    settings.ALLOWED_HOSTS = ["handoff.example.org"]
+    settings.CSRF_TRUSTED_ORIGINS = []
+    settings.SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    page = (b"origin", b"https://handoff.example.org")
+    headers = [(b"host", b"handoff.example.org"), page, (b"x-forwarded-proto", b"https")]
+    assert await opened(ada, headers, "ws") is True
+    assert await opened(ada, headers[:2], "ws") is False

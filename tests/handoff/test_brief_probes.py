@@ -1,0 +1,189 @@
+"""The brief evaluation (issue 16, Deliver 3; ``bench/briefs.py``): the scorer's rules on a
+brief written here, then the embedded brief of every probed log against its probes.
+
+The targets — every probe held, no false pending, no false verified, the finished state right —
+are reached by the offline brief's fixes (issue 16, Deliver 1); the logs whose brief still
+misses are marked ``xfail(strict=True)`` naming what it misses, so the mark must go when a fix
+lands (a strict xfail that passes fails the run).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bench import briefs
+from bench.briefs import LogProbes, Probe
+
+pytestmark = pytest.mark.django_db
+
+EPIC = LogProbes(
+    name="epic",
+    log="samples/epic.jsonl",
+    finished=True,
+    probes={
+        "constraints": (Probe("never --no-verify", ("--no-verify",)),),
+        "artifacts": (
+            Probe("formats.py", ("ledgerline/formats.py",)),
+            Probe("cli.py", ("ledgerline/cli.py",)),
+        ),
+    },
+    closed=(Probe("E-1 closed", ("E-1",)), Probe("push fixed", ("git push 2>&1",))),
+    verified_by=(Probe("tests pass", ("pytest -q", ("15 passed", "16 passed"))),),
+)
+
+
+def brief(**fields: Any) -> dict[str, Any]:
+    empty: dict[str, Any] = {name: [] for name in briefs.BRIEF_FIELDS}
+    return {**empty, "goal": "Implement epic E-1", **fields}
+
+
+def test_a_term_matches_whole_ids_paths_and_words_whatever_the_case() -> None:
+    epic = Probe("E-1 closed", ("E-1",))
+    assert epic.held_by("Close E-1 (EPIC) after all subtasks")
+    assert epic.held_by("e-1: close it.")
+    assert not epic.held_by("E-1.2: --columns option")
+    assert not epic.held_by("E-12 is another epic")
+    assert Probe("readme", ("README",)).held_by("/home/dev/ledgerline/README.md — edited")
+
+
+def test_a_probe_needs_every_term_and_one_of_each_terms_alternatives() -> None:
+    probe = Probe("full run", ("pytest -q", ("15 passed", "16 passed")))
+
+    assert probe.held_by("`python -m pytest -q` → 16 passed in 0.44s")
+    assert not probe.held_by("`python -m pytest -q` → 1 failed, 14 passed")
+    assert not probe.held_by("16 passed")
+
+
+def test_the_score_counts_recall_per_field_and_names_what_is_missed() -> None:
+    score = briefs.score(
+        brief(
+            constraints=["Fix the issues, never use --no-verify"],
+            artifacts=["/home/dev/ledgerline/ledgerline/cli.py — edited"],
+            next_steps=["The session reports its work finished; wait for the next request."],
+        ),
+        EPIC,
+    )
+
+    assert score.recall == {"constraints": (1, 1), "artifacts": (1, 2)}
+    assert score.missed == ["artifacts: formats.py"]
+    assert (score.false_pending, score.false_verified, score.finished_right) == ([], [], True)
+    assert not score.perfect
+
+
+def test_pending_items_the_log_closed_are_false_pending_and_the_work_is_not_said_finished() -> None:
+    pending = ["`git push 2>&1` → exit code 128", "E-1 (EPIC): close after all subtasks are done"]
+
+    score = briefs.score(brief(pending=[*pending, "E-1.4: not in the log's closed list"]), EPIC)
+
+    assert score.false_pending == pending
+    assert score.pending == 3
+    assert not score.finished_right
+
+
+def test_verified_items_no_verifying_run_backs_are_false_verified() -> None:
+    verified = ["`python -m pytest -q` → 15 passed", "the export keeps the row order (stated)"]
+
+    score = briefs.score(brief(verified=verified, next_steps=["All done."]), EPIC)
+
+    assert score.false_verified == ["the export keeps the row order (stated)"]
+    assert score.finished_right
+
+
+def test_a_perfect_brief_scores_perfect() -> None:
+    score = briefs.score(
+        brief(
+            constraints=["never use --no-verify"],
+            artifacts=["/w/ledgerline/formats.py — written", "/w/ledgerline/cli.py — edited"],
+            next_steps=["The work is finished: wait for the user's next request."],
+        ),
+        EPIC,
+    )
+
+    assert score.perfect
+
+
+@pytest.mark.parametrize(
+    ("content", "error"),
+    [
+        ({"finished": True}, "needs 'log'"),
+        ({"log": "x.jsonl", "finished": True, "probes": {"todo": []}}, "unknown brief field"),
+        (
+            {"log": "x.jsonl", "finished": True, "probes": {"goal": [{"fact": "x", "terms": []}]}},
+            "needs a non-empty list of 'terms'",
+        ),
+        (
+            {"log": "x.jsonl", "finished": False, "closed": [{"fact": "x", "terms": [["a", 1]]}]},
+            "a term is a string or a list of strings",
+        ),
+    ],
+)
+def test_a_malformed_probe_file_is_refused_naming_the_file(
+    tmp_path: Path, content: dict[str, Any], error: str
+) -> None:
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(content), encoding="utf-8")
+
+    with pytest.raises(ValueError, match=rf"^bad\.json: .*{error}"):
+        briefs.load(path)
+
+
+def test_the_table_prints_one_row_per_log_and_every_miss() -> None:
+    score = briefs.score(brief(pending=["`git push 2>&1` → exit code 128"]), EPIC)
+
+    lines = briefs.table([score])
+
+    assert lines[2] == "| epic | — | — | 0/1 | 0/2 | — | — | — | — | 1/1 | 0/0 | WRONG |"
+    assert "- epic: missed artifacts: cli.py" in lines
+    assert "- epic: false pending: `git push 2>&1` → exit code 128" in lines
+    assert lines[-1] == "- epic: the finished state is wrong"
+
+
+# What the embedded brief still gets wrong, per log (the probe table in docs/briefs.md).
+STILL_MISSED = {
+    "claude-code-1.x-sidechains": "the user's decision on plot.py, the prefix change not "
+    "committed and the README not updated (prose), a failure a later full run closed",
+    "claude-code-2.x-epic": "the AskUserQuestion answer, files edited before the compaction, "
+    "the push that succeeded; failures later fixed stay pending; not said finished",
+    "claude-code-damaged": "the file converted by a shell command; not said finished",
+    "codex-fork": "'--days' cut from the user's rule, outcomes stated only in prose, a failure a "
+    "later full run closed",
+    "claude-code-1.0-inline-sidechains": "'ready for use' stated but not verified",
+    "codex-0.125-rollout": "the plan step the final message closed stays pending",
+}
+
+
+def probed(shared: bool) -> list[Any]:
+    """The probe files of the samples (``shared`` False) or of the shared transcripts."""
+    return [
+        pytest.param(
+            probes,
+            id=probes.name,
+            marks=[pytest.mark.xfail(reason=STILL_MISSED[probes.name], strict=True)]
+            if probes.name in STILL_MISSED
+            else [],
+        )
+        for probes in briefs.load_all()
+        if probes.log.startswith(briefs.SHARED_PREFIX) == shared
+    ]
+
+
+@pytest.mark.parametrize("probes", probed(shared=False))
+def test_the_brief_of_each_sample_holds_its_probes(probes: LogProbes) -> None:
+    score = briefs.score(briefs.brief_of(probes.path()), probes)
+
+    assert briefs.table([score])[3:] == []
+    assert score.perfect
+
+
+@pytest.mark.parametrize("probes", probed(shared=True))
+def test_the_brief_of_each_shared_transcript_holds_its_probes(probes: LogProbes) -> None:
+    if not probes.path().is_file():
+        pytest.skip(f"shared transcripts not found ({probes.path()})")
+    score = briefs.score(briefs.brief_of(probes.path()), probes)
+
+    assert briefs.table([score])[3:] == []
+    assert score.perfect
