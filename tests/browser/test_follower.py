@@ -627,3 +627,31 @@ def test_signing_out_while_retrying_leaves_the_sidebar_alone(make_user, open_pag
     page.wait_for_function("() => window.__follower.jump === 'gave-up'")
     assert page.locator("#session-list form").count() == 0
     assert row(page, source).is_visible()
+
+
+def test_a_tab_with_unsent_text_stays_with_a_banner_and_a_moved_tab_is_announced(
+    make_user, open_page
+):
+    ada = make_user("ada")
+    source = conversation(ada, "Refactor the parser")
+    typing, idle = open_page(ada, source), open_page(ada, source)
+    typing.locator("#composer textarea").fill("half a thought")
+
+    successor = hand_off(source)
+
+    idle.wait_for_url(f"**/s/{successor.pk}/")
+    moved = idle.locator("#follow-moved")
+    assert moved.get_attribute("aria-live") == "polite"
+    idle.wait_for_function(
+        "() => document.getElementById('follow-moved').textContent"
+        " === 'Moved here from “Refactor the parser”.'"
+    )
+    held = typing.locator("#follow-held")
+    held.wait_for()
+    assert "This conversation continues in" in held.inner_text()
+    assert held.get_by_role("link").get_attribute("href") == f"/s/{successor.pk}/"
+    typing.wait_for_timeout(500)
+    assert typing.url.endswith(f"/s/{source.pk}/")
+    assert typing.locator("#composer textarea").input_value() == "half a thought"
+    assert follower(typing)["jump"] == "held"
+    assert typing.problems == [] and idle.problems == []
