@@ -48,6 +48,11 @@ class EventKind(StrEnum):
     REDIRECT_COMMITTED = "redirect.committed"
     """``{"source", "destination", "previous"}``: ``source`` now forwards to ``destination``;
     ``previous`` is where it forwarded before (None: it did not)."""
+    SETTINGS_CHANGED = "settings.changed"
+    """``{"settings": {name: value}, "version": int}``: the global settings as stored now (the
+    card's fields; every user's pages get it)."""
+    HANDOFF_SWITCH = "handoff.switch"
+    """``{"session", "enabled"}``: a conversation's own automatic-handoff switch changed."""
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.contrib.auth import get_user_model
+
 from follower.events import EventKind, publish
 from follower.snapshot import owned_row, owner_of
 
@@ -64,3 +66,38 @@ def redirects_changed(changes: list[Any], **kwargs: Any) -> None:
             "session": row,
         }
         publish(owner, EventKind.REDIRECT_COMMITTED, payload)
+
+
+# The settings a page shows (the card's fields); context windows live in the admin.
+SHOWN_SETTINGS = (
+    "auto_handoff",
+    "handoff_ratio",
+    "handoff_tokens",
+    "handoff_min_turns",
+    "handoff_compactions",
+    "token_basis",
+)
+
+
+def settings_changed(values: Any, **kwargs: Any) -> None:
+    """Publish ``settings.changed`` with the stored values to every active user: the settings
+    are global, and any of their pages may show them (the card, the panel's global note).
+
+    One event per active user (two statements each), in the saving transaction: a settings
+    change is rare and made by staff, so the cost grows with the users, not with traffic.
+    """
+    payload = {
+        "settings": {name: getattr(values, name) for name in SHOWN_SETTINGS},
+        "version": values.version,
+    }
+    users = get_user_model()._default_manager.filter(is_active=True).order_by("pk")
+    for user_id in users.values_list("pk", flat=True):
+        publish(user_id, EventKind.SETTINGS_CHANGED, payload)
+
+
+def main_switched(session_id: Any, enabled: bool, **kwargs: Any) -> None:
+    """Publish ``handoff.switch``: the conversation's own switch is on or off now."""
+    owner = owner_of(session_id)
+    if owner is None:
+        return
+    publish(owner, EventKind.HANDOFF_SWITCH, {"session": str(session_id), "enabled": enabled})

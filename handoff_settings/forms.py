@@ -21,7 +21,7 @@ from handoff import services, tasks
 from handoff.core.tokens import BASIS_LABELS
 from handoff.core.trigger import RANGES
 from handoff.models import HandoffSettings
-from handoff.settings_store import EDITABLE, SettingsValues
+from handoff.settings_store import EDITABLE, SettingsValues, rendered_value
 
 
 def _bounds(name: str) -> dict[str, Any]:
@@ -141,6 +141,18 @@ class SwitchField(forms.BooleanField):
         )
 
 
+class StaleSetting(Exception):
+    """The field's stored value changed since the card rendered it; nothing was saved.
+
+    ``values`` are the settings as stored now.
+    """
+
+    def __init__(self, name: str, values: SettingsValues) -> None:
+        self.name = name
+        self.values = values
+        super().__init__(f"{name} changed since it was shown")
+
+
 class HandoffSettingsForm(forms.Form):
     """The card's fields; ``only`` binds the form to that one field (the others are dropped)."""
 
@@ -188,8 +200,13 @@ class HandoffSettingsForm(forms.Form):
                 raise KeyError(f"unknown setting {only!r}")
             self.fields = {only: self.fields[only]}
 
-    def save(self) -> tuple[SettingsValues, bool]:
+    def save(self, rendered: dict[str, str] | None = None) -> tuple[SettingsValues, bool]:
         """Store the bound fields; return (the settings as stored now, whether anything changed).
+
+        ``rendered`` maps a field to its value as the card showed it (``rendered_value``); when
+        that field's stored value is another one now (changed in another tab, by someone else),
+        ``StaleSetting`` is raised and nothing is saved. Fields not in it are not checked, so
+        saves of different fields from two tabs both land.
 
         Idempotent: values equal to the stored ones are not written again, so a double submit
         makes one change (one ``version`` bump). The comparison and the write happen in one
@@ -205,6 +222,9 @@ class HandoffSettingsForm(forms.Form):
         with transaction.atomic():
             HandoffSettings.objects.select_for_update().get_or_create(pk=1)
             current = store.load()
+            for name, shown in (rendered or {}).items():
+                if rendered_value(getattr(current, name)) != shown:
+                    raise StaleSetting(name, current)
             changes = {
                 name: value
                 for name, value in self.cleaned_data.items()

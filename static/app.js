@@ -57,9 +57,11 @@ document.addEventListener("submit", (event) => {
 // hx-sync "queue last": when it was changed again while its save was in flight, the older
 // answer is not swapped in (that would replace the control and drop the queued save); the
 // queued save then sends the newer value and its answer is shown.
+const CONTROLS = "input:not([type=hidden]), select";
+
 function lastWinsControl(element) {
   if (!(element instanceof Element) || !element.hasAttribute("data-last-wins")) return null;
-  return element.matches("input, select") ? element : element.querySelector("input, select");
+  return element.matches(CONTROLS) ? element : element.querySelector(CONTROLS);
 }
 
 function controlValue(control) {
@@ -80,6 +82,22 @@ document.addEventListener("htmx:beforeSwap", (event) => {
   const control = lastWinsControl(event.detail.requestConfig ? event.detail.requestConfig.elt : null);
   if (control && control.isConnected && control.dataset.sent !== controlValue(control)) {
     event.detail.shouldSwap = false;
+  }
+});
+
+// Live settings: a "settings.changed" follower event carries the stored values; every field of
+// the card shows its new value, and the value it sends back with a save ("rendered") becomes
+// the new one. A field being edited (focused) is left alone: its save then carries the old
+// value and is refused (409) with the current one shown, instead of overwriting it silently.
+document.addEventListener("handoff:event", (event) => {
+  if (event.detail.kind !== "settings.changed") return;
+  for (const [name, value] of Object.entries(event.detail.payload.settings)) {
+    const form = document.getElementById(`setting-${name}`);
+    const control = form && form.querySelector(CONTROLS);
+    if (!control || control === document.activeElement) continue;
+    if (control.type === "checkbox") control.checked = value === true;
+    else control.value = String(value);
+    form.querySelector("input[name=rendered]").value = String(value);
   }
 });
 

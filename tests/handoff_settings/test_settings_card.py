@@ -11,6 +11,7 @@ from django.urls import reverse
 from django_tasks_db.models import DBTaskResult
 from handoff_support import make_source, talked
 
+from follower.models import FollowerEvent
 from handoff import operations, services, tasks
 from handoff.models import HandoffRecord, HandoffSettings, MainState
 from handoff.web.panel import describe_blocker, progress
@@ -86,7 +87,8 @@ def test_save_ratio_stores_it_and_shows_the_stored_value(as_staff: Client):
     assert response.status_code == 200
     assert stored().handoff_ratio == 0.5
     assert 'value="0.5"' in html and "Saved" in html
-    assert as_staff.get(reverse("handoff_settings:card")).content.decode().count('value="0.5"') == 1
+    card = as_staff.get(reverse("handoff_settings:card")).content.decode()
+    assert card.count('id="id_handoff_ratio" value="0.5"') == 1
 
 
 def test_out_of_range_shows_an_inline_error_and_saves_nothing(as_staff: Client):
@@ -363,3 +365,66 @@ def test_a_decimal_comma_is_told_the_one_rule_for_commas(as_staff: Client):
     assert "a comma only groups thousands (120,000); write decimals with a point: 0.6." in html
     assert save(as_staff, "handoff_tokens", "120,000").status_code == 200
     assert stored().handoff_ratio == 0.75 and stored().handoff_tokens == 120_000
+
+
+# --- live settings ------------------------------------------------------------------------
+
+
+def save_shown(client: Client, name: str, value: str, shown: str) -> Any:
+    """Save ``value`` from a card that showed the field as ``shown``."""
+    url = reverse("handoff_settings:field", args=[name])
+    return client.post(url, {name: value, "rendered": shown}, headers=HTMX)
+
+
+def test_the_card_renders_each_fields_stored_value_to_send_back(as_staff: Client):
+    html = as_staff.get(reverse("handoff_settings:card")).content.decode()
+    assert '<input type="hidden" name="rendered" value="0.75">' in html
+    assert '<input type="hidden" name="rendered" value="false">' in html
+
+
+def test_a_save_of_a_field_changed_meanwhile_is_refused_showing_the_current_value(
+    as_staff: Client,
+):
+    assert save_shown(as_staff, "handoff_ratio", "0.6", shown="0.75").status_code == 200
+    before = stored().version
+
+    response = save_shown(as_staff, "handoff_ratio", "0.5", shown="0.75")
+
+    html = response.content.decode()
+    assert response.status_code == 409
+    assert "Changed meanwhile" in html and "Nothing was saved" in html
+    assert 'value="0.6"' in html and '<input type="hidden" name="rendered" value="0.6">' in html
+    assert stored().handoff_ratio == 0.6 and stored().version == before
+
+
+def test_saves_of_two_fields_from_two_stale_tabs_both_land(as_staff: Client):
+    assert save_shown(as_staff, "handoff_ratio", "0.6", shown="0.75").status_code == 200
+    assert save_shown(as_staff, "handoff_min_turns", "6", shown="4").status_code == 200
+    assert save_shown(as_staff, "auto_handoff", "on", shown="false").status_code == 200
+    assert (stored().handoff_ratio, stored().handoff_min_turns, stored().auto_handoff) == (
+        0.6,
+        6,
+        True,
+    )
+
+
+def test_a_settings_change_is_a_follower_event_for_every_user(
+    as_staff: Client, staff: Any, member: Any
+):
+    save(as_staff, "handoff_ratio", "0.6")
+    for user in (staff, member):
+        event = FollowerEvent.objects.filter(user=user, kind="settings.changed").get()
+        assert event.payload["settings"]["handoff_ratio"] == 0.6
+        assert event.payload["version"] == stored().version
+
+
+def test_a_conversations_switch_is_a_follower_event_for_its_owner(as_staff: Client, staff: Any):
+    session = talked(staff, "Chat")
+    as_staff.post(reverse("handoff_web:session_action", args=[session.pk, "enable"]))
+    as_staff.post(reverse("handoff_web:session_action", args=[session.pk, "enable"]))
+    as_staff.post(reverse("handoff_web:session_action", args=[session.pk, "disable"]))
+    switched = FollowerEvent.objects.filter(user=staff, kind="handoff.switch").order_by("seq")
+    assert [e.payload for e in switched] == [
+        {"session": str(session.pk), "enabled": True},
+        {"session": str(session.pk), "enabled": False},
+    ]
