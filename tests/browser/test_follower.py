@@ -35,7 +35,7 @@ from shared_files import ROOT
 from bench import follower_site
 from follower.events import prune_events
 from handoff import operations
-from handoff.models import HandoffRecord
+from handoff.models import HandoffRecord, HandoffSettings
 from host import log, tasks
 from host.models import Session
 from host.services import SessionController
@@ -655,3 +655,65 @@ def test_a_tab_with_unsent_text_stays_with_a_banner_and_a_moved_tab_is_announced
     assert typing.locator("#composer textarea").input_value() == "half a thought"
     assert follower(typing)["jump"] == "held"
     assert typing.problems == [] and idle.problems == []
+
+
+# --- live settings (issue 19, item 3) -----------------------------------------------------------
+
+
+def type_setting(page: Any, name: str, value: str, *, leave: bool = True) -> None:
+    """Type ``value`` into a setting of the card; ``leave`` it (the change event saves it)."""
+    field = page.locator(f"#id_{name}")
+    field.fill(value)
+    if leave:
+        field.press("Tab")
+
+
+def test_a_settings_change_shows_in_every_open_tab(make_user, open_page):
+    root = make_user("root", staff=True)
+    session = conversation(root, "Refactor the parser")
+    off_loop(lambda: operations.enable(session.pk))
+    first, second = open_page(root, path="/settings/"), open_page(root, path="/settings/")
+    chat, other_chat = open_page(root, session), open_page(root, session)
+    assert chat.get_by_text("The global switch is off").is_visible()
+
+    type_setting(first, "handoff_ratio", "0.6")
+    first.get_by_label("Automatic handoff").check()
+
+    second.wait_for_function("() => document.getElementById('id_handoff_ratio').value === '0.6'")
+    second.wait_for_function("() => document.getElementById('id_auto_handoff').checked")
+    chat.get_by_text("The global switch is off").wait_for(state="detached")
+    chat.get_by_role("switch", name="Automatic handoff").uncheck()
+    other_chat.wait_for_function("() => !document.getElementById('handoff-switch').checked")
+    assert first.problems == [] and second.problems == [] and chat.problems == []
+
+
+def test_a_stale_save_of_one_field_is_refused_and_shows_the_current_value(make_user, open_page):
+    root = make_user("root", staff=True)
+    first, second = open_page(root, path="/settings/"), open_page(root, path="/settings/")
+    type_setting(second, "handoff_ratio", "0.5", leave=False)  # being edited, not saved yet
+
+    type_setting(first, "handoff_ratio", "0.6")
+    first.locator("#setting-handoff_ratio").get_by_text("Saved").wait_for()
+    second.wait_for_function("() => window.__events.some((e) => e.kind === 'settings.changed')")
+    second.locator("#id_handoff_ratio").press("Tab")
+
+    refused = second.locator("#setting-handoff_ratio .field-error")
+    refused.wait_for()
+    assert "Changed meanwhile" in refused.inner_text()
+    assert second.locator("#id_handoff_ratio").input_value() == "0.6"
+    assert HandoffSettings.objects.get(pk=1).handoff_ratio == 0.6
+
+
+def test_two_fields_saved_from_two_tabs_both_land(make_user, open_page):
+    root = make_user("root", staff=True)
+    first, second = open_page(root, path="/settings/"), open_page(root, path="/settings/")
+
+    type_setting(first, "handoff_ratio", "0.6")
+    type_setting(second, "handoff_min_turns", "6")
+
+    first.locator("#setting-handoff_ratio").get_by_text("Saved").wait_for()
+    second.locator("#setting-handoff_min_turns").get_by_text("Saved").wait_for()
+    first.wait_for_function("() => document.getElementById('id_handoff_min_turns').value === '6'")
+    second.wait_for_function("() => document.getElementById('id_handoff_ratio').value === '0.6'")
+    stored = HandoffSettings.objects.get(pk=1)
+    assert (stored.handoff_ratio, stored.handoff_min_turns) == (0.6, 6)
