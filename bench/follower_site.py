@@ -44,6 +44,16 @@ def free_port() -> int:
         return port
 
 
+def stop_process(process: subprocess.Popen[bytes]) -> None:
+    """Terminate ``process`` and wait for it; kill it when it has not ended within 10 s."""
+    process.terminate()
+    try:
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
 def database_url() -> str:
     """The default database as a DATABASE_URL another process can open.
 
@@ -172,12 +182,7 @@ class Site:
 
     def close(self) -> None:
         """Stop the server."""
-        self.process.terminate()
-        try:
-            self.process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
+        stop_process(self.process)
 
 
 def percentile(values: list[float], share: float) -> float:

@@ -10,7 +10,8 @@ every error into JSON ``{"detail": "<clear message>"}``:
 - 413 for a body over ``DATA_UPLOAD_MAX_MEMORY_SIZE`` bytes;
 - 422 for a bad payload, the message naming each offending field (a body sent as anything but
   ``application/json`` names ``Content-Type``);
-- 409 when the handoff refuses an action on that session.
+- 409 when the handoff refuses an action on that session, or input is posted to a finished
+  or disposed session (``host.api``).
 
 Each route documents the answers it can give (``config.api_conventions.answers``).
 """

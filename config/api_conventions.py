@@ -9,7 +9,8 @@ schemathesis can hold the API to it (issue 9, Bad input):
 - 401 no bearer token and no signed-in browser session;
 - 403 a browser session's unsafe request without its CSRF token;
 - 404 a session or record that is missing or another user's (the same answer);
-- 409 the handoff refused the action on that session;
+- 409 the handoff refused the action on that session, or the session is finished and takes no
+  more input;
 - 413 a body over ``DATA_UPLOAD_MAX_MEMORY_SIZE`` bytes;
 - 422 a bad value, naming the field (``usage.output: ...``).
 """

@@ -225,6 +225,10 @@ HANDOFF_HOST_SIGNALS = {
     "before_step": "host.signals.before_step",
 }
 
+# A running turn's lease (seconds, host.turn_lease): renewed every third of it while the agent
+# runs; a turn not renewed for this long is ended by the task worker's sweep.
+HOST_TURN_LEASE = float(os.environ.get("HOST_TURN_LEASE", "15"))
+
 # A prepared or committed record unchanged this long (seconds) is stuck: recovery moves it on.
 HANDOFF_RECOVERY_GRACE = int(os.environ.get("HANDOFF_RECOVERY_GRACE", "60"))
 

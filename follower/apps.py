@@ -20,9 +20,10 @@ class FollowerConfig(AppConfig):
             redirects_changed,
             settings_changed,
         )
-        from host.signals import session_changed
+        from host.signals import entry_appended, session_changed
 
         session_changed.connect(publishing.session_changed, dispatch_uid="follower.session")
+        entry_appended.connect(publishing.entry_appended, dispatch_uid="follower.entry")
         record_changed.connect(publishing.record_changed, dispatch_uid="follower.record")
         redirects_changed.connect(publishing.redirects_changed, dispatch_uid="follower.redirects")
         settings_changed.connect(publishing.settings_changed, dispatch_uid="follower.settings")

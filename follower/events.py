@@ -7,7 +7,8 @@ database commit. A page that reconnects asks for the events after the last id it
 snapshot.
 
 An event frame, as stored and as sent on the websocket, is
-``{"type": "event", "id": int, "kind": str, "payload": dict}``.
+``{"type": "event", "id": int, "kind": str, "payload": dict}``; a payload's ``fragments`` are
+what the page applies in place (``follower.fragments``).
 """
 
 from __future__ import annotations
@@ -40,19 +41,26 @@ class EventKind(StrEnum):
     """The kinds of follower events and their payloads."""
 
     SESSION_ADDED = "session.added"
-    """``{"session": row}`` (row: ``follower.snapshot``)."""
+    """``{"session": row, "row_html", "fragments"}`` (row: ``follower.snapshot``; the list's row
+    and the fragments: ``follower.publishing``)."""
     SESSION_UPDATED = "session.updated"
-    """``{"session": row}``: blank cleared, title, workspace, archived, status or redirect."""
+    """``{"session": row, "row_html", "fragments"}``: blank cleared, title, workspace, archived,
+    status or redirect."""
+    SESSION_ENTRY = "session.entry"
+    """``{"session_id", "seq", "fragments"}``: a line was appended to the session's log."""
     HANDOFF_PHASE = "handoff.phase"
-    """``{"record", "source", "target", "phase"}``: a record was created or changed phase."""
+    """``{"record", "source", "target", "phase", "fragments"}``: a record was created or
+    changed phase."""
     REDIRECT_COMMITTED = "redirect.committed"
-    """``{"source", "destination", "previous"}``: ``source`` now forwards to ``destination``;
-    ``previous`` is where it forwarded before (None: it did not)."""
+    """``{"source", "destination", "previous", "session", "row_html", "fragments"}``:
+    ``source`` now forwards to ``destination``; ``previous`` is where it forwarded before
+    (None: it did not); ``session`` is the destination's row."""
     SETTINGS_CHANGED = "settings.changed"
     """``{"settings": {name: value}, "version": int}``: the global settings as stored now (the
     card's fields; every user's pages get it)."""
     HANDOFF_SWITCH = "handoff.switch"
-    """``{"session", "enabled"}``: a conversation's own automatic-handoff switch changed."""
+    """``{"session", "enabled", "fragments"}``: a conversation's own automatic-handoff switch
+    changed (the fragment: its panel)."""
 
 
 @dataclass(frozen=True)

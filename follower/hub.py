@@ -14,9 +14,11 @@ The hub, not each socket, hears of events:
   page too. With Redis nothing is polled.
 
 Before delivering an event the hub checks each distinct sign-in of the user's sockets here
-once (not once per socket); a sign-out (``user_logged_out``) reaches the hub through the layer
-at once. Sockets of an ended sign-in are closed with 4401 and get nothing more. The hub runs
-while it has sockets and stops with the last one.
+once (not once per socket), in a thread of the hub's own (``Reads``): never on asgiref's one
+shared thread, where every sync view of the process (the page requests) runs, so a herd of
+page requests does not hold an event back (issue 17, item 1). A sign-out (``user_logged_out``)
+reaches the hub through the layer at once. Sockets of an ended sign-in are closed with 4401 and
+get nothing more. The hub runs while it has sockets and stops with the last one.
 """
 
 from __future__ import annotations
@@ -26,15 +28,15 @@ import json
 import logging
 import weakref
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from importlib import import_module
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from channels.db import database_sync_to_async
 from channels.layers import BaseChannelLayer, InMemoryChannelLayer, get_channel_layer
 from django.conf import settings
 from django.contrib.auth import SESSION_KEY
-from django.db import connection
+from django.db import close_old_connections, connection
 
 from follower import sending
 from follower.events import Frame, Resync, events_after, group_name
@@ -48,6 +50,38 @@ logger = logging.getLogger(__name__)
 Encoded = tuple[int, str]
 """An event frame as its id and its JSON text (encoded once for every socket)."""
 
+T = TypeVar("T")
+
+
+class Reads:
+    """The hub's database reads, one at a time in a thread of its own.
+
+    ``channels.db.database_sync_to_async`` runs them on asgiref's one shared thread, behind
+    every sync view the process is running (a herd of page requests). Old connections are
+    closed around each read, as ``database_sync_to_async`` does. ``close`` ends the thread
+    (and its connection) when the hub stops.
+    """
+
+    def __init__(self) -> None:
+        self.executor = ThreadPoolExecutor(1, thread_name_prefix="follower-hub-reads")
+
+    async def __call__(self, read: Callable[..., T], *args: Any) -> T:
+        """Run ``read(*args)`` in the hub's thread and return its result (or raise its error)."""
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self.executor, _fresh, read, args)
+
+    def close(self) -> None:
+        self.executor.submit(connection.close)
+        self.executor.shutdown(wait=False)
+
+
+def _fresh(read: Callable[..., T], args: tuple[Any, ...]) -> T:
+    close_old_connections()
+    try:
+        return read(*args)
+    finally:
+        close_old_connections()
+
 
 class Hub:
     """The sockets of one process (one event loop) and the one path their events take."""
@@ -59,6 +93,7 @@ class Hub:
         self.tasks: list[asyncio.Task[None]] = []
         self.membership = asyncio.Lock()
         """Held while sockets join or leave (they await the layer meanwhile)."""
+        self.reads: Reads | None = None
 
     async def join(self, socket: FollowConsumer) -> None:
         """Register a socket of ``socket.user_id`` and (re)join the user's group.
@@ -87,6 +122,7 @@ class Hub:
                 self._stop()
 
     async def _start(self) -> None:
+        self.reads = Reads()
         if self.layer is not None:
             self.channel = await self.layer.new_channel()
             self.tasks.append(asyncio.create_task(self._listen()))
@@ -98,6 +134,15 @@ class Hub:
             task.cancel()
         self.tasks = []
         self.channel = None
+        if self.reads is not None:
+            self.reads.close()
+            self.reads = None
+
+    async def _read(self, read: Callable[..., T], *args: Any) -> T:
+        """Run one database read of the hub off the shared thread (``Reads``)."""
+        if self.reads is None:
+            self.reads = Reads()
+        return await self.reads(read, *args)
 
     async def _listen(self) -> None:
         """Receive the group messages of every local user on the process's one channel."""
@@ -138,7 +183,7 @@ class Hub:
             try:
                 cursors = {u: _lowest_cursor(s) for u, s in self.sockets.items()}
                 behind = {u: c for u, c in cursors.items() if c is not None}
-                newest = await database_sync_to_async(_newest_ids)(list(behind))
+                newest = await self._read(_newest_ids, list(behind))
                 for user_id, last_seq in newest.items():
                     if last_seq > behind.get(user_id, last_seq):
                         await self._catch_up(user_id, behind[user_id])
@@ -148,7 +193,7 @@ class Hub:
                 logger.exception("follower hub: reading stored events failed")
 
     async def _catch_up(self, user_id: int, after: int) -> None:
-        result = await database_sync_to_async(events_after)(user_id, after)
+        result = await self._read(events_after, user_id, after)
         if isinstance(result, Resync):
             for socket in list(self.sockets.get(user_id, ())):
                 await socket.catch_up()
@@ -161,7 +206,7 @@ class Hub:
         if not sockets or not frames:
             return
         keys = {s.session_key for s in sockets if s.session_key is not None}
-        signed_in = await database_sync_to_async(_still_signed_in)(user_id, keys)
+        signed_in = await self._read(_still_signed_in, user_id, keys)
         encoded = [(int(f["id"]), json.dumps(f)) for f in frames]
         for socket in sockets:
             if socket.session_key is None or socket.session_key in signed_in:

@@ -1,14 +1,17 @@
 """Publish follower events for what the host and the handoff app announce (seed 003 §6.5).
 
-The writers say what changed, explicitly (``host.signals.session_changed``,
-``handoff.signals.record_changed`` and ``redirects_changed``, connected in ``apps.py``); these
-receivers turn each announcement into the event a page needs, inside the writer's transaction.
-Nothing is inferred from model saves, so a queryset ``update()`` that announces is followed and
-a save that changes nothing a page shows costs nothing.
+The writers say what changed, explicitly (``host.signals.session_changed`` and
+``entry_appended``, ``handoff.signals.record_changed`` and ``redirects_changed``, connected in
+``apps.py``); these receivers turn each announcement into the event a page needs, inside the
+writer's transaction. Nothing is inferred from model saves, so a queryset ``update()`` that
+announces is followed and a save that changes nothing a page shows costs nothing.
 
-A successor's row travels in its ``redirect.committed`` event: a tab on the source opens it at
-once when the row is started (not blank), and otherwise waits for the ``session.updated`` that
-its start publishes (one event, no list refetch).
+Each event carries what it changes on the page, rendered once (``follower.fragments``): a
+session's row (``row_html``, the list's own row template) and the "working" line, a record's or
+route's handoff panel, a new log entry with the header's counts. A successor's row travels in
+its ``redirect.committed`` event: a tab on the source applies it to its list and opens it at
+once when it is started (not blank), and otherwise waits for the ``session.updated`` that its
+start publishes (one event, no list refetch).
 """
 
 from __future__ import annotations
@@ -18,21 +21,45 @@ from typing import Any
 from django.contrib.auth import get_user_model
 
 from follower.events import EventKind, publish
-from follower.snapshot import owned_row, owner_of
+from follower.fragments import Fragment, fragment, render
+from follower.snapshot import live_session, owner_of, row_of
+from handoff.web.panel import session_panel
+from host.sidebar import listed
+from host.timeline import entry_of
+
+ROW = "chat/_session_row.html"
+"""The session list's one row template (the list renders it too)."""
 
 
 def session_changed(session_id: Any, created: bool = False, **kwargs: Any) -> None:
     """Publish ``session.added`` (created) or ``session.updated`` with the session's row."""
-    found = owned_row(session_id)
-    if found is None:
+    session = live_session(session_id)
+    if session is None:
         return
-    owner, row = found
     kind = EventKind.SESSION_ADDED if created else EventKind.SESSION_UPDATED
-    publish(owner, kind, {"session": row})
+    context = {"session": session, "oob": True}
+    working = fragment(session.owner_id, "chat/_working.html", context, session=session.pk)
+    publish(session.owner_id, kind, _row_payload(session) | {"fragments": [working]})
+
+
+def _row_payload(session: Any) -> dict[str, Any]:
+    """``{"session": row, "row_html": the list's row}`` of a session read by ``live_session``."""
+    context = {"s": session, "shown": listed(session)}
+    return {"session": row_of(session), "row_html": render(session.owner_id, ROW, context)}
+
+
+def _panel(owner: int, session_id: Any) -> list[Fragment]:
+    """The handoff panel of ``session_id`` as its page shows it now, for that page only."""
+    session = live_session(session_id)
+    if session is None:
+        return []
+    context = session_panel(session) | {"live": True}
+    return [fragment(owner, "chat/handoff_panel.html", context, session=session.pk)]
 
 
 def record_changed(record: Any, **kwargs: Any) -> None:
-    """Publish ``handoff.phase``: the record was created, moved phase or got its successor."""
+    """Publish ``handoff.phase`` with the source's panel: the record was created, moved phase or
+    got its successor."""
     owner = owner_of(record.source_id)
     if owner is None:
         return
@@ -41,29 +68,36 @@ def record_changed(record: Any, **kwargs: Any) -> None:
         "source": str(record.source_id),
         "target": str(record.target_id) if record.target_id else None,
         "phase": record.phase,
+        "fragments": _panel(owner, record.source_id),
     }
     publish(owner, EventKind.HANDOFF_PHASE, payload)
 
 
 def redirects_changed(changes: list[Any], **kwargs: Any) -> None:
-    """Publish ``redirect.committed`` per added or re-pointed route (with the destination's row),
-    ``session.updated`` (no redirect) per removed one."""
-    rows: dict[Any, tuple[int, dict[str, Any]] | None] = {}
+    """Publish ``redirect.committed`` per added or re-pointed route (with the destination's row
+    and the source's panel), ``session.updated`` (no redirect) per removed one."""
+    rows: dict[Any, dict[str, Any] | None] = {}
     for change in changes:
         if change.destination is None:
             session_changed(change.source)
             continue
         if change.destination not in rows:
-            rows[change.destination] = owned_row(change.destination)
+            destination = live_session(change.destination)
+            rows[change.destination] = destination and {
+                "owner": destination.owner_id,
+                **_row_payload(destination),
+            }
         found = rows[change.destination]
         if found is None:
             continue
-        owner, row = found
+        owner = found["owner"]
         payload = {
             "source": str(change.source),
             "destination": str(change.destination),
             "previous": str(change.previous) if change.previous is not None else None,
-            "session": row,
+            "session": found["session"],
+            "row_html": found["row_html"],
+            "fragments": _panel(owner, change.source),
         }
         publish(owner, EventKind.REDIRECT_COMMITTED, payload)
 
@@ -81,7 +115,8 @@ SHOWN_SETTINGS = (
 
 def settings_changed(values: Any, **kwargs: Any) -> None:
     """Publish ``settings.changed`` with the stored values to every active user: the settings
-    are global, and any of their pages may show them (the card, the panel's global note).
+    are global, and any of their pages may show them (the card applies the values; an open
+    conversation reloads its panel for the global switch's note: ``static/app.js``).
 
     One event per active user (two statements each), in the saving transaction: a settings
     change is rare and made by staff, so the cost grows with the users, not with traffic.
@@ -96,8 +131,32 @@ def settings_changed(values: Any, **kwargs: Any) -> None:
 
 
 def main_switched(session_id: Any, enabled: bool, **kwargs: Any) -> None:
-    """Publish ``handoff.switch``: the conversation's own switch is on or off now."""
+    """Publish ``handoff.switch`` with the session's panel: its own switch is on or off now."""
     owner = owner_of(session_id)
     if owner is None:
         return
-    publish(owner, EventKind.HANDOFF_SWITCH, {"session": str(session_id), "enabled": enabled})
+    payload = {
+        "session": str(session_id),
+        "enabled": enabled,
+        "fragments": _panel(owner, session_id),
+    }
+    publish(owner, EventKind.HANDOFF_SWITCH, payload)
+
+
+def entry_appended(session: Any, entry: Any, **kwargs: Any) -> None:
+    """Publish ``session.entry`` with the new log line (appended to the session's timeline
+    unless the page shows it already) and the header's counts; nothing for an entry without a
+    line (a turn start)."""
+    line = entry_of(session, entry)
+    if line is None:
+        return
+    context = {"entry": line, "session": session, "oob": True}
+    shown = fragment(
+        session.owner_id,
+        "chat/_entry_live.html",
+        context,
+        session=session.pk,
+        unless=f"#entry-{line.seq}",
+    )
+    payload = {"session_id": str(session.pk), "seq": line.seq, "fragments": [shown]}
+    publish(session.owner_id, EventKind.SESSION_ENTRY, payload)

@@ -45,20 +45,21 @@ def _redirects(session_ids: list[Any]) -> dict[Any, Any]:
     return dict(pairs)
 
 
-def owned_row(session_id: Any) -> tuple[int, SessionRow] | None:
-    """Return ``(owner id, row)`` of one session as stored now, or None when it does not exist.
-
-    One query: the redirect comes in the same SELECT (a join on the source's redirect).
-    """
+def live_session(session_id: Any) -> Any | None:
+    """Return the session as stored now, with ``redirect_to`` (its redirect's destination id, or
+    None) annotated, or None when it does not exist. One query (a join on the redirect)."""
     session = apps.get_model("host", "Session")
-    values = (
+    return (
         session.objects.filter(pk=session_id)
-        .values("id", "owner_id", *ROW_FIELDS, redirect_to=F("redirect__destination_id"))
+        .annotate(redirect_to=F("redirect__destination_id"))
         .first()
     )
-    if values is None:
-        return None
-    return values["owner_id"], _row(values, values["redirect_to"])
+
+
+def row_of(session: Any) -> SessionRow:
+    """Return the row of a session read by ``live_session``."""
+    values = {"id": session.pk, **{name: getattr(session, name) for name in ROW_FIELDS}}
+    return _row(values, session.redirect_to)
 
 
 def owner_of(session_id: Any) -> int | None:

@@ -143,9 +143,10 @@ class SessionController(Protocol):
     ) -> HostSession:
         """Create an idle, blank session by cwd (never with a workspace id; seed 003 §6.5)."""
 
-    def effective_context(self, session: SessionRef) -> list[dict[str, str]]:
+    def effective_context(self, session: SessionRef) -> list[dict[str, Any]]:
         """Return the context after the last compaction, oldest first, as ``{"role",
-        "source_kind", "content", "tool_name"}``, the log read in one query; the last
+        "source_kind", "content", "tool_name", "seq"}`` (``seq``: the entry's sequence number,
+        which the brief cites as evidence), the log read in one query; the last
         compaction's summary comes first with source_kind ``compaction``. All of it: the brief
         reads the whole structure (first request, every edit, the latest todo list), and the
         summary call fits it to its window with a notice (issue 8)."""

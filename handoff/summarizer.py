@@ -47,7 +47,7 @@ SYSTEM_PROMPT = (
 # One entry may take at most this share of the prompt budget before it is clipped.
 ENTRY_SHARE = 8
 CLIP_MARKER = "[… {count} characters clipped …]"
-Entry = dict[str, str]
+Entry = dict[str, Any]
 
 
 @dataclass(frozen=True)

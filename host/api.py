@@ -34,7 +34,7 @@ from config.api_conventions import (
     LimitOffsetPaging,
     answers,
 )
-from host.intake import post_message
+from host.intake import SessionClosed, post_message
 from host.models import Message, Session
 from host.usage import MAX_CALL_TOKENS, Usage
 
@@ -221,24 +221,28 @@ def list_messages(request: HttpRequest, session_id: UUID) -> QuerySet[Message]:
 
 @router.post(
     "/{session_id}/messages",
-    response={201: MessageOut, 202: ForwardedOut, **answers(*WRITE_ONE)},
+    response={201: MessageOut, 202: ForwardedOut, **answers(*WRITE_ONE, 409)},
     summary="Post input to a session",
 )
 def create_message(request: HttpRequest, session_id: UUID, payload: MessageIn) -> Status[Any]:
     """201 with the stored message, or 202 ``{forwarded_to, relay_id}`` for a redirected source.
 
     A retry with the same ``client_id`` gets the first answer and adds nothing
-    (``host.intake.post_message``). Bad input raises ``host.intake.InvalidInput`` (422).
+    (``host.intake.post_message``). Bad input raises ``host.intake.InvalidInput`` (422); a
+    finished or disposed session (a helper agent's conversation that ended) answers 409.
     """
     session = owned_session(request, session_id)
     usage = Usage(**payload.usage.model_dump()) if payload.usage else None
-    result = post_message(
-        session,
-        role=payload.role,
-        content=payload.content,
-        usage=usage,
-        client_id=payload.client_id,
-    )
+    try:
+        result = post_message(
+            session,
+            role=payload.role,
+            content=payload.content,
+            usage=usage,
+            client_id=payload.client_id,
+        )
+    except SessionClosed as exc:
+        raise HttpError(409, str(exc)) from exc
     if result.forwarded_to is not None:
         return Status(202, {"forwarded_to": result.forwarded_to, "relay_id": result.relay_id})
     return Status(201, result.message)

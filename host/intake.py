@@ -40,6 +40,11 @@ class InvalidInput(ValueError):
     """The post was refused with nothing changed; the message says why."""
 
 
+class SessionClosed(InvalidInput):
+    """The session is finished or disposed (a helper agent's conversation that ended): the post
+    is well formed but the session takes no more input. The API answers 409, a state conflict."""
+
+
 @dataclass(frozen=True)
 class PostResult:
     """The answer to a post.
@@ -75,7 +80,8 @@ def post_message(
     buckets in tokens (``uncached_input``, ``output``, ``cache_read``, ``cache_write``,
     integers from 0 to ``MAX_CALL_TOKENS``, missing ones 0, also checked when given as a
     ``Usage``); ``client_id`` at most 200 characters. Raises ``InvalidInput`` for bad input
-    or a disposed or finished session, with nothing changed. A retry with a known
+    and ``SessionClosed`` (an ``InvalidInput``) for a disposed or finished session, with
+    nothing changed. A retry with a known
     ``client_id`` returns the first answer (``created`` False) whatever else it carries. Runs
     in one transaction: a crash or a failing receiver half-way leaves nothing logged, relayed
     or queued.
@@ -190,7 +196,10 @@ def _require_open(session: Session) -> None:
     """Refuse input for a disposed or finished session (re-read under the transaction's lock)."""
     session.refresh_from_db(fields=["status", "archived", "blank", "turns"])
     if session.status in (SessionStatus.DISPOSED, SessionStatus.FINISHED):
-        raise InvalidInput(f"session {session.pk} is {session.status} and takes no input")
+        main = f"; post to its main conversation {session.parent_id}" if session.parent_id else ""
+        raise SessionClosed(
+            f"session {session.pk} is {session.status} and takes no more input{main}"
+        )
 
 
 def _claimed(session: Session, message: Message) -> StepRejected | None:

@@ -15,7 +15,7 @@ from django.db.models.functions import Greatest
 
 from config import sql
 from host.models import Message, Session, SessionEvent, SessionEventKind, UsageProjection
-from host.signals import announce
+from host.signals import announce, entry_appended
 from host.usage import Usage
 
 
@@ -45,6 +45,7 @@ def append_message(
     starts_turn: bool = False,
     response_id: str = "",
     full_prompt: int | None = None,
+    live: bool = True,
 ) -> Message:
     """Append one message and fold it into the projection; return the saved message.
 
@@ -54,7 +55,8 @@ def append_message(
     response that usage belongs to (``host.importers`` counts each once). ``full_prompt``
     (tokens) marks a call that saw a clipped prompt: its small prompt does not replace the
     context figure, which becomes the larger of the current figure and ``full_prompt``, the
-    estimate of the whole context.
+    estimate of the whole context. ``live`` sends ``entry_appended`` (False: an import, which
+    no page shows yet).
     Raises ``IntegrityError`` on a duplicate relay id.
     """
     with transaction.atomic():
@@ -82,6 +84,8 @@ def append_message(
             if Session.objects.filter(pk=session.pk, blank=True).update(blank=False):
                 announce(session.pk)
             session.refresh_from_db(fields=["turns", "blank"])
+        if live:
+            entry_appended.send(sender=Session, session=session, entry=message)
         return message
 
 
@@ -108,20 +112,32 @@ def _fold_usage(
 
 
 def append_event(
-    session: Session, kind: SessionEventKind | str, data: dict[str, Any]
+    session: Session, kind: SessionEventKind | str, data: dict[str, Any], *, live: bool = True
 ) -> SessionEvent:
-    """Append one event (model selection, compaction, turn start, notice) to the log."""
+    """Append one event (model selection, compaction, turn start, notice) to the log.
+
+    ``live`` sends ``entry_appended`` (False: an import).
+    """
     with transaction.atomic():
-        return SessionEvent.objects.create(
+        event = SessionEvent.objects.create(
             session=session, seq=_next_seq(session), kind=kind, data=data
         )
+        if live:
+            entry_appended.send(sender=Session, session=session, entry=event)
+        return event
 
 
-def select_model(session: Session, model: str, *, source: str = "user") -> SessionEvent:
-    """Record a model selection in the log and make it the session's model."""
+def select_model(
+    session: Session, model: str, *, source: str = "user", live: bool = True
+) -> SessionEvent:
+    """Record a model selection in the log and make it the session's model (``live``: see
+    ``append_event``)."""
     with transaction.atomic():
         event = append_event(
-            session, SessionEventKind.MODEL_SELECTION, {"model": model, "source": source}
+            session,
+            SessionEventKind.MODEL_SELECTION,
+            {"model": model, "source": source},
+            live=live,
         )
         Session.objects.filter(pk=session.pk).update(model=model)
         session.model = model

@@ -290,10 +290,25 @@ class Activity(models.Model):
     detail = models.CharField(max_length=300, blank=True)
     started = models.DateTimeField(auto_now_add=True)
     ended = models.DateTimeField(null=True, blank=True)
+    # A turn's lease (host.turn_lease): whoever runs it renews it; an expired one is ended.
+    lease_expires = models.DateTimeField(
+        null=True, blank=True, help_text="A turn: alive until then unless its runner renews it."
+    )
+    task_id = models.CharField(
+        max_length=64, blank=True, help_text="A turn: the queued task that answers it."
+    )
 
     class Meta:
         verbose_name_plural = "activities"
-        indexes = [models.Index(fields=["session", "ended"])]
+        indexes = [
+            models.Index(fields=["session", "ended"]),
+            # The lease sweep reads the open activities only.
+            models.Index(
+                fields=["lease_expires"],
+                condition=models.Q(ended__isnull=True),
+                name="activity_open_lease",
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"{self.kind} on {self.session_id}"

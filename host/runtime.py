@@ -9,18 +9,24 @@ Plugins hear about it through ``host.signals``, always after the commit: ``sessi
 session turns idle, ``blocker_cleared`` when something that deferred a handoff went away
 (seed 000, Deferral: ``activity:KIND``, ``owned-agent:ID``, ``pending-inbox``).
 
+A running turn holds a lease (``host.turn_lease``) that the task answering it renews; a turn
+whose lease ran out is lost, and ``end_lost_turns`` (the task worker's sweep) ends it as a turn
+ends, with a system notice in the log: the queued inputs become new turns, or the session turns
+idle. The lost turn's own input is not answered again: the agent may already have acted on it.
+
 Every write path here runs in one transaction: a crash half-way leaves the session as it was.
 """
 
 from __future__ import annotations
 
+from datetime import datetime
 from uuid import UUID
 
 from django.db import transaction
 from django.utils import timezone
 from django_tasks.backends.immediate import ImmediateBackend
 
-from host import log, tasks
+from host import log, tasks, turn_lease
 from host.models import (
     Activity,
     ActivityKind,
@@ -69,7 +75,7 @@ def start_user_turn(session: Session, message: Message) -> Activity:
     """
     with transaction.atomic():
         activity = begin_turn(session, user_initiated=True, message=message)
-        _enqueue_reply(session)
+        _enqueue_reply(session, activity)
     return activity
 
 
@@ -90,31 +96,56 @@ def start_agent(session: Session) -> Activity:
         if fresh.status != SessionStatus.IDLE:
             raise TurnRefused(f"session {fresh.pk} is {fresh.status}; a turn starts only when idle")
         activity = _open_turn(fresh, message=None)
-        _enqueue_reply(fresh)
+        _enqueue_reply(fresh, activity)
     _copy_state(fresh, session)
     return activity
 
 
-def end_turn(session: Session) -> None:
+def end_turn(session: Session, turn: Activity | None = None) -> bool:
     """End the session's turn: close the turn activity, then take the inbox or turn idle.
 
+    ``turn`` names the turn to end; when it has already ended (the sweep ended it as lost),
+    nothing changes and False is returned. Without ``turn``, whatever turn is open is ended.
     The oldest pending inbox item becomes the next turn at once (the session stays running; the
     agent is enqueued; ``blocker_cleared`` "pending-inbox" is sent after commit when it was the
-    last one). With nothing pending
-    the session turns idle and ``session_idle`` is sent after commit. A session that is no
-    longer running (disposed meanwhile) only gets its turn activity closed.
+    last one). With nothing pending the session turns idle and ``session_idle`` is sent after
+    commit. A session that is no longer running (disposed meanwhile) only gets its turn
+    activity closed.
     """
     with transaction.atomic():
         fresh = _locked(session)
-        Activity.objects.filter(session=fresh, kind=ActivityKind.TURN, ended__isnull=True).update(
-            ended=timezone.now()
-        )
-        if fresh.status == SessionStatus.RUNNING and not _take_inbox(fresh):
-            fresh.status = SessionStatus.IDLE
-            fresh.save(update_fields=["status", "updated"])
-            announce(fresh.pk)
-            transaction.on_commit(lambda: session_idle.send(sender=Session, session=fresh))
+        ended = _close_turn(fresh, turn)
     _copy_state(fresh, session)
+    return ended
+
+
+def end_lost_turns(now: datetime | None = None) -> int:
+    """End every lost turn (``host.turn_lease.lost_turns``) as ``end_lost_turn`` does; return
+    how many were ended. Each in its own transaction: a crash half-way leaves the rest lost,
+    for the next sweep."""
+    return sum(end_lost_turn(turn, now) for turn in turn_lease.lost_turns(now))
+
+
+def end_lost_turn(turn: Activity, now: datetime | None = None) -> bool:
+    """End ``turn`` when it is still open and its lease still expired at ``now``; return
+    whether it was ended.
+
+    The session's log gains a system notice saying the turn stopped without finishing and that
+    its input is not answered again; then the turn ends as ``end_turn`` ends one (the inbox's
+    next input becomes a new turn, or the session turns idle and ``session_idle`` is sent).
+    A renewal or another sweep that came first leaves it alone. One transaction.
+    """
+    with transaction.atomic():
+        fresh = _locked(turn.session)
+        lost = Activity.objects.filter(
+            pk=turn.pk, ended__isnull=True, lease_expires__lt=now or timezone.now()
+        ).first()
+        if lost is None:
+            return False
+        log.append_message(
+            fresh, role=Role.SYSTEM, source_kind=SourceKind.SYSTEM, content=_lost_notice(lost)
+        )
+        return _close_turn(fresh, lost)
 
 
 def dispose(session: Session) -> None:
@@ -163,6 +194,31 @@ def end_activity(activity: Activity) -> None:
     activity.refresh_from_db(fields=["ended"])
 
 
+def _close_turn(fresh: Session, turn: Activity | None) -> bool:
+    """Close ``turn`` (or the open turn) of ``fresh`` (locked), then take the inbox or turn
+    idle; False, with nothing changed, when ``turn`` had already ended."""
+    open_turns = Activity.objects.filter(session=fresh, kind=ActivityKind.TURN, ended__isnull=True)
+    closed = (open_turns.filter(pk=turn.pk) if turn else open_turns).update(ended=timezone.now())
+    if turn is not None and not closed:
+        return False
+    if fresh.status == SessionStatus.RUNNING and not _take_inbox(fresh):
+        fresh.status = SessionStatus.IDLE
+        fresh.save(update_fields=["status", "updated"])
+        announce(fresh.pk)
+        transaction.on_commit(lambda: session_idle.send(sender=Session, session=fresh))
+    return True
+
+
+def _lost_notice(turn: Activity) -> str:
+    """The system notice of a turn that stopped without finishing (``turn.detail`` says what
+    it answered)."""
+    return (
+        f"The agent's turn ({turn.detail}) stopped without finishing: the worker running it "
+        "was lost, or the database went away. It is not run again, since the agent may already "
+        "have acted on it; post again to retry."
+    )
+
+
 def _locked(session: Session) -> Session:
     """Re-read the session under a row lock (the caller holds a transaction)."""
     return Session.objects.select_for_update().get(pk=session.pk)
@@ -194,7 +250,12 @@ def _open_turn(fresh: Session, *, message: Message | None) -> Activity:
     fresh.save(update_fields=["status", "blank", "turns", "updated"])
     announce(fresh.pk)
     detail = f"message #{message.seq}" if message else "started by a plugin"
-    return Activity.objects.create(session=fresh, kind=ActivityKind.TURN, detail=detail)
+    return Activity.objects.create(
+        session=fresh,
+        kind=ActivityKind.TURN,
+        detail=detail,
+        lease_expires=turn_lease.deadline(),
+    )
 
 
 def _take_inbox(fresh: Session) -> bool:
@@ -213,26 +274,28 @@ def _take_inbox(fresh: Session) -> bool:
         fresh, role=Role.USER, source_kind=SourceKind.USER, content=item.content
     )
     InboxItem.objects.filter(pk=item.pk).update(taken=True)
-    _open_turn(fresh, message=message)
-    _enqueue_reply(fresh)
+    _enqueue_reply(fresh, _open_turn(fresh, message=message))
     if not pending.exists():
         _clear_after_commit(fresh.pk, "pending-inbox")
     return True
 
 
-def _enqueue_reply(session: Session) -> None:
-    """Enqueue ``host.tasks.run_agent_turn`` for the session.
+def _enqueue_reply(session: Session, turn: Activity) -> None:
+    """Enqueue ``host.tasks.run_agent_turn`` for the session's ``turn``.
 
     A queueing backend (the database backend) stores the task row in the caller's transaction,
-    so the turn start and its task commit together. The immediate backend runs the task in
-    the caller, so it runs after commit: no model call ever happens inside the caller's
-    transaction.
+    so the turn start and its task commit together; the turn keeps the task's id, so the lease
+    sweep leaves a turn whose task still waits in the queue alone. The immediate backend runs
+    the task in the caller, so it runs after commit: no model call ever happens inside the
+    caller's transaction.
     """
     session_id = str(session.pk)
     if isinstance(tasks.run_agent_turn.get_backend(), ImmediateBackend):
-        transaction.on_commit(lambda: tasks.run_agent_turn.enqueue(session_id))
-    else:
-        tasks.run_agent_turn.enqueue(session_id)
+        transaction.on_commit(lambda: tasks.run_agent_turn.enqueue(session_id, turn.pk))
+        return
+    result = tasks.run_agent_turn.enqueue(session_id, turn.pk)
+    Activity.objects.filter(pk=turn.pk).update(task_id=str(result.id))
+    turn.task_id = str(result.id)
 
 
 def _clear_after_commit(session_id: UUID, blocker: str) -> None:

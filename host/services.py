@@ -46,7 +46,7 @@ from host.usage import measure, projection_of
 
 DEFAULT_PRESET = "default"
 # What ``effective_context`` returns of each message, and how many rows it fetches at a time.
-CONTEXT_FIELDS = ("role", "source_kind", "content", "tool_name")
+CONTEXT_FIELDS = ("role", "source_kind", "content", "tool_name", "seq")
 CONTEXT_CHUNK = 200
 AGENT_PRESETS: dict[str, dict[str, Any]] = {
     "default": {"options": {}, "realm": ()},
@@ -175,9 +175,10 @@ class SessionController:
             owner, cwd=cwd, title=title, agent_preset=agent_preset or DEFAULT_PRESET
         )
 
-    def effective_context(self, session: Session | str) -> list[dict[str, str]]:
+    def effective_context(self, session: Session | str) -> list[dict[str, Any]]:
         """Return the last compaction summary and the later messages, oldest first (2 queries:
-        the summary and the messages, read in chunks of ``CONTEXT_CHUNK`` rows)."""
+        the summary and the messages, read in chunks of ``CONTEXT_CHUNK`` rows); each message
+        carries its ``seq``, the summary none."""
         target = _session(session)
         rows = agent.effective_messages(target).values(*CONTEXT_FIELDS)
         messages = list(rows.iterator(chunk_size=CONTEXT_CHUNK))

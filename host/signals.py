@@ -10,6 +10,10 @@
   the session (its sidebar row: ``SIDEBAR_FIELDS``) changed, or it was created. Sent inside the
   writer's transaction, so a receiver's writes commit or roll back with the change; every
   writer of those columns sends it (a queryset ``update()`` too), and no other write does.
+- ``entry_appended(sender=Session, session=Session, entry=Message | SessionEvent)``: a live
+  write appended one entry to the session's log (``host.log``; an import does not announce its
+  entries: no page shows a session before its import commits). Sent inside the writer's
+  transaction, like ``session_changed``.
 - ``composer_command(sender=Session, session=Session, user=User, command=str, argument=str)``: a
   slash command typed in the chat composer that the host does not handle itself (``/handoff
   status``: command "handoff", argument "status"). The receiver that knows ``command`` returns a
@@ -33,6 +37,7 @@ blocker_cleared = Signal()
 before_step = Signal()
 composer_command = Signal()
 session_changed = Signal()
+entry_appended = Signal()
 
 
 def announce(session_id: Any, *, created: bool = False) -> None:

@@ -10,33 +10,49 @@ import logging
 
 from django_tasks import task
 
-from host import agent, log, runtime
-from host.models import Role, Session, SessionStatus, SourceKind
+from host import agent, log, runtime, turn_lease
+from host.models import Activity, ActivityKind, Role, Session, SessionStatus, SourceKind
 
 logger = logging.getLogger(__name__)
 
 
 @task()
-def run_agent_turn(session_id: str) -> None:
+def run_agent_turn(session_id: str, turn_id: int | None = None) -> None:
     """Let the agent answer the running session ``session_id``, then end the turn.
 
+    ``turn_id`` is the turn (``Activity``) this task answers; without it, the session's open
+    turn. The task takes the turn's lease and renews it while the agent runs
+    (``host.turn_lease``); a turn that already ended (the sweep found it lost) is left alone.
     A failing reply (model error, timeout) ends the turn all the same, with a system notice in
     the log saying what failed, so the session always goes idle again. A session that is gone
-    or no longer running is left alone. A crash before ``end_turn`` leaves the session running
-    with its turn activity in flight.
+    or no longer running is left alone. A crash before ``end_turn`` leaves the turn open until
+    its lease runs out; the task worker's sweep then ends it (``runtime.end_lost_turns``).
     """
     session = Session.objects.filter(pk=session_id).first()
     if session is None or session.status != SessionStatus.RUNNING:
         return
-    try:
-        agent.reply(session)
-    except Exception as exc:
-        logger.exception("agent turn of session %s failed", session_id)
-        log.append_message(
-            session,
-            role=Role.SYSTEM,
-            source_kind=SourceKind.SYSTEM,
-            content=f"The agent could not answer ({type(exc).__name__}: {exc}). "
-            "The turn ended; post again to retry.",
-        )
-    runtime.end_turn(session)
+    turn = _open_turn(session, turn_id)
+    if turn is None or not turn_lease.renew(turn.pk):
+        return
+    with turn_lease.heartbeat(turn.pk):
+        try:
+            agent.reply(session)
+        except Exception as exc:
+            logger.exception("agent turn of session %s failed", session_id)
+            log.append_message(
+                session,
+                role=Role.SYSTEM,
+                source_kind=SourceKind.SYSTEM,
+                content=f"The agent could not answer ({type(exc).__name__}: {exc}). "
+                "The turn ended; post again to retry.",
+            )
+    runtime.end_turn(session, turn)
+
+
+def _open_turn(session: Session, turn_id: int | None) -> Activity | None:
+    """The session's open turn: ``turn_id`` when it is still open, else None; without
+    ``turn_id``, the latest open one."""
+    turns = Activity.objects.filter(session=session, kind=ActivityKind.TURN, ended__isnull=True)
+    if turn_id is not None:
+        turns = turns.filter(pk=turn_id)
+    return turns.order_by("-pk").first()

@@ -170,6 +170,24 @@ def timeline(session: Session, *, limit: int | None = LATEST) -> Timeline:
     return Timeline(sorted(entries, key=lambda e: e.seq), earlier)
 
 
+def entry_of(session: Session, item: Message | SessionEvent) -> Entry | None:
+    """Return the line one newly appended message or event shows, as ``timeline`` would show
+    it, or None when it has none (a turn start, a typed ``/compact``, a model selection before
+    the log's first message). At most one query (a model selection: is there a message yet?),
+    plus the relay look-ups of ``_linked`` for a relayed or forwarded message.
+    """
+    if isinstance(item, Message):
+        if item.role == Role.USER and item.content == COMPACT:
+            return None
+        return _message_entry(item, _linked(session, [item]))
+    if item.kind not in _SHOWN_EVENTS:
+        return None
+    if item.kind == SessionEventKind.MODEL_SELECTION and not session.messages.exists():
+        return None
+    text = _event_text(item)
+    return Entry(item.seq, "notice", text) if text is not None else None
+
+
 def _shown_messages(session: Session) -> QuerySet[Message]:
     """The session's messages that have a line: all but the ``/compact`` commands typed."""
     return session.messages.exclude(role=Role.USER, content=COMPACT)

@@ -12,15 +12,20 @@ from uuid import UUID
 
 from django.http import HttpRequest, HttpResponse, HttpResponseBase
 from django.shortcuts import get_object_or_404, redirect, render
-from django.views.decorators.cache import never_cache
-from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from django.views.decorators.cache import cache_control, never_cache
+from django.views.decorators.http import (
+    conditional_page,
+    require_GET,
+    require_http_methods,
+    require_POST,
+)
 from django_htmx.http import trigger_client_event
 from django_htmx.middleware import HtmxDetails
 
 from host.composer import submit
 from host.forms import ComposerForm, NewSessionForm
 from host.models import Session
-from host.sidebar import sidebar_groups
+from host.sidebar import sidebar_page
 from host.timeline import LATEST, timeline
 
 
@@ -42,6 +47,18 @@ def _current(request: HttpRequest) -> UUID | None:
         return None
 
 
+def _offset(request: HttpRequest) -> int:
+    """The list page's ``?offset=`` (rows before it); 0 when missing or not a count."""
+    offset = request.GET.get("offset", "")
+    return int(offset) if offset.isdigit() else 0
+
+
+def revalidated(view: Any) -> Any:
+    """A fragment the page fetches again now and then: stored by the browser but revalidated
+    each time, answered 304 when its ETag (of the content) did not change."""
+    return cache_control(private=True, no_cache=True)(conditional_page(view))
+
+
 def _show_all(request: HttpRequest) -> bool:
     """Whether to show the whole log: ``?all=1`` on the request or, for an htmx post from the
     page, on the page's URL (the ``HX-Current-URL`` header)."""
@@ -58,9 +75,14 @@ def _log_context(request: HttpRequest, session: Session) -> dict[str, Any]:
     return {"entries": log.entries, "earlier": log.earlier, "show_all": show_all}
 
 
+def _list_context(request: HttpRequest, current_id: UUID | None, offset: int = 0) -> dict[str, Any]:
+    """The session list's context: one page of groups, where the next starts, the current id."""
+    page = sidebar_page(request.user, current_id, offset=offset)
+    return {"groups": page.groups, "next_offset": page.next_offset, "current_id": current_id}
+
+
 def _page_context(request: HttpRequest, session: Session | None) -> dict[str, Any]:
-    current_id = session.pk if session else None
-    return {"groups": sidebar_groups(request.user, current_id), "current_id": current_id}
+    return _list_context(request, session.pk if session else None)
 
 
 @never_cache
@@ -92,19 +114,19 @@ def session_page(request: HttpRequest, session_id: UUID) -> HttpResponse:
 
 
 @require_GET
+@revalidated
 def sidebar(request: HttpRequest) -> HttpResponse:
-    """The sidebar fragment (inside ``#session-list``); ``?current=<id>`` keeps that row shown."""
-    current = _current(request)
-    return render(
-        request,
-        "chat/_sidebar.html",
-        {"groups": sidebar_groups(request.user, current), "current_id": current},
-    )
+    """The sidebar fragment (inside ``#session-list``); ``?current=<id>`` keeps that row shown,
+    ``?offset=<rows>`` gives a later page (``host.sidebar``)."""
+    context = _list_context(request, _current(request), _offset(request))
+    return render(request, "chat/_sidebar.html", context)
 
 
 @require_GET
+@revalidated
 def messages(request: HttpRequest, session_id: UUID) -> HttpResponse:
-    """The log fragment (``#timeline``); it keeps polling while the agent is running."""
+    """The log fragment (``#timeline``): the whole log (``?all=1``), or the latest again after
+    the follower had to resync (new entries arrive in events, ``follower.fragments``)."""
     session = owned_session(request, session_id)
     context = {"session": session} | _log_context(request, session)
     return render(request, "chat/_timeline.html", context)
@@ -115,8 +137,9 @@ def compose(request: HtmxHttpRequest, session_id: UUID) -> HttpResponseBase:
     """Post the composer's text (a message or a slash command) and show what happened.
 
     An htmx request gets the feedback fragment plus the refreshed log and a fresh composer
-    (out-of-band), and the events ``handoff:refresh`` and ``sidebar:refresh``; a plain form post
-    is sent back to the page. Invalid input: 422, nothing posted.
+    (out-of-band), and the event ``handoff:refresh``; a plain form post
+    is sent back to the page. Invalid input: 422, nothing posted. The session list's rows
+    change through the follower's events.
     """
     session = owned_session(request, session_id)
     form = ComposerForm(request.POST)
@@ -139,9 +162,8 @@ def compose(request: HtmxHttpRequest, session_id: UUID) -> HttpResponseBase:
         "composer": ComposerForm.fresh() if outcome.kind != "error" else form,
     } | _log_context(request, session)
     response = render(request, "chat/_compose_result.html", context)
-    # The handoff panel and the sidebar refresh themselves on these (chat/*.html).
-    trigger_client_event(response, "handoff:refresh")
-    return trigger_client_event(response, "sidebar:refresh")
+    # The handoff panel refreshes itself on this (chat/handoff_panel.html): /handoff changed it.
+    return trigger_client_event(response, "handoff:refresh")
 
 
 @never_cache  # its sidebar changes by events

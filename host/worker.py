@@ -11,7 +11,11 @@ restart of the server, ``too many clients`` — and a task row whose worker was 
   back: its outcome is unknown, and running it again could repeat what it already did;
 - task rows ``RUNNING`` for longer than ``running_timeout`` (their worker was killed) are
   marked failed with ``WorkerLost``: at start-up, after each outage and, while tasks run, at
-  most once every ``SWEEP_SECONDS``.
+  most once every ``SWEEP_SECONDS``;
+- agent turns whose lease ran out (``host.turn_lease``: their worker was killed, or the
+  database was gone longer than the lease) are ended (``host.runtime.end_lost_turns``): at
+  start-up, after each outage, and every third of the lease from a thread of their own, so a
+  worker busy with a long turn still sweeps.
 
 A worker killed half-way leaves the task row ``RUNNING`` until such a sweep; what the task
 itself wrote is as its own transactions left it (the handoff's recovery handles its records).
@@ -19,7 +23,6 @@ itself wrote is as its own transactions left it (the handoff's recovery handles 
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import random
 import time
@@ -28,11 +31,14 @@ from traceback import format_exception
 from typing import Any
 from uuid import UUID
 
-from django.db import DatabaseError, InterfaceError, OperationalError, connections
+from django.db import InterfaceError, OperationalError
 from django.utils import timezone
 from django_tasks_db.compat import TaskResultStatus
 from django_tasks_db.management.commands.db_worker import Worker
 from django_tasks_db.models import DBTaskResult
+
+from host import runtime, turn_lease
+from host.periodic import Repeating, drop_connections
 
 logger = logging.getLogger(__name__)
 
@@ -78,13 +84,6 @@ def fail_orphaned_tasks(running_timeout: timedelta, now: datetime | None = None)
     return fail_tasks(orphans, f"its worker stopped: still running after {running_timeout}")
 
 
-def drop_connections() -> None:
-    """Close every database connection of this thread; a broken one may fail to close."""
-    for connection in connections.all(initialized_only=True):
-        with contextlib.suppress(DatabaseError):
-            connection.close()
-
-
 class ResilientWorker(Worker):
     """django-tasks-db's worker loop, kept running through database outages (see the module).
 
@@ -103,7 +102,12 @@ class ResilientWorker(Worker):
 
     def run(self) -> None:
         """Run the loop until shut down (or, with ``batch``/``max_tasks``, until done),
-        waiting out transient database errors."""
+        waiting out transient database errors; lost turns are swept meanwhile."""
+        sweeper = Repeating(sweep_lost_turns, turn_lease.renew_interval(), "lost-turn-sweep")
+        with sweeper:
+            self._run()
+
+    def _run(self) -> None:
         failures = 0
         while self.running:
             began = time.monotonic()
@@ -139,6 +143,7 @@ class ResilientWorker(Worker):
             fail_tasks(rows, "the database went away while the task ran; its outcome is unknown")
             self._current = None
         self._sweep()
+        sweep_lost_turns()
 
     def _sweep_if_due(self) -> None:
         if time.monotonic() >= self._next_sweep:
@@ -149,3 +154,12 @@ class ResilientWorker(Worker):
         if swept:
             logger.warning("marked %d task(s) of lost workers failed", swept)
         self._next_sweep = time.monotonic() + SWEEP_SECONDS
+
+
+def sweep_lost_turns() -> int:
+    """End the agent turns whose lease ran out (``host.runtime.end_lost_turns``); return how
+    many, logging them."""
+    ended = runtime.end_lost_turns()
+    if ended:
+        logger.warning("ended %d lost agent turn(s)", ended)
+    return ended

@@ -91,6 +91,10 @@ document.addEventListener("htmx:beforeSwap", (event) => {
 // value and is refused (409) with the current one shown, instead of overwriting it silently.
 document.addEventListener("handoff:event", (event) => {
   if (event.detail.kind !== "settings.changed") return;
+  // The conversation's panel says whether the global switch holds it back: it reloads.
+  if (window.htmx && document.getElementById("handoff-panel")) {
+    window.htmx.trigger(document.body, "handoff:refresh");
+  }
   for (const [name, value] of Object.entries(event.detail.payload.settings)) {
     const form = document.getElementById(`setting-${name}`);
     const control = form && form.querySelector(CONTROLS);

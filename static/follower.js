@@ -12,9 +12,15 @@
 //   redirect event carries a started (not blank) row, else on the event that starts it. When
 //   no such event comes, the seed's rule: refresh the session list, open the row once it is
 //   there and not blank, else try again (retryInterval ms apart, retryLimit tries), then give
-//   up quietly. Other pages only refresh their session list, once per burst of events;
+//   up quietly. Other pages only update their session list;
 // - a page whose composer holds unsent text does not move: it shows a banner linking to the
 //   successor; a page that moved says so on the next page ("Moved here from …", aria-live);
+// - events carry what they change, rendered on the server (follower/fragments.py): a session's
+//   row (payload.row_html) goes into the session list in place, and the fragments
+//   (payload.fragments: the handoff panel, a new log entry, the "working" line) are swapped in
+//   by htmx out of band; a tab on the source applies the successor's row before opening it.
+//   Nothing is refetched, except the list when a row has no group to go in, and the list, the
+//   log and the panel after a resync (conditional requests: 304 when nothing changed);
 // - heartbeat: a ping every heartbeatInterval ms; no answer within heartbeatTimeout ms means
 //   the socket is dead (or half-open): close it and reconnect;
 // - reconnect with exponential backoff, sending the last applied id; on "resync" read a fresh
@@ -143,6 +149,9 @@ async function loadSnapshot() {
     if (stale) {
       stale = false;
       if (follower.jump !== "retrying") scheduleRefresh();
+      // What the pruned events would have brought: the log and the panel fetch themselves.
+      document.dispatchEvent(new CustomEvent("timeline:refresh"));
+      document.body.dispatchEvent(new CustomEvent("handoff:refresh"));
     }
   } catch (error) {
     console.warn("follower:", error);
@@ -155,6 +164,10 @@ function apply(frame) {
   follower.lastId = frame.id;
   document.dispatchEvent(new CustomEvent("handoff:event", { detail: frame }));
   const payload = frame.payload;
+  applyFragments(payload.fragments);
+  if (payload.row_html !== undefined && !placeRow(payload.session, payload.row_html)) {
+    if (follower.jump !== "opening") scheduleRefresh();
+  }
   if (frame.kind === "session.added" || frame.kind === "session.updated") {
     see(payload.session.id, payload.session.redirect_to);
     const jumping = follower.jump === "waiting" || follower.jump === "retrying";
@@ -163,10 +176,49 @@ function apply(frame) {
     }
   } else if (frame.kind === "redirect.committed") {
     see(payload.source, payload.destination, payload.session);
-  } else {
-    return;
   }
-  if (follower.jump !== "opening") scheduleRefresh();
+}
+
+// The fragments of one event, swapped in by htmx out of band: those for this page (no session,
+// or the page's own) that the page does not show already ("unless" matches nothing).
+function applyFragments(fragments) {
+  if (!fragments || !window.htmx) return;
+  for (const fragment of fragments) {
+    if (fragment.session && fragment.session !== current) continue;
+    if (fragment.unless && document.querySelector(fragment.unless)) continue;
+    window.htmx.swap(document.body, fragment.html, { swapStyle: "none" });
+  }
+}
+
+// Put a session's row, as the server rendered it, into the session list: in place of the row
+// shown, else first in its workspace's group (the newest); a row the list hides goes away,
+// unless it is this page's own. False when it has no group to go in (the list is refetched).
+function placeRow(row, html) {
+  const list = document.getElementById("session-list");
+  if (!list) return true;
+  const template = document.createElement("template");
+  template.innerHTML = html.trim();
+  const item = template.content.firstElementChild;
+  const shown = document.getElementById(item.id);
+  if (item.dataset.shown !== "true" && row.id !== current) {
+    if (shown) shown.remove();
+    return true;
+  }
+  const link = item.querySelector(".session-row");
+  link.classList.toggle("is-current", row.id === current);
+  if (row.id === current) link.setAttribute("aria-current", "page");
+  if (shown && shown.dataset.workspace === item.dataset.workspace) {
+    shown.replaceWith(item);
+  } else {
+    const group = list.querySelector(
+      `.session-group[data-workspace="${item.dataset.workspace}"] .session-rows`,
+    );
+    if (!group) return false;
+    if (shown) shown.remove();
+    group.prepend(item);
+  }
+  if (window.htmx) window.htmx.process(item);
+  return true;
 }
 
 // The baseline rule: record the first sight, act only on none → destination.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 from collections.abc import Callable, Iterator
@@ -42,12 +43,17 @@ class FakeLLM:
     """A tiny OpenAI-compatible chat.completions server on 127.0.0.1 (no external network).
 
     ``requests`` records each call (path, headers, JSON body); ``answer`` and ``usage`` shape
-    the reply; ``status`` other than 200 makes it fail.
+    the reply (``json_answer``, when set, answers the JSON-only calls: the summary); ``status``
+    other than 200 makes it fail. ``delay`` (seconds) makes every call wait that long before
+    its answer, a slow model, until ``released`` is set (at teardown at the latest).
     """
 
     def __init__(self) -> None:
         self.requests: list[dict[str, Any]] = []
         self.answer = "Model answer."
+        self.json_answer = ""
+        self.delay = 0.0
+        self.released = threading.Event()
         self.status = 200
         self.usage: dict[str, Any] | None = {
             "prompt_tokens": 1200,
@@ -57,7 +63,9 @@ class FakeLLM:
         }
         self.url = ""
 
-    def response(self) -> tuple[int, dict[str, Any]]:
+    def response(self, request: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        json_only = request.get("response_format") == {"type": "json_object"}
+        answer = self.json_answer if json_only and self.json_answer else self.answer
         if self.status != 200:
             return self.status, {"error": {"message": "fake failure", "type": "server_error"}}
         body: dict[str, Any] = {
@@ -68,7 +76,7 @@ class FakeLLM:
             "choices": [
                 {
                     "index": 0,
-                    "message": {"role": "assistant", "content": self.answer},
+                    "message": {"role": "assistant", "content": answer},
                     "finish_reason": "stop",
                 }
             ],
@@ -85,20 +93,24 @@ class _FakeLLMHandler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         length = int(self.headers.get("Content-Length", "0"))
         fake = self.server.fake
+        body = json.loads(self.rfile.read(length) or b"{}")
         fake.requests.append(
             {
                 "path": self.path,
                 "headers": {k.lower(): v for k, v in self.headers.items()},
-                "body": json.loads(self.rfile.read(length) or b"{}"),
+                "body": body,
             }
         )
-        status, payload = fake.response()
+        if fake.delay:
+            fake.released.wait(fake.delay)
+        status, payload = fake.response(body)
         data = json.dumps(payload).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):  # a caller killed
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
 
     def log_message(self, format: str, *args: Any) -> None:
         return
@@ -122,5 +134,6 @@ def fake_llm(settings: Any) -> Iterator[FakeLLM]:
     try:
         yield server.fake
     finally:
+        server.fake.released.set()
         server.shutdown()
         server.server_close()

@@ -1,16 +1,23 @@
 """The structured digest of a session's log: what the brief is built from (seed 000, Brief schema).
 
-The log entries are ``{"role", "source_kind", "content", "tool_name"}`` mappings, oldest first,
-as the session controller's ``effective_context`` returns them. A tool call is an assistant
-entry with a ``tool_name`` whose content is the call's input (JSON, or the raw patch of a Codex
-``apply_patch``); its result is the next ``tool`` entry of the same tool. The digest reads:
+The log entries are ``{"role", "source_kind", "content", "tool_name", "seq"}`` mappings, oldest
+first, as the session controller's ``effective_context`` returns them; ``seq`` is the host's
+sequence number of the entry (an entry without one, e.g. the compaction summary, is numbered by
+its 1-based position), which the brief cites as evidence ("(log #1485)", issue 16). A tool call
+is an assistant entry with a ``tool_name`` whose content is the call's input (JSON, or the raw
+patch of a Codex ``apply_patch``); its result is the next ``tool`` entry of the same tool.
+The digest reads:
 
 - files written or edited (Edit, MultiEdit, Write, NotebookEdit, apply_patch, a shell
   ``apply_patch``), ranked by last touch, with what was done; a call whose result is an error
   changed nothing and is left out;
 - the latest todo list (Claude Code ``TodoWrite``, Codex ``update_plan``);
 - commands run (Bash, Codex ``exec_command`` / ``shell`` with their ``write_stdin`` polls) with
-  their outcome: test summaries, exit codes, commits, pushes;
+  their outcome: test summaries, exit codes, commits, pushes (a Claude Code ``Bash`` result
+  states a non-zero exit as "Exit code N", so one without it and without an error succeeded);
+  the files a ``git add`` names, as committed (or staged) files;
+- the user's answers to the agent's questions (Claude Code ``AskUserQuestion``);
+- the lines that report something closed or done (to close a compaction summary's tasks);
 - the user's requests (typed or relayed), the assistant's texts, the compaction summary and a
   predecessor's brief (the seed message of a successor).
 
@@ -19,19 +26,24 @@ Nothing here invents text: every field holds a string found in the log, cut to l
 
 from __future__ import annotations
 
+import functools
 import json
 import posixpath
 import re
+import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-Entry = Mapping[str, str]
+Entry = Mapping[str, Any]
 
 EDIT_TOOLS = {"Edit": "edited", "MultiEdit": "edited", "Write": "written", "NotebookEdit": "edited"}
 TODO_TOOLS = ("TodoWrite", "update_plan")
 SHELL_TOOLS = ("Bash", "exec_command", "shell", "local_shell", "container.exec")
 POLL_TOOLS = ("write_stdin",)
+QUESTION_TOOLS = ("AskUserQuestion",)
+# Lines reporting something closed or done kept for closing the summary's tasks (the latest).
+MAX_CLOSING_LINES = 2_000
 DONE = "completed"
 # Directories whose files are build output, dependencies or caches, never the work itself.
 GENERATED_DIRS = frozenset(
@@ -49,7 +61,13 @@ _TOOL_ERROR = re.compile(r"<tool_use_error>|^\s*(Error|error):|^\s*Failed to\b")
 _EXIT = re.compile(
     r"Process exited with code (\d+)|\bexit(?:ed with)? code:? (\d+)|\"exit_code\":\s*(\d+)", re.I
 )
-_RUNNING = re.compile(r"Process running with session ID (\d+)")
+_RUNNING = re.compile(
+    r"Process running with session ID (\d+)|^Command running in background with ID", re.MULTILINE
+)
+# Python's unittest: "Ran 22 tests in 1.031s" then "OK" or "FAILED (failures=1)".
+_UNITTEST = re.compile(r"^Ran (\d+) tests? in [\d.]+s\s+^(OK\b.*|FAILED\b.*)$", re.MULTILINE)
+_ANSWERS = re.compile(r'"([^"]+)"="([^"]*)"')
+_ANSWERED = "User has answered your questions:"
 _TEST_SUMMARY = re.compile(
     r"^.*\b\d+ (?:tests?|examples?|doctests?|specs?)\b.*\b\d+ failures?\b.*$"
     r"|^.*\b\d+ (?:passed|failed)\b.*$"
@@ -59,16 +77,27 @@ _TEST_SUMMARY = re.compile(
 )
 _FAILED_SUMMARY = re.compile(r"\b[1-9]\d* (?:failures?|failed|errors?)\b", re.I)
 _COMMIT = re.compile(r"^\[[\w./-]+ [0-9a-f]{7,40}\] .+$", re.MULTILINE)
-_PUSH = re.compile(r"^\s+[0-9a-f]{7,40}\.\.[0-9a-f]{7,40}\s+\S+ -> \S+$", re.MULTILINE)
+_PUSH = re.compile(
+    r"^\s+[0-9a-f]{7,40}\.\.[0-9a-f]{7,40}\s+\S+ -> \S+$|^\s*\* \[new branch\]\s+\S+ -> \S+$",
+    re.MULTILINE,
+)
 # A command that checks or records the work (tests, builds, linters, commits, pushes), matched
 # at the start of each segment of a command line (``a && b | c``).
 _VERIFYING = re.compile(
     r"^(?:\w+=\S+\s+)*(?:pytest|vitest|jest|tsc|mypy|ruff|cargo|make|tox|nox|rspec|gradle|mvn"
     r"|go (?:test|build|vet)|mix (?:test|credo|compile|format)|npm (?:test|run)|pnpm|yarn"
     r"|npx (?:vitest|jest|tsc|eslint)|python3? -m (?:pytest|unittest|mypy)|\.venv/bin/\w+"
-    r"|bundle exec|dotnet (?:test|build)|git (?:commit|push))\b",
+    r"|bundle exec|dotnet (?:test|build)|git (?:add|commit|push))\b",
 )
 _SEGMENT = re.compile(r"&&|\|\||;|\|")
+_ENV_WORD = re.compile(r"^\w+=")
+_REDIRECT = re.compile(r"^\d*[<>]")
+_FILE_LIKE = re.compile(r"\w\.[A-Za-z]\w{0,7}$")
+MAX_HEAD_WORDS = 2
+_CLOSED_NEAR = (
+    r"\b(?:closed?|done|completed?|finished|fixed|resolved)\b[^\n]{{0,40}}?{id}"
+    r"|{id}[^\n]{{0,15}}?\b(?:done|closed|completed?|finished)\b"
+)
 _ID_TOKEN = re.compile(r"[A-Za-z][\w-]{0,40}\.\d+\b|#\d+\b")
 _CLOSED = re.compile(
     r"\b(?:closed?|done|completed|finished|fixed|resolved)\b[^\n]{0,40}?"
@@ -98,14 +127,29 @@ class Todo:
     status: str
 
 
+class Said(str):
+    """A text of the log that remembers its entry: ``seq`` (the log entry number the brief
+    cites) and ``position`` (its index in the entries read). Compares as the plain text."""
+
+    seq: int
+    position: int
+
+    def __new__(cls, text: str, seq: int = 0, position: int = 0) -> Said:
+        said = super().__new__(cls, text)
+        said.seq, said.position = seq, position
+        return said
+
+
 @dataclass(frozen=True)
 class Command:
-    """A command run, its outcome line and whether it succeeded (``None``: unknown)."""
+    """A command run, its outcome line and whether it succeeded (``None``: unknown); ``index``
+    is the call's position, ``seq`` the log entry number of the result that tells the outcome."""
 
     text: str
     outcome: str
     ok: bool | None
     index: int
+    seq: int = 0
 
 
 @dataclass
@@ -118,11 +162,14 @@ class Digest:
     an outcome, oldest first; ``summary``: the last compaction summary's sections by lower-case
     title; ``predecessor``: the seed brief's goal and list sections; ``closed``: task ids the log
     reports closed; ``failed_edits``: edits whose result was an error; ``texts_after_request``:
-    the assistant texts since the latest request.
+    the assistant texts since the latest request, ``previous_texts`` those of the exchange
+    before it; ``answers``: the user's answers to the agent's questions, "question → answer";
+    ``closing_lines``: the latest lines of tool results and assistant texts that report
+    something closed, done or complete. Texts are ``Said``: they know their log entry.
     """
 
-    requests: list[str] = field(default_factory=list)
-    assistant_texts: list[str] = field(default_factory=list)
+    requests: list[Said] = field(default_factory=list)
+    assistant_texts: list[Said] = field(default_factory=list)
     files: list[FileTouch] = field(default_factory=list)
     todos: list[Todo] = field(default_factory=list)
     done_tasks: set[str] = field(default_factory=set)
@@ -131,7 +178,10 @@ class Digest:
     predecessor: dict[str, Any] = field(default_factory=dict)
     closed: set[str] = field(default_factory=set)
     failed_edits: int = 0
-    texts_after_request: list[str] = field(default_factory=list)
+    texts_after_request: list[Said] = field(default_factory=list)
+    previous_texts: list[Said] = field(default_factory=list)
+    answers: list[Said] = field(default_factory=list)
+    closing_lines: list[str] = field(default_factory=list)
 
 
 def is_request(entry: Entry) -> bool:
@@ -209,8 +259,9 @@ def todos_of(args: Mapping[str, Any]) -> list[Todo] | None:
 
 
 def command_text(args: Mapping[str, Any]) -> str:
-    """Return the command line of a shell call (``command`` string or argv list, or ``cmd``)."""
-    command = args.get("command", args.get("cmd", ""))
+    """Return the command line of a shell call (``command`` string or argv list, ``cmd``, or
+    the call's raw text when its input is not JSON)."""
+    command = args.get("command", args.get("cmd", args.get("input", "")))
     if isinstance(command, list):
         parts = [str(part) for part in command]
         command = " ".join(parts[2:] if parts[:2] in _SHELL_PREFIXES else parts)
@@ -223,6 +274,9 @@ def outcome_of(output: str) -> tuple[str, bool | None]:
     Test summaries, commit and push lines say it best; else the exit code; else nothing
     (``("", None)``).
     """
+    unittest = _UNITTEST.search(output)
+    if unittest:
+        return " ".join(unittest.group(0).split()), unittest.group(2).startswith("OK")
     for pattern in (_TEST_SUMMARY, _COMMIT, _PUSH):
         matches = pattern.findall(output)
         if matches:
@@ -246,6 +300,93 @@ def _exit_code(output: str) -> int | None:
 def verifies(command: str) -> bool:
     """Return whether ``command`` checks or records the work (tests, builds, commits, pushes)."""
     return any(_VERIFYING.match(part.strip()) for part in _SEGMENT.split(command))
+
+
+def words_of(command: str) -> list[str]:
+    """Split one command segment into its words (shell quoting honoured when it parses)."""
+    try:
+        return shlex.split(command)
+    except ValueError:
+        return command.split()
+
+
+def _segments(command: str) -> list[list[str]]:
+    """The words of each segment of a command line that checks or records the work."""
+    parts = (part.strip() for part in _SEGMENT.split(command.split("\n")[0]))
+    return [words_of(part) for part in parts if _VERIFYING.match(part)]
+
+
+def _is_path(word: str) -> bool:
+    return "/" in word or bool(_FILE_LIKE.search(word))
+
+
+@functools.lru_cache(maxsize=4096)
+def intent(command: str) -> tuple[str, frozenset[str]]:
+    """Return what a command does to what: its head and the paths it names (its scope).
+
+    The head is the program and its subcommand words before the first flag or path, with the
+    environment, redirections and a ``python -m`` prefix left out (``git push 2>&1`` →
+    ``("git push", {})``, ``.venv/bin/pytest -q tests/a.py`` → ``("pytest", {"tests/a.py"})``);
+    an empty scope means the whole project. Of a command line, the last segment that checks or
+    records the work counts.
+    """
+    segments = _segments(command) or [words_of(command)]
+    words = [w for w in segments[-1] if not _ENV_WORD.match(w) and not _REDIRECT.match(w)]
+    if words[:2] in (["python", "-m"], ["python3", "-m"]):
+        words = words[2:]
+    if not words:
+        return "", frozenset()
+    head = [posixpath.basename(words[0])]  # the program, wherever it is installed
+    for word in words[1:MAX_HEAD_WORDS]:
+        if word.startswith("-") or _is_path(word):
+            break
+        head.append(word)
+    scope = frozenset(w.rstrip("/") for w in words[1:] if _is_path(w) and not w.startswith("-"))
+    return " ".join(head), scope
+
+
+def covers(later: Command, earlier: Command) -> bool:
+    """Whether ``later`` does what ``earlier`` did, on the same target or more (issue 16):
+    the same head, and a scope that is the whole project or holds each of the earlier paths
+    (itself or a folder above it)."""
+    head, scope = intent(later.text)
+    earlier_head, earlier_scope = intent(earlier.text)
+    if head != earlier_head:
+        return False
+    if not scope:
+        return True
+    return bool(earlier_scope) and all(
+        any(path == s or path.startswith(s + "/") for s in scope) for path in earlier_scope
+    )
+
+
+def staged_paths(command: str) -> list[str]:
+    """Return the paths a ``git add`` in ``command`` names (no flags, no ``.`` or globs)."""
+    paths = []
+    for words in _segments(command):
+        if words[:2] == ["git", "add"]:
+            paths += [w for w in words[2:] if not w.startswith("-") and _is_path(w)]
+    return [p for p in paths if "*" not in p]
+
+
+def _staged_action(command: str) -> str:
+    return "committed" if any(w[:2] == ["git", "commit"] for w in _segments(command)) else "staged"
+
+
+def _task_name(task: str) -> str:
+    return rf"(?<![\w.-]){re.escape(task)}(?![\w-]|\.\d)"
+
+
+def mentions(text: str, task: str) -> bool:
+    """Whether ``text`` names the task ``task`` (``E-1`` is not named by ``E-12``)."""
+    return re.search(_task_name(task), text, re.IGNORECASE) is not None
+
+
+def closes(line: str, task: str) -> bool:
+    """Whether ``line`` reports the task ``task`` (an id such as ``E-1`` or ``spotter-gqc.6``)
+    closed, done or complete ("✓ Closed E-1", "Epic E-1 complete"); another id does not."""
+    pattern = _CLOSED_NEAR.format(id=_task_name(task))
+    return re.search(pattern, line, re.IGNORECASE) is not None
 
 
 def summary_sections(summary: str) -> dict[str, str]:
@@ -295,7 +436,7 @@ class _Reader:
     def read(self, entries: Sequence[Entry]) -> Digest:
         for index, entry in enumerate(entries):
             role, kind = entry.get("role", ""), entry.get("source_kind", "")
-            content = entry.get("content", "")
+            content = Said(entry.get("content", ""), int(entry.get("seq") or index + 1), index)
             if kind == "compaction":
                 self.digest.summary = summary_sections(content)
             elif kind == "plugin" and content.lstrip().startswith(BRIEF_HEADING):
@@ -303,19 +444,29 @@ class _Reader:
             elif role == "assistant" and entry.get("tool_name"):
                 self._call(index, entry["tool_name"], tool_input(content))
             elif role == "tool":
-                self.digest.closed |= closed_ids(content)
-                self._result(index, entry.get("tool_name", ""), content)
+                self._closing(content)
+                self._result(entry.get("tool_name", ""), content)
             elif role == "assistant" and content.strip():
-                self.digest.closed |= closed_ids(content)
-                self.digest.assistant_texts.append(content.strip())
-                self.digest.texts_after_request.append(content.strip())
+                self._closing(content)
+                text = Said(content.strip(), content.seq, index)
+                self.digest.assistant_texts.append(text)
+                self.digest.texts_after_request.append(text)
             elif is_request(entry):
-                self.digest.requests.append(content.strip())
+                self.digest.requests.append(Said(content.strip(), content.seq, index))
+                self.digest.previous_texts = self.digest.texts_after_request
                 self.digest.texts_after_request = []
         for call in self.pending_calls:  # calls without a result (the log ended): assume done
-            self._apply(*call, output="")
+            self._apply(*call, output=Said(""))
         self.digest.files = sorted(self.touches.values(), key=lambda t: t.last, reverse=True)
         return self.digest
+
+    def _closing(self, text: str) -> None:
+        """Keep the lines of ``text`` that report something closed or done."""
+        self.digest.closed |= closed_ids(text)
+        if _CLOSED_WORD.search(text):
+            lines = self.digest.closing_lines
+            lines += [line for line in text.splitlines() if _CLOSED_WORD.search(line)]
+            del lines[:-MAX_CLOSING_LINES]
 
     def _call(self, index: int, tool: str, args: dict[str, Any]) -> None:
         if tool in TODO_TOOLS:
@@ -326,14 +477,14 @@ class _Reader:
             return
         self.pending_calls.append((index, tool, args))
 
-    def _result(self, index: int, tool: str, output: str) -> None:
+    def _result(self, tool: str, output: Said) -> None:
         call = next((c for c in self.pending_calls if c[1] == tool or not tool), None)
         if call is None:
             return
         self.pending_calls.remove(call)
         self._apply(*call, output=output)
 
-    def _apply(self, index: int, tool: str, args: dict[str, Any], *, output: str) -> None:
+    def _apply(self, index: int, tool: str, args: dict[str, Any], *, output: Said) -> None:
         edits = edits_of(tool, args, self.cwd)
         if edits:
             if _TOOL_ERROR.search(output):
@@ -342,9 +493,14 @@ class _Reader:
             for path, action in edits:
                 self._touch(path, action, index)
         elif tool in SHELL_TOOLS:
-            self._command(index, command_text(args), output)
+            self._command(index, tool, command_text(args), output)
         elif tool in POLL_TOOLS:
             self._poll(str(args.get("session_id", "")), output)
+        elif tool in QUESTION_TOOLS or output.startswith(_ANSWERED):
+            self.digest.answers += [
+                Said(f"{question} → {answer}", output.seq, output.position)
+                for question, answer in _ANSWERS.findall(output)
+            ]
 
     def _touch(self, path: str, action: str, index: int) -> None:
         if is_generated_path(path):
@@ -353,14 +509,15 @@ class _Reader:
         touch.actions.append(action)
         touch.last = index
 
-    def _command(self, index: int, text: str, output: str) -> None:
+    def _command(self, index: int, tool: str, text: str, output: Said) -> None:
         running = _RUNNING.search(output)
         if running and _exit_code(output) is None:
-            self.sessions[running.group(1)] = (index, text)
+            if running.group(1):
+                self.sessions[running.group(1)] = (index, text)
             return
-        self._record(index, text, output)
+        self._record(index, text, output, claude_bash=tool == "Bash")
 
-    def _poll(self, session_id: str, output: str) -> None:
+    def _poll(self, session_id: str, output: Said) -> None:
         started = self.sessions.get(session_id)
         if started is None:
             return
@@ -369,10 +526,16 @@ class _Reader:
             del self.sessions[session_id]
             self._record(index, text, output)
 
-    def _record(self, index: int, text: str, output: str) -> None:
+    def _record(self, index: int, text: str, output: Said, *, claude_bash: bool = False) -> None:
         outcome, ok = outcome_of(output)
-        if text and ok is not None and verifies(text):
-            self.digest.commands.append(Command(text, outcome, ok, index))
+        if ok is None and claude_bash and output.seq:
+            outcome, ok = "exit code 0", True  # Claude Code states any other exit code
+        if not text or ok is None or not verifies(text):
+            return
+        self.digest.commands.append(Command(text, outcome, ok, index, output.seq))
+        if ok:
+            for path in staged_paths(text):
+                self._touch(absolute(path, self.cwd), _staged_action(text), index)
 
 
 def digest(entries: Sequence[Entry], *, cwd: str = "") -> Digest:

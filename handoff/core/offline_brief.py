@@ -1,21 +1,29 @@
 """The offline summarizer: a brief built from the log's digest without a model (DESIGN.md, run
-modes; seed 000, Brief schema).
+modes; seed 000, Brief schema; issue 16: done told from open, evidence cited).
 
-Each field comes from the structure of the log (``handoff.core.digest``), never from guesses:
+Each field comes from the structure of the log (``handoff.core.digest``), never from guesses,
+and each verified item, decision and user rule names the log entry it comes from, "… (log #N)"
+(items inherited from a predecessor's brief say "(earlier log #N)": that entry is in the
+predecessor's log):
 
 - goal: the predecessor's goal, else the compaction summary's primary request, else the first
   substantive request; plus the latest direction the user gave;
-- decisions: stated decisions ("Decision:", "we'll use…", "instead of…") and the predecessor's;
-- constraints: user sentences that state rules ("only", "never", "must", "don't") and the
-  predecessor's;
-- artifacts: the workspace, then the files written or edited, last touched first, with what was
-  done, then the files the compaction summary names;
-- verified: commands run with a passing outcome (tests, builds, commits, pushes);
-- pending: open items of the latest todo list, commands whose latest run failed, else the
-  summary's pending tasks not reported closed since;
+- decisions: the user's answers to the agent's questions ("question → answer"), stated
+  decisions ("Decision:", "we'll use…", "instead of…") and the predecessor's;
+- constraints: user sentences and answers that state rules ("only", "never", "must", "don't",
+  "max 7", "twice") and the predecessor's;
+- artifacts: the workspace, then the files written, edited or committed, last touched first,
+  with what was done, then the files the compaction summary names;
+- verified: commands run with a passing outcome (tests, builds, commits, pushes); a command
+  with no log entry to cite is not verified;
+- pending: open items of the latest todo list, failures no later run of the same intent closed
+  (``digest.covers``), work the assistant states is not done yet in the last two exchanges,
+  else the summary's pending tasks no closing signal closed since; empty for a finished session,
+  whose leftovers go to uncertainties;
 - next_steps: the current state (the last assistant message) and what comes next; a finished
-  session says it is finished;
-- uncertainties: what the log cannot tell, and that no model wrote the brief.
+  session says first that it is finished and that the successor waits for the next request;
+- uncertainties: what the log cannot tell: successes stated only in prose ("stated, not
+  verified: …"), leftovers of a finished session, and that no model wrote the brief.
 """
 
 from __future__ import annotations
@@ -31,9 +39,13 @@ from handoff.core.digest import (
     Command,
     Digest,
     Entry,
+    Said,
     absolute,
+    closes,
+    covers,
     digest,
     is_generated_path,
+    mentions,
     task_ids,
 )
 from handoff.core.digest import section as summary_section
@@ -45,7 +57,8 @@ MAX_ARTIFACTS = 40
 _SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+|\n+")
 _RULE = re.compile(
     r"\b(only|never|must|always|don't|do not|dont|no longer|without|should not|shouldn't|"
-    r"make sure|avoid)\b|不要|必须|禁止|只能|务必|しないで|ないでください",
+    r"make sure|avoid|max|maximum|at most|at least|no more than|twice|\d+ times)\b"
+    r"|不要|必须|禁止|只能|务必|しないで|ないでください",
     re.IGNORECASE,
 )
 _DECISION = re.compile(
@@ -60,15 +73,39 @@ _FINISHED = re.compile(
     r"|(?:is|are) (?:now )?(?:complete|completed|finished|done|closed)"
     r"|has been (?:created|updated|implemented|completed|fixed|added)"
     r"|everything is (?:pushed|done|committed|complete))\b"
+    r"|\b(?:complete|completed|done|finished)(?: and (?:pushed|committed|merged|closed))?\W*$"
     r"|完了しました|完成しました|しました[。\s]",
     re.IGNORECASE | re.MULTILINE,
 )
+# A sentence that says the work is not (yet) finished, or finished only under a condition.
+_UNFINISHED = re.compile(r"\b(?:not|never|almost|nearly|once|when|until|after|if)\b|n't\b", re.I)
+# Work the assistant states is not done yet ("… are not written yet", "Still open: …").
+_NOT_DONE = re.compile(
+    r"\bnot (?:\w+ )?yet\b|\bstill (?:open|to do|missing|pending|failing)\b"
+    r"|\b(?:remaining|to ?do|left to do)\s*:|\bhas not been\b|\bhave not been\b",
+    re.IGNORECASE,
+)
+# A success the assistant states ("12 tests pass", "the build succeeds", "it works now").
+_CLAIMED = re.compile(
+    r"\btests?\b[^.;:]{0,40}?\bpass(?:es|ed|ing)?\b|\btests? (?:are )?green\b"
+    r"|\bbuild (?:succeeds|succeeded|passes|is clean)\b|\bworks (?:now|correctly|as expected)\b"
+    r"|\bverified\b",
+    re.IGNORECASE,
+)
+# A summary's task that opens with its id: "E-1 (EPIC): …", "**spotter-gqc.6** (in_progress): …".
+_TASK_ID = re.compile(r"^[*`\s]*([A-Za-z][\w]*(?:[.-][\w]+)+)[*`]*\s*(?:\(|:)")
+_CITED = re.compile(r"\((?:earlier )?log #(\d+)\)")
 _NEXT_SENTENCE = re.compile(
     r"^(?:next(?: steps?)?\s*[:,—–-]|next,? i(?:'ll| will)\b|remaining\s*:|still to do\s*:)",
     re.IGNORECASE,
 )
 _GOING_ON = re.compile(r"\b(now let me|let me|next,? i|i'll now|i will now|then i'll)\b", re.I)
-_SUMMARY_FILE = re.compile(r"^\s*[-*]\s+\*\*`([^`]+)`\*\*\s*[—–-]+\s*(.+)$", re.MULTILINE)
+# A file bullet of the summary's files section: "- **`path`** — what", "- `path`: what", "- path".
+_SUMMARY_FILE = re.compile(
+    r"^\s{0,4}[-*]\s+(?:\*\*)?`?([\w./@+~-]*[\w@+~-]\.[A-Za-z]\w{0,7})`?(?:\*\*)?"
+    r"(?:\s*(?:[—–:-]+\s*)?(.*))?$",
+    re.MULTILINE,
+)
 _MENTIONED_FILE = re.compile(r"(?<![\w.:/~-])(/(?:[\w.@+~-]+/)+[\w@+~-]+\.[A-Za-z]\w{0,7})\b")
 _SYSTEM_DIRS = ("/dev/", "/proc/", "/sys/", "/usr/", "/bin/", "/sbin/", "/lib/", "/etc/", "/tmp/")
 MAX_MENTIONED = 10
@@ -77,9 +114,29 @@ _BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+(.+)$", re.MULTILINE)
 
 
 def clip(text: str, limit: int = ITEM_CHARS) -> str:
-    """Return ``text`` on one line, cut to ``limit`` characters with an ellipsis."""
+    """Return ``text`` on one line, cut to at most ``limit`` characters at a sentence end, else
+    at a word boundary, with an ellipsis (a word longer than the limit is cut inside)."""
     text = " ".join(text.replace("**", "").split())
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+    if len(text) <= limit:
+        return text
+    head = text[: limit - 1]
+    ends = [m.end() for m in _SENTENCE_END.finditer(head) if m.start() >= limit // 2]
+    if ends:
+        return head[: ends[-1]].rstrip() + " …"
+    space = head.rfind(" ")
+    return (head[:space] if space > 0 else head).rstrip(" ,;:") + "…"
+
+
+def cited(text: str, seq: int) -> str:
+    """Return ``text`` (clipped) naming its log entry: "… (log #1485)" (issue 16, evidence)."""
+    suffix = f" (log #{seq})"
+    return clip(text, ITEM_CHARS - len(suffix)) + suffix
+
+
+def inherited(items: Iterable[object]) -> list[str]:
+    """A predecessor's items, their "(log #N)" marked as "(earlier log #N)": the entry is in
+    the predecessor's log, not in this one."""
+    return [_CITED.sub(r"(earlier log #\1)", str(item)) for item in items]
 
 
 def unique(items: Iterable[str], limit: int = MAX_ITEMS) -> list[str]:
@@ -138,44 +195,59 @@ def goal_of(d: Digest) -> str:
 
 
 def rules_of(d: Digest) -> list[str]:
-    """User sentences that state rules, the predecessor's constraints first (the earliest
-    ``MAX_ITEMS``; the log is read only until they are found)."""
-    said = [*d.requests, *_QUOTED.findall(summary_section(d.summary, "user messages"))]
+    """User sentences and answers that state rules, each citing its entry, the predecessor's
+    constraints first (the earliest ``MAX_ITEMS``; the log is read only until they are found).
+    Rules quoted in the compaction summary cite it."""
+    quoted = _QUOTED.findall(summary_section(d.summary, "user messages"))
+    said = [*d.requests, *(Said(q) for q in quoted)]
     stated = (
-        s for text in said if _may_hold(_RULE, text) for s in sentences(text) if _RULE.search(s)
+        _cite_or_summary(s, text.seq)
+        for text in said
+        if _may_hold(_RULE, text)
+        for s in sentences(text)
+        if _RULE.search(s)
     )
-    return unique(itertools.chain(d.predecessor.get("constraints", []), stated))
+    answered = (cited(a, a.seq) for a in d.answers if _RULE.search(a.split(" → ", 1)[-1]))
+    return unique(
+        itertools.chain(inherited(d.predecessor.get("constraints", [])), answered, stated)
+    )
+
+
+def _cite_or_summary(sentence: str, seq: int) -> str:
+    return cited(sentence, seq) if seq else f"{sentence} (compaction summary)"
 
 
 def decisions_of(d: Digest) -> list[str]:
-    """Stated decisions of the user and the assistant, the predecessor's first, latest kept
-    (the log is read from its end, only until enough are found)."""
+    """The user's answers to the agent's questions and stated decisions of the user and the
+    assistant, each citing its entry, the predecessor's first, latest kept (the log is read
+    from its end, only until enough are found)."""
     solved = [summary_section(d.summary, name) for name in ("problem solving", "errors and fixes")]
-    inherited = list(d.predecessor.get("decisions", []))
-    texts = [*solved, *d.requests, *d.assistant_texts]
+    answers = [cited(a, a.seq) for a in d.answers]
+    inherited_ = [*inherited(d.predecessor.get("decisions", [])), *answers]
+    texts = [*(Said(text) for text in solved), *d.requests, *d.assistant_texts]
     chosen: Iterable[str]
-    if len(inherited) < MAX_ITEMS:
+    if len(inherited_) < MAX_ITEMS:
         latest_first = (
-            s
+            _cite_or_summary(s, text.seq)
             for text in reversed(texts)
             if _may_hold(_DECISION, text)
             for s in reversed(sentences(text))
             if _DECISION.search(s)
         )
-        chosen = list(itertools.islice(latest_first, MAX_ITEMS - len(inherited)))[::-1]
+        chosen = list(itertools.islice(latest_first, MAX_ITEMS - len(inherited_)))[::-1]
     else:
         # A list of MAX_ITEMS or more may still repeat itself (``unique`` drops the repeats):
         # the log's decisions then fill the room from the first one, past the surplus, as
         # ``chosen[-(MAX_ITEMS - len(inherited)):]`` of every decision always did.
         in_order = (
-            s
+            _cite_or_summary(s, text.seq)
             for text in texts
             if _may_hold(_DECISION, text)
             for s in sentences(text)
             if _DECISION.search(s)
         )
-        chosen = itertools.islice(in_order, len(inherited) - MAX_ITEMS, None)
-    return unique(itertools.chain(inherited, chosen))
+        chosen = itertools.islice(in_order, len(inherited_) - MAX_ITEMS, None)
+    return unique(itertools.chain(inherited_, chosen))
 
 
 def _may_hold(pattern: re.Pattern[str], text: str) -> bool:
@@ -202,9 +274,10 @@ def artifacts_of(d: Digest, cwd: str) -> list[str]:
     for path, what in _SUMMARY_FILE.findall(summary_section(d.summary, "files")):
         full = absolute(path, cwd)
         if full not in listed and not is_generated_path(full) and "://" not in full:
-            items.append(f"{full} — {clip(what, 160)} (before the last compaction)")
+            said = f"{clip(what, 160)} " if what.strip() else ""
+            items.append(f"{full} — {said}(before the last compaction)")
             listed.add(full)
-    for item in d.predecessor.get("artifacts", []):
+    for item in inherited(d.predecessor.get("artifacts", [])):
         path = str(item).split(" — ")[0]
         if path not in listed and not str(item).startswith("workspace: "):
             items.append(str(item))
@@ -227,34 +300,116 @@ def _shown(command: Command) -> str:
     return f"`{clip(line, 120)}` → {command.outcome}"
 
 
+def _latest_runs(d: Digest) -> list[Command]:
+    """Each command's latest run, in the order of those runs."""
+    return sorted({c.text: c for c in d.commands}.values(), key=lambda c: c.index)
+
+
 def verified_of(d: Digest) -> list[str]:
-    """Commands whose latest run passed, oldest first, the latest ``MAX_ITEMS``."""
-    latest = {c.text: c for c in d.commands}
-    own = [_shown(c) for c in latest.values() if c.ok]
-    return unique([*d.predecessor.get("verified", []), *own][-MAX_ITEMS:])
+    """Commands whose latest run passed, each citing the entry with its outcome, oldest first,
+    the latest ``MAX_ITEMS``; a run with no entry to cite is not verified."""
+    own = [cited(_shown(c), c.seq) for c in _latest_runs(d) if c.ok and c.seq]
+    return unique([*inherited(d.predecessor.get("verified", [])), *own][-MAX_ITEMS:])
+
+
+def open_failures(d: Digest) -> list[Command]:
+    """Failed runs that no later passing run of the same intent closed (``digest.covers``: the
+    same command head on the same target or more)."""
+    runs = d.commands
+    return [
+        c
+        for i, c in enumerate(runs)
+        if c.ok is False
+        and not any(later.ok and covers(later, c) for later in runs[i + 1 :])
+        and c.text not in {later.text for later in runs[i + 1 :]}
+    ]
 
 
 def finished(d: Digest) -> bool:
-    """The assistant reports the work finished since the latest request and goes on no further."""
+    """The assistant reports the work finished since the latest request and goes on no further
+    (any sentence that says so, not one phrasing; "not done", "once done" do not count)."""
     if not d.texts_after_request:
         return False
     last = d.texts_after_request[-1]
-    return any(_FINISHED.search(t) for t in d.texts_after_request) and not _GOING_ON.search(last)
+    said = (s for text in d.texts_after_request for s in sentences(text))
+    return any(_FINISHED.search(s) and not _UNFINISHED.search(s) for s in said) and not (
+        _GOING_ON.search(last)
+    )
+
+
+def recent_texts(d: Digest) -> list[Said]:
+    """The assistant's texts of the last two exchanges (the latest request's and the one
+    before): their statements of open work are not superseded yet."""
+    return [*d.previous_texts, *d.texts_after_request]
+
+
+def clauses(text: str) -> list[str]:
+    """The sentences of ``text`` split further at semicolons: one statement each."""
+    return [c.strip() for s in sentences(text) for c in s.split("; ") if len(c.strip()) > 3]
+
+
+def stated_open(d: Digest) -> list[str]:
+    """Sentences of the last two exchanges saying work is not done yet, each citing its entry."""
+    return [
+        cited(s, text.seq)
+        for text in recent_texts(d)
+        if _NOT_DONE.search(text)
+        for s in clauses(text)
+        if _NOT_DONE.search(s)
+    ]
+
+
+def stated_unverified(d: Digest) -> list[str]:
+    """Successes of the last two exchanges stated only in prose: no passing check ran in the
+    exchange before the sentence ("stated, not verified: …", seed 000: verified kept apart)."""
+    starts = [r.position for r in d.requests]
+    items = []
+    for text in recent_texts(d):
+        begun = max((p for p in starts if p < text.position), default=-1)
+        if any(c.ok and begun < c.index < text.position for c in d.commands):
+            continue
+        claims = [s for s in clauses(text) if _CLAIMED.search(s) and not _NOT_DONE.search(s)]
+        items += [cited(f"stated, not verified: {s}", text.seq) for s in claims]
+    return items
+
+
+def summary_task_open(d: Digest, task: str) -> bool:
+    """Whether a pending task of the compaction summary is still open: no closing signal names
+    it since (a close command's output or an assistant line reporting it closed, done or
+    complete, a todo item naming it marked completed); each signal closes it on its own."""
+    if task_ids(task) & d.closed:
+        return False
+    named = _TASK_ID.match(task)
+    if named is None:
+        return True
+    name = named.group(1)
+    return not (
+        any(closes(line, name) for line in d.closing_lines)
+        or any(mentions(done, name) for done in d.done_tasks)
+    )
+
+
+def leftovers(d: Digest) -> list[str]:
+    """Open todo items, open failures, open work stated in prose, else the summary's open
+    tasks: what Pending lists while the session is not finished."""
+    items = [
+        f"{t.text} ({t.status})"
+        for t in d.todos
+        if t.status != "completed" and t.text not in d.done_tasks
+    ]
+    items += [cited(f"{_shown(c)} — its latest run failed", c.seq) for c in open_failures(d)]
+    items += stated_open(d)
+    if not d.todos:
+        tasks = _BULLET.findall(summary_section(d.summary, "pending"))
+        items += [t for t in tasks if summary_task_open(d, t)]
+        items += inherited(d.predecessor.get("pending", []))
+    return items
 
 
 def pending_of(d: Digest, done: bool) -> list[str]:
-    """Open todo items, failing commands, else the summary's open tasks not closed since."""
-    items = []
-    open_todos = [t for t in d.todos if t.status != "completed" and t.text not in d.done_tasks]
-    note = " — left open in the last plan update; the final message reports the work done"
-    items += [f"{t.text} ({t.status}{note if done else ''})" for t in open_todos]
-    latest = {c.text: c for c in d.commands}
-    items += [f"{_shown(c)} (its latest run failed)" for c in latest.values() if c.ok is False]
-    if not d.todos and not done:
-        tasks = _BULLET.findall(summary_section(d.summary, "pending"))
-        items += [t for t in tasks if not task_ids(t) & d.closed]
-        items += [str(t) for t in d.predecessor.get("pending", [])]
-    return unique(items)
+    """What is left to do; empty when the session reports its work finished (seed 000: the
+    brief says a finished session is finished; the leftovers go to uncertainties)."""
+    return [] if done else unique(leftovers(d))
 
 
 def next_steps_of(d: Digest, done: bool, pending: list[str]) -> list[str]:
@@ -266,10 +421,9 @@ def next_steps_of(d: Digest, done: bool, pending: list[str]) -> list[str]:
     if not last and work:
         state = f"Current state (the compaction summary): {clip(' '.join(sentences(work)[:2]))}"
     if done:
-        left = " After that, check the items under Pending." if pending else ""
         return unique(
             [
-                "The session reports its work finished; wait for the user's next request." + left,
+                "The session reports its work finished; wait for the user's next request.",
                 state,
             ]
         )
@@ -290,13 +444,18 @@ def stated_next(text: str) -> list[str]:
     return [s for s in sentences(text) if _NEXT_SENTENCE.match(s)]
 
 
-def uncertainties_of(d: Digest, count: int) -> list[str]:
-    """What the log cannot tell; always ends with the note that no model wrote the brief."""
+def uncertainties_of(d: Digest, count: int, done: bool) -> list[str]:
+    """What the log cannot tell: successes stated but not verified, what a finished session
+    left open; always ends with the note that no model wrote the brief."""
     items = []
     if d.summary:
         items.append("Work before the last compaction is known only from its summary.")
     if d.failed_edits:
         items.append(f"{d.failed_edits} file edit(s) in the log failed and changed nothing.")
+    if done:
+        note = "left open in the log although the final message reports the work done: "
+        items += [note + item for item in leftovers(d)]
+    items += stated_unverified(d)
     last = d.assistant_texts[-1] if d.assistant_texts else ""
     items += [s for s in sentences(last) if s.endswith("?")]
     items = unique(items, MAX_ITEMS - 1)
@@ -320,6 +479,6 @@ def offline_brief(context: Sequence[Entry], *, cwd: str) -> dict[str, Any]:
         "verified": verified_of(d),
         "pending": pending,
         "next_steps": next_steps_of(d, done, pending),
-        "uncertainties": uncertainties_of(d, len(context)),
+        "uncertainties": uncertainties_of(d, len(context), done),
     }
     return validate_brief(brief)

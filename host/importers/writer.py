@@ -146,6 +146,7 @@ class SessionWriter:
                 external_id=pending.external_id[:MAX_NAME],
                 starts_turn=pending.starts_turn,
                 response_id=pending.response_id[:MAX_NAME],
+                live=False,
             )
             if pending.starts_turn:
                 # As host.runtime logs a live turn: the prompt, then its turn-start entry.
@@ -153,6 +154,7 @@ class SessionWriter:
                     self.session,
                     SessionEventKind.TURN_START,
                     {"user_initiated": pending.role == Role.USER, "message_seq": message.seq},
+                    live=False,
                 )
         self._buffer.clear()
 
@@ -160,7 +162,7 @@ class SessionWriter:
         """Log a model selection (source ``transcript``) when ``model`` differs from the current."""
         model = model[:MAX_NAME]
         if model and model != self.session.model:
-            log.select_model(self.session, model, source=MODEL_SOURCE)
+            log.select_model(self.session, model, source=MODEL_SOURCE, live=False)
 
     def open_compaction(self, trigger: str) -> None:
         """Start a compaction (``auto`` or ``manual``) whose summary may follow on the next line."""

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import AsyncIterator
 from typing import Any
 from unittest import mock
 
 import pytest
+from asgiref.sync import sync_to_async
 from channels.db import database_sync_to_async
 from channels.testing import WebsocketCommunicator
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
@@ -311,6 +313,24 @@ async def test_one_event_reaches_every_socket_with_one_sign_in_check(ada):
     assert checked.call_count == 1
     for communicator in sockets:
         await communicator.disconnect()
+
+
+async def test_an_event_reaches_the_page_while_page_requests_hold_the_shared_thread(ada):
+    """Sync views (a herd of page refreshes) run on asgiref's one shared thread; the hub's
+    sign-in check does not queue behind them (issue 17, item 1)."""
+    communicator, _ = await signed_in_socket(ada)
+    release = threading.Event()
+    busy = asyncio.ensure_future(sync_to_async(release.wait, thread_sensitive=True)(10))
+    try:
+        frame = await sync_to_async(publish, thread_sensitive=False)(
+            ada.pk, EventKind.HANDOFF_PHASE, {"phase": "summarizing"}
+        )
+        assert await communicator.receive_json_from(timeout=3) == frame
+        assert not busy.done()
+    finally:
+        release.set()
+        await busy
+    await communicator.disconnect()
 
 
 async def test_ping_is_answered_with_pong(ada_socket):

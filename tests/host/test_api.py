@@ -140,7 +140,7 @@ ERRORS = {
     ("get", "/api/sessions"): {"401", "422"},
     ("get", "/api/sessions/{session_id}"): {"401", "404", "409", "422"},
     ("get", "/api/sessions/{session_id}/messages"): {"401", "404", "422"},
-    ("post", "/api/sessions/{session_id}/messages"): WRITE_ERRORS,
+    ("post", "/api/sessions/{session_id}/messages"): WRITE_ERRORS | {"409"},
     ("post", "/api/sessions/{session_id}/handoff"): WRITE_ERRORS | {"409"},
     ("get", "/api/handoffs"): {"401", "422"},
     ("get", "/api/handoffs/{record_id}"): {"401", "404", "422"},
@@ -587,6 +587,21 @@ def test_the_largest_accepted_usage_figures_add_up_without_overflow(
     detail = client.get(f"/api/sessions/{session.pk}")
 
     assert detail.status_code == 200
+
+
+@pytest.mark.parametrize("status", ["finished", "disposed"])
+def test_input_for_a_finished_helper_conversation_is_409_and_changes_nothing(
+    ada: User, client: Client, status: str
+):
+    main = make_session(ada, title="main")
+    helper = make_session(ada, title="helper", parent=main, status=status)
+
+    response = post_json(client, f"/api/sessions/{helper.pk}/messages", {"content": "more?"})
+
+    assert response.status_code == 409
+    detail = response.json()["detail"]
+    assert f"is {status}" in detail and "takes no more input" in detail and str(main.pk) in detail
+    assert not Message.objects.filter(session=helper).exists()
 
 
 @pytest.mark.parametrize(

@@ -14,13 +14,15 @@ from typing import Any
 
 import pytest
 from django.core.management import CommandError, call_command
-from shared_files import CASES
+from shared_files import CASES, SAMPLES
 
 from host.models import Message, Session
 
 pytestmark = pytest.mark.django_db
 
 USAGE_KEYS = ("uncached_input", "output", "cache_read", "cache_write")
+# The project's own damaged log (samples/README.md), for the tests of any damaged log.
+DAMAGED = SAMPLES / "claude-code-damaged.jsonl"
 
 
 def case(name: str) -> Path:
@@ -103,12 +105,12 @@ def test_nul_padding_left_by_a_crash_is_removed_and_every_record_imported() -> N
 
 
 def test_damaged_lines_are_listed_in_the_readable_summary_too() -> None:
-    path = case("nul-padded.jsonl")
+    path = DAMAGED
     out = StringIO()
 
     call_command("import_transcript", str(path), stdout=out)
 
-    assert f"  {path}:7: skipped: only NUL bytes" in out.getvalue().splitlines()
+    assert f"  {path}:9: repaired: NUL padding removed" in out.getvalue().splitlines()
 
 
 def test_a_file_without_any_valid_record_is_an_error_and_the_others_still_import(
@@ -122,7 +124,7 @@ def test_a_file_without_any_valid_record_is_an_error_and_the_others_still_import
         call_command(
             "import_transcript",
             str(broken),
-            str(case("lone-surrogates.jsonl")),
+            str(DAMAGED),
             "--json",
             stdout=out,
         )
@@ -191,9 +193,7 @@ def test_an_unexpected_error_in_one_file_never_stops_the_others(
     out = StringIO()
 
     with pytest.raises(CommandError, match=rf"{failing}: import failed \(UnicodeEncodeError"):
-        call_command(
-            "import_transcript", str(failing), str(case("nul-padded.jsonl")), "--json", stdout=out
-        )
+        call_command("import_transcript", str(failing), str(DAMAGED), "--json", stdout=out)
 
     assert len(out.getvalue().splitlines()) == 1
     assert Session.objects.count() == 1

@@ -214,7 +214,7 @@ class RefusingQueue:
     def get_backend(self) -> object:
         return object()
 
-    def enqueue(self, session_id: str) -> None:
+    def enqueue(self, session_id: str, turn_id: int) -> None:
         raise ConnectionError("queue down")
 
 

@@ -153,8 +153,58 @@ def test_sidebar_hides_blank_rows_except_the_current_one(as_alice: Client, alice
 
     assert without == [str(shown.pk)]
     assert str(blank.pk) in rows(current)
-    assert f'data-session-id="{blank.pk}"\n         data-blank="true"' in current
+    assert re.search(rf'data-session-id="{blank.pk}"\s+data-blank="true"', current)
     assert 'aria-current="page"' in current
+
+
+def many_conversations(owner: Any, count: int) -> list[Session]:
+    """``count`` conversations that each had a turn, oldest first (bulk: no events)."""
+    sessions = Session.objects.bulk_create(
+        Session(owner=owner, title=f"Conversation number {n} about the parser", blank=False)
+        for n in range(count)
+    )
+    return sorted(Session.objects.filter(pk__in=[s.pk for s in sessions]), key=lambda s: s.updated)
+
+
+def test_the_list_of_a_thousand_conversations_is_one_page_under_50_kib(
+    as_alice: Client, alice: Any
+):
+    """Issue 17, item 3: the 50 most recent rows plus the page's own, the rest on scroll."""
+    sessions = many_conversations(alice, 1000)
+    oldest = sessions[0]
+
+    html = page(as_alice, oldest)
+    listed = rows(html)
+
+    assert len(html.encode()) < 50 * 1024
+    assert listed[:50] == [str(s.pk) for s in sessions[::-1][:50]]
+    assert listed[50:] == [str(oldest.pk)]
+    assert "?offset=50&amp;current=" in html
+
+
+def test_a_later_page_of_the_list_holds_the_next_rows(as_alice: Client, alice: Any):
+    sessions = many_conversations(alice, 120)[::-1]
+    sidebar = partial(as_alice.get, reverse("chat:sidebar"))
+
+    second = sidebar({"offset": "50", "current": str(sessions[0].pk)}).content.decode()
+    last = sidebar({"offset": "100"}).content.decode()
+
+    assert rows(second) == [str(s.pk) for s in sessions[51:101]]
+    assert "?offset=100" in second
+    assert rows(last) == [str(s.pk) for s in sessions[100:]]
+    assert "offset=" not in last
+
+
+def test_a_list_fetched_again_unchanged_answers_304(as_alice: Client, alice: Any):
+    talked(alice, "Talked")
+    first = as_alice.get(reverse("chat:sidebar"))
+    again = as_alice.get(reverse("chat:sidebar"), headers={"If-None-Match": first["ETag"]})
+    talked(alice, "Another")
+    changed = as_alice.get(reverse("chat:sidebar"), headers={"If-None-Match": first["ETag"]})
+
+    assert "no-cache" in first["Cache-Control"]
+    assert again.status_code == 304
+    assert changed.status_code == 200
 
 
 def test_blank_current_session_has_its_row_on_its_own_page(as_alice: Client, alice: Any):

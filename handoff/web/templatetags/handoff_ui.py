@@ -1,7 +1,8 @@
 """``{% handoff_panel session %}``: the handoff panel on the conversation page;
 ``{% handoff_title_hint session %}``: the line under its title saying what ``· 接续`` means.
+``{{ html|brief_links:session }}``: a successor's brief with its "(log #N)" evidence linked.
 
-The host's page template loads this tag (the host's Python never imports the handoff app).
+The host's page templates load these (the host's Python never imports the handoff app).
 """
 
 from __future__ import annotations
@@ -9,8 +10,10 @@ from __future__ import annotations
 from typing import Any
 
 from django import template
+from django.utils.safestring import SafeString, mark_safe
 
 from handoff.inheritance import readable
+from handoff.web.log_links import link_log_entries, source_of
 from handoff.web.panel import session_panel, title_hint
 
 register = template.Library()
@@ -33,3 +36,11 @@ def handoff_title_hint(session: Any, oob: bool = False) -> dict[str, Any]:
 def inheritance_rows(report: list[dict[str, str]]) -> list[dict[str, object]]:
     """The inheritance report's rows in words (``handoff.inheritance.readable``)."""
     return readable(report)
+
+
+@register.filter
+def brief_links(html: str, session: Any) -> SafeString:
+    """Link "(log #N)" in ``html`` (a plugin message of ``session``, already escaped) to entry N
+    of the conversation ``session`` was handed off from; unchanged when it has none."""
+    source = source_of(session) if "(log #" in html else None
+    return link_log_entries(html, source) if source else mark_safe(html)  # html: escaped

@@ -166,3 +166,54 @@ def test_task_identifiers_reported_closed_are_found():
     assert d.closed_ids("✓ Closed spotter-gqc.6: done") == {"gqc.6"}
     assert d.closed_ids("gqc.7 done and pushed") == {"gqc.7"}
     assert d.task_ids("**spotter-gqc.6** (in_progress)") == {"gqc.6"}
+
+
+def run(text: str, ok: bool) -> d.Command:
+    return d.Command(text, "", ok, 0)
+
+
+def test_a_later_run_of_the_same_head_on_the_same_target_or_more_covers_a_failure():
+    """Issue 16, item 1: same command head, same file or test path, or a superset."""
+    assert d.covers(run("git push --set-upstream origin b 2>&1", True), run("git push 2>&1", False))
+    assert d.covers(run("git add -f build/x.log", True), run("git add build/x.log", False))
+    assert d.covers(run(".venv/bin/pytest -q", True), run("pytest tests/test_a.py", False))
+    assert d.covers(run("python -m pytest tests/", True), run("pytest tests/test_a.py", False))
+
+
+def test_a_run_on_another_target_or_with_another_head_does_not_cover_a_failure():
+    assert not d.covers(run("pytest tests/test_b.py", True), run("pytest tests/test_a.py", False))
+    assert not d.covers(run("pytest tests/test_a.py", True), run("pytest", False))
+    assert not d.covers(run("git commit -m x", True), run("git push", False))
+
+
+def test_a_claude_code_bash_result_without_an_exit_code_succeeded():
+    log = [call("Bash", {"command": "git add -f x.log"}), result("Bash", "")]
+    assert [(c.outcome, c.ok) for c in d.digest(log).commands] == [("exit code 0", True)]
+
+
+def test_files_a_successful_commit_names_are_committed_and_a_failed_one_names_none():
+    committed = [
+        call("Bash", {"command": "git add src/a.py && git commit -m x"}),
+        result("Bash", "[main 1a2b3c4] x\n 1 file changed"),
+    ]
+    failed = [
+        call("Bash", {"command": "git add src/b.py && git commit -m x"}),
+        result("Bash", "Exit code 1\nhook failed"),
+    ]
+    assert [(f.path, f.actions) for f in d.digest(committed, cwd="/w").files] == [
+        ("/w/src/a.py", ["committed"])
+    ]
+    assert d.digest(failed, cwd="/w").files == []
+
+
+def test_the_users_answers_to_the_agents_questions_are_kept():
+    answered = 'User has answered your questions: "Which db?"="SQLite", "Push?"="never". Go on.'
+    log = [call("AskUserQuestion", {"questions": []}), result("AskUserQuestion", answered)]
+    assert d.digest(log).answers == ["Which db? → SQLite", "Push? → never"]
+
+
+def test_a_task_is_closed_only_by_a_line_naming_it():
+    assert d.closes("✓ Closed E-1: note sharing", "E-1")
+    assert d.closes("Epic E-1 complete. All subtasks done.", "E-1")
+    assert not d.closes("✓ Closed E-12: import", "E-1")
+    assert not d.closes("✓ Closed E-2: import", "E-1")

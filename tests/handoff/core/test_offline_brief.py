@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from test_digest import call, result, say
 
 from handoff.core.brief import render_brief, validate_brief
-from handoff.core.offline_brief import offline_brief
+from handoff.core.offline_brief import clip, offline_brief
 
 
 def todo(*items: tuple[str, str]) -> dict[str, str]:
@@ -42,8 +43,8 @@ def test_goal_after_a_compaction_comes_from_the_summarys_primary_request():
 def test_constraints_are_the_users_rule_statements():
     log = [say("user", "Write the CLI. Use the standard library only. Don't add a setup.py.")]
     assert offline_brief(log, cwd="")["constraints"] == [
-        "Use the standard library only.",
-        "Don't add a setup.py.",
+        "Use the standard library only. (log #1)",
+        "Don't add a setup.py. (log #1)",
     ]
 
 
@@ -53,8 +54,8 @@ def test_decisions_are_stated_decisions_of_user_and_assistant():
         say("assistant", "I'll use argparse instead of click. Writing it."),
     ]
     assert offline_brief(log, cwd="")["decisions"] == [
-        "Decision: SQLite for now.",
-        "I'll use argparse instead of click.",
+        "Decision: SQLite for now. (log #1)",
+        "I'll use argparse instead of click. (log #2)",
     ]
 
 
@@ -77,8 +78,10 @@ def test_a_failing_test_run_is_pending_and_a_passing_one_verified():
         result("Bash", "All checks passed!\nexit code 0"),
     ]
     brief = offline_brief(log, cwd="")
-    assert brief["pending"] == ["`pytest -q` → 2 failed, 5 passed in 0.3s (its latest run failed)"]
-    assert brief["verified"] == ["`ruff check .` → exit code 0"]
+    assert brief["pending"] == [
+        "`pytest -q` → 2 failed, 5 passed in 0.3s — its latest run failed (log #2)"
+    ]
+    assert brief["verified"] == ["`ruff check .` → exit code 0 (log #4)"]
 
 
 def test_a_finished_session_says_it_is_finished():
@@ -225,8 +228,8 @@ def test_a_rule_or_decision_read_across_a_code_block_is_kept():
         say("assistant", "Going```\npip install ruff\n```with ruff for linting."),
     ]
     brief = offline_brief(log, cwd="")
-    assert "Do not delete the fixtures." in brief["constraints"]
-    assert "Going with ruff for linting." in brief["decisions"]
+    assert "Do not delete the fixtures. (log #1)" in brief["constraints"]
+    assert "Going with ruff for linting. (log #2)" in brief["decisions"]
 
 
 def test_a_predecessors_repeated_decisions_leave_room_for_the_logs():
@@ -240,4 +243,67 @@ def test_a_predecessors_repeated_decisions_leave_room_for_the_logs():
         say("assistant", "I'll use httpx instead of requests. Writing it."),
     ]
     decisions = offline_brief(log, cwd="")["decisions"]
-    assert decisions == [*repeated[:11], "I'll use httpx instead of requests."]
+    assert decisions == [*repeated[:11], "I'll use httpx instead of requests. (log #2)"]
+
+
+SUMMARY_WITH_EPIC = (
+    "Summary:\n7. Pending Tasks:\n   - E-1 (EPIC): close after all subtasks are done\n"
+)
+
+
+@pytest.mark.parametrize(
+    "signal",
+    [
+        [call("Bash", {"command": "bd close E-1"}), result("Bash", "✓ Closed E-1")],
+        [todo(("Close epic E-1", "completed"))],
+        [say("assistant", "Epic E-1 complete. Next I will wait for review.")],
+    ],
+    ids=["close-command-output", "todo-completed", "final-message"],
+)
+def test_each_closing_signal_closes_a_summary_task_on_its_own(signal):
+    """Issue 16, item 3: closure does not hang on one phrasing or one kind of signal."""
+    log = [say("system", SUMMARY_WITH_EPIC, "compaction"), *signal]
+    assert offline_brief(log, cwd="")["pending"] == []
+
+
+def test_a_task_closed_under_another_id_is_still_pending():
+    log = [
+        say("system", SUMMARY_WITH_EPIC, "compaction"),
+        call("Bash", {"command": "bd close E-12"}),
+        result("Bash", "✓ Closed E-12"),
+    ]
+    assert offline_brief(log, cwd="")["pending"] == [
+        "E-1 (EPIC): close after all subtasks are done"
+    ]
+
+
+@pytest.mark.parametrize(
+    "final",
+    ["All done. Epic E-1 is complete.", "Epic E-1 complete. All subtasks done and pushed."],
+)
+def test_a_finished_session_has_nothing_pending_whatever_the_phrasing(final):
+    log = [
+        say("user", "Implement epic E-1"),
+        todo(("Write the docs", "in_progress")),
+        say("assistant", final),
+    ]
+    brief = offline_brief(log, cwd="")
+    assert brief["pending"] == []
+    assert brief["next_steps"][0] == (
+        "The session reports its work finished; wait for the user's next request."
+    )
+    assert brief["uncertainties"][0] == (
+        "left open in the log although the final message reports the work done: "
+        "Write the docs (in_progress)"
+    )
+
+
+def test_work_said_not_done_yet_is_not_finished():
+    log = [say("user", "Write the docs"), say("assistant", "The docs are not done yet.")]
+    brief = offline_brief(log, cwd="")
+    assert brief["pending"] == ["The docs are not done yet. (log #2)"]
+
+
+def test_a_clipped_item_ends_at_a_sentence_or_a_word():
+    assert clip("One two three four. Five six seven eight", 30) == "One two three four. …"
+    assert clip("alpha beta gamma delta epsilon", 20) == "alpha beta gamma…"

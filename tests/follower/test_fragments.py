@@ -1,0 +1,146 @@
+"""What follower events carry to the page, rendered once (issue 17, item 2; follower.fragments)."""
+
+from __future__ import annotations
+
+from io import StringIO
+from typing import Any
+
+import pytest
+from django.contrib.auth.models import AbstractBaseUser
+from django.core.management import call_command
+from django.template import loader
+from django.utils import translation
+from shared_files import TRANSCRIPTS
+
+from follower.events import EventKind, Frame, Resync, events_after
+from handoff import store
+from handoff.core.phases import Phase, Reason
+from handoff.shapes import MetricsOut
+from host import runtime
+from host.log import append_message, select_model
+from host.models import Session
+from host.sessions import create_session
+
+pytestmark = pytest.mark.django_db
+
+NO_METRICS = MetricsOut(tokens=0, turns=0, compactions=0, capacity=0)
+
+
+def replayed(user: AbstractBaseUser, after: int = 0) -> list[Frame]:
+    frames = events_after(user.pk, after)
+    assert not isinstance(frames, Resync)
+    return frames
+
+
+def talked(owner: AbstractBaseUser, title: str = "work") -> Session:
+    session = create_session(owner, cwd="/srv/project", title=title)
+    append_message(session, role="user", source_kind="user", content="hi", starts_turn=True)
+    return session
+
+
+def html(frame: Frame) -> str:
+    return "".join(f["html"] for f in frame["payload"]["fragments"])
+
+
+def test_a_live_message_is_session_entry_appended_to_its_pages_timeline(ada):
+    session = talked(ada)
+    last = replayed(ada)[-1]["id"]
+    message = append_message(session, role="assistant", source_kind="assistant", content="**Done**")
+    [frame] = replayed(ada, last)
+    assert frame["kind"] == EventKind.SESSION_ENTRY
+    [entry, *_] = frame["payload"]["fragments"]
+    assert entry["session"] == str(session.pk)
+    assert entry["unless"] == f"#entry-{message.seq}"
+    assert 'hx-swap-oob="beforeend:#timeline"' in entry["html"]
+    assert f'id="entry-{message.seq}"' in entry["html"]
+    assert "<strong>Done</strong>" in entry["html"]
+    assert 'id="conv-meta"' in entry["html"]
+
+
+def test_a_turn_start_and_an_early_model_selection_publish_no_entry(ada):
+    session = create_session(ada, cwd="/srv/project", title="work")
+    select_model(session, "gpt-5")
+    message = append_message(session, role="user", source_kind="user", content="go")
+    before = replayed(ada)[-1]["id"]
+    runtime.begin_turn(session, user_initiated=True, message=message)
+    kinds = [f["kind"] for f in replayed(ada, before)]
+    assert EventKind.SESSION_ENTRY not in kinds
+    assert kinds == [EventKind.SESSION_UPDATED]
+
+
+def test_an_import_publishes_no_entries(ada):
+    path = TRANSCRIPTS / "claude-code-1.0-short.jsonl"
+    if not path.is_file():
+        pytest.skip(f"shared transcripts not found at {TRANSCRIPTS.resolve()} ({path.name})")
+    call_command("import_transcript", str(path), "--owner", ada.get_username(), stdout=StringIO())
+    kinds = {f["kind"] for f in replayed(ada)}
+    assert EventKind.SESSION_ENTRY not in kinds
+    assert EventKind.SESSION_ADDED in kinds
+
+
+def test_a_session_event_carries_its_row_and_the_working_line(ada):
+    session = talked(ada)
+    before = replayed(ada)[-1]["id"]
+    runtime.begin_turn(session, user_initiated=False)
+    [frame] = replayed(ada, before)
+    assert frame["kind"] == EventKind.SESSION_UPDATED
+    row = frame["payload"]["row_html"]
+    assert f'id="row-{session.pk}"' in row
+    assert 'data-shown="true"' in row
+    assert "Running" in row
+    [working] = frame["payload"]["fragments"]
+    assert working["session"] == str(session.pk)
+    assert 'id="working"' in working["html"]
+    assert " hidden" not in working["html"]
+
+
+def test_a_blank_sessions_row_is_marked_hidden(ada):
+    create_session(ada, cwd="/srv/project", title="fresh")
+    [frame] = replayed(ada)
+    assert 'data-shown="false"' in frame["payload"]["row_html"]
+
+
+def test_a_record_event_carries_the_sources_panel_with_its_phase(ada):
+    source = talked(ada)
+    before = replayed(ada)[-1]["id"]
+    store.create_record(
+        source_id=source.pk, reason=Reason.MANUAL, metrics=NO_METRICS, source_revision=0
+    )
+    [frame] = replayed(ada, before)
+    [panel] = frame["payload"]["fragments"]
+    assert panel["session"] == str(source.pk)
+    assert 'id="handoff-panel"' in panel["html"]
+    assert 'hx-swap-oob="true"' in panel["html"]
+    assert f'data-phase="{Phase.SUMMARIZING}"' in panel["html"]
+    assert "every 1s" not in panel["html"]
+
+
+def test_redirect_committed_carries_the_banner_and_the_successors_row(ada):
+    source, successor = talked(ada), talked(ada, "next")
+    before = replayed(ada)[-1]["id"]
+    store.add_redirect(source.pk, successor.pk, None)
+    [frame] = replayed(ada, before)
+    assert frame["kind"] == EventKind.REDIRECT_COMMITTED
+    assert f'id="row-{successor.pk}"' in frame["payload"]["row_html"]
+    assert "This conversation continues in" in html(frame)
+    assert f'href="/s/{successor.pk}/"' in html(frame)
+
+
+def test_fragments_are_rendered_in_the_users_language(ada, monkeypatch: Any):
+    asked: list[int] = []
+    rendered_in: list[str | None] = []
+    original = loader.render_to_string
+
+    def language_of(user_id: int) -> str:
+        asked.append(user_id)
+        return "zh-hans"
+
+    def render_to_string(*args: Any, **kwargs: Any) -> str:
+        rendered_in.append(translation.get_language())
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr("follower.fragments.language_of", language_of)
+    monkeypatch.setattr("follower.fragments.render_to_string", render_to_string)
+    talked(ada)
+    assert set(asked) == {ada.pk}
+    assert rendered_in and set(rendered_in) == {"zh-hans"}
