@@ -424,7 +424,9 @@ def test_a_conversations_switch_is_a_follower_event_for_its_owner(as_staff: Clie
     as_staff.post(reverse("handoff_web:session_action", args=[session.pk, "enable"]))
     as_staff.post(reverse("handoff_web:session_action", args=[session.pk, "disable"]))
     switched = FollowerEvent.objects.filter(user=staff, kind="handoff.switch").order_by("seq")
-    assert [e.payload for e in switched] == [
-        {"session": str(session.pk), "enabled": True},
-        {"session": str(session.pk), "enabled": False},
+    assert [(e.payload["session"], e.payload["enabled"]) for e in switched] == [
+        (str(session.pk), True),
+        (str(session.pk), False),
     ]
+    panel = switched.last().payload["fragments"][0]
+    assert 'id="handoff-switch"' in panel["html"] and "checked" not in panel["html"]
