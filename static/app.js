@@ -85,6 +85,46 @@ document.addEventListener("htmx:beforeSwap", (event) => {
   }
 });
 
+// The conversation list as a drawer (phones and tablets, static/css/app.css): the button opens
+// and closes it, focus moves into it and back to the button; Escape, a tap beside it and
+// choosing a conversation close it.
+function drawerApp() {
+  return document.getElementById("chat-app");
+}
+
+function setDrawer(open) {
+  const app = drawerApp();
+  const toggle = app && app.querySelector(".drawer-toggle");
+  if (!toggle) return;
+  app.classList.toggle("drawer-open", open);
+  toggle.setAttribute("aria-expanded", String(open));
+  app.querySelector(".drawer-backdrop").hidden = !open;
+  if (open) {
+    // Once the drawer is shown (a hidden element takes no focus).
+    const first = app.querySelector("#chat-sidebar .is-current, #chat-sidebar a");
+    if (first) requestAnimationFrame(() => first.focus());
+  } else if (app.contains(document.activeElement) && document.activeElement.closest("#chat-sidebar")) {
+    toggle.focus();
+  }
+}
+
+document.addEventListener("click", (event) => {
+  const app = drawerApp();
+  if (!app || !(event.target instanceof Element)) return;
+  if (event.target.closest(".drawer-toggle")) {
+    setDrawer(!app.classList.contains("drawer-open"));
+  } else if (event.target.closest(".drawer-backdrop")) {
+    setDrawer(false);
+  } else if (event.target.closest("#chat-sidebar .session-row")) {
+    setDrawer(false);
+  }
+});
+
+document.addEventListener("keydown", (event) => {
+  const app = drawerApp();
+  if (event.key === "Escape" && app && app.classList.contains("drawer-open")) setDrawer(false);
+});
+
 // Live settings: a "settings.changed" follower event carries the stored values; every field of
 // the card shows its new value, and the value it sends back with a save ("rendered") becomes
 // the new one. A field being edited (focused) is left alone: its save then carries the old
