@@ -18,7 +18,6 @@ from django.utils.text import format_lazy
 from django.utils.translation import gettext_lazy as _
 
 from handoff import services, tasks
-from handoff.core.tokens import BASIS_LABELS
 from handoff.core.trigger import RANGES
 from handoff.models import HandoffSettings
 from handoff.settings_store import EDITABLE, SettingsValues, rendered_value
@@ -74,7 +73,7 @@ def parse_number(text: str) -> float:
 class NumberField(forms.FloatField):
     """A number typed as text; what is wrong with a refused one is said (issue 10, item 13)."""
 
-    default_error_messages = {"required": "Enter a number: the field is empty."}
+    default_error_messages = {"required": _("Enter a number: the field is empty.")}
     widget = forms.TextInput(attrs={"inputmode": "decimal"})
 
     def to_python(self, value: Any) -> float | None:  # type: ignore[override]
@@ -85,7 +84,7 @@ class NumberField(forms.FloatField):
 class WholeNumberField(forms.IntegerField):
     """A whole number typed as digits ("120000" or "120,000")."""
 
-    default_error_messages = {"required": "Enter a whole number: the field is empty."}
+    default_error_messages = {"required": _("Enter a whole number: the field is empty.")}
     widget = forms.TextInput(attrs={"inputmode": "numeric"})
 
     def to_python(self, value: Any) -> int | None:
@@ -99,10 +98,14 @@ class WholeNumberField(forms.IntegerField):
                 raise
             number = math.nan
         if not number.is_integer():
-            raise ValidationError(f"“{text}” is not a whole number.", code="invalid")
+            raise ValidationError(
+                _("“%(text)s” is not a whole number."), code="invalid", params={"text": text}
+            )
         if not re.fullmatch(r"[+-]?[\d,_]+", text):
             raise ValidationError(
-                f"“{text}” is not written in digits: enter {int(number)}.", code="invalid"
+                _("“%(text)s” is not written in digits: enter %(number)s."),
+                code="invalid",
+                params={"text": text, "number": int(number)},
             )
         return int(number)
 
@@ -135,7 +138,7 @@ class SwitchField(forms.BooleanField):
         if text in self.ON or text in self.OFF:
             return text in self.ON
         raise forms.ValidationError(
-            "%(label)s is a switch: send on or off, not %(value)r.",
+            _("%(label)s is a switch: send on or off, not %(value)r."),
             code="invalid",
             params={"label": self.label, "value": value},
         )
@@ -157,37 +160,44 @@ class HandoffSettingsForm(forms.Form):
     """The card's fields; ``only`` binds the form to that one field (the others are dropped)."""
 
     auto_handoff = SwitchField(
-        label="Automatic handoff",
+        label=_("Automatic handoff"),
         required=False,
-        help_text="Global switch. A conversation also needs its own switch on.",
+        help_text=_("Global switch. A conversation also needs its own switch on."),
     )
     handoff_ratio = NumberField(
-        label="Window ratio",
+        label=_("Window ratio"),
         **_bounds("handoff_ratio"),
-        help_text=f"Fraction of the model's context window ({_range_text('handoff_ratio')}).",
+        help_text=format_lazy(
+            _("Fraction of the model's context window ({range})."),
+            range=_range_text("handoff_ratio"),
+        ),
     )
     handoff_tokens = WholeNumberField(
-        label="Token ceiling",
+        label=_("Token ceiling"),
         **_bounds("handoff_tokens"),
-        help_text=f"Absolute ceiling in tokens ({_range_text('handoff_tokens')}).",
+        help_text=format_lazy(
+            _("Absolute ceiling in tokens ({range})."), range=_range_text("handoff_tokens")
+        ),
     )
     handoff_min_turns = WholeNumberField(
-        label="Minimum turns",
+        label=_("Minimum turns"),
         **_bounds("handoff_min_turns"),
-        help_text=f"Stops successor chains ({_range_text('handoff_min_turns')}).",
+        help_text=format_lazy(
+            _("Stops successor chains ({range})."), range=_range_text("handoff_min_turns")
+        ),
     )
     handoff_compactions = WholeNumberField(
-        label="Compactions",
+        label=_("Compactions"),
         **_bounds("handoff_compactions"),
-        help_text=(
-            f"Hand off after this many compactions; 0 turns it off "
-            f"({_range_text('handoff_compactions')})."
+        help_text=format_lazy(
+            _("Hand off after this many compactions; 0 turns it off ({range})."),
+            range=_range_text("handoff_compactions"),
         ),
     )
     token_basis = forms.ChoiceField(
-        label="Token basis",
-        choices=list(BASIS_LABELS.items()),
-        help_text=(
+        label=_("Token basis"),
+        choices=[("context", _("Current context")), ("cumulative", _("Cumulative usage"))],
+        help_text=_(
             "Current context: the prompt of the latest model call. "
             "Cumulative: the four usage buckets summed over the whole conversation."
         ),

@@ -1,4 +1,5 @@
 // Page behaviours of the chat and the settings card (the follower lives in follower.js).
+// Strings people read go through Django's JavaScript catalog (gettext, loaded by base.html).
 
 // The composer sends on Enter; Shift+Enter adds a line.
 document.addEventListener("keydown", (event) => {
@@ -17,7 +18,7 @@ document.addEventListener("follower:status", (event) => {
   if (!badge || badge.dataset.service === "missing") return;
   const connected = event.detail && event.detail.state === "connected";
   badge.dataset.state = connected ? "connected" : "unavailable";
-  badge.textContent = connected ? "status channel connected" : "status channel unavailable";
+  badge.textContent = connected ? gettext("status channel connected") : gettext("status channel unavailable");
 });
 
 // The conversation opens at its latest message and keeps following new ones while the reader
@@ -165,11 +166,11 @@ function showSignedOut() {
   notice.id = "signed-out";
   notice.className = "signed-out";
   notice.setAttribute("role", "alert");
-  notice.append("You were signed out. ");
+  notice.append(gettext("You were signed out."), " ");
   const link = document.createElement("a");
   link.href = login.pathname + login.search;
-  link.textContent = "Sign in";
-  notice.append(link, " to continue; what you typed is kept.");
+  link.textContent = gettext("Sign in");
+  notice.append(link, " ", gettext("to continue; what you typed is kept."));
   document.body.prepend(notice);
 }
 

@@ -266,11 +266,7 @@ function openIfStarted(row) {
 // forwards what is sent). Otherwise the page moves and the next page announces the move
 // (aria-live): "Moved here from …".
 const MOVED_KEY = "follower-moved-from";
-const say = (text, values) => interpolate(window.gettext ? window.gettext(text) : text, values);
-
-function interpolate(text, values) {
-  return text.replace(/%\((\w+)\)s/g, (_, name) => values[name] ?? "");
-}
+// Strings in the page's language: Django's JavaScript catalog (gettext, interpolate).
 
 function unsentText() {
   const field = document.querySelector("#composer textarea");
@@ -297,10 +293,10 @@ function holdBanner(url, title) {
   banner.setAttribute("role", "status");
   const link = document.createElement("a");
   link.href = url;
-  link.textContent = title || say("its successor", {});
-  const [before, after] = say("This conversation continues in %(link)s.", {}).split("%(link)s");
+  link.textContent = title || gettext("its successor");
+  const [before, after] = gettext("This conversation continues in %(link)s.").split("%(link)s");
   banner.append(before ?? "", link, after ?? "");
-  banner.append(" ", say("Your unsent text stays here; what you send here is forwarded.", {}));
+  banner.append(" ", gettext("Your unsent text stays here; what you send here is forwarded."));
   const main = document.getElementById("main") || document.body;
   main.prepend(banner);
 }
@@ -317,7 +313,7 @@ function announceMove() {
   document.body.prepend(region);
   // Filled once the region is in the page, so screen readers announce the change.
   setTimeout(() => {
-    region.textContent = say("Moved here from “%(from)s”.", { from });
+    region.textContent = interpolate(gettext("Moved here from “%(from)s”."), { from }, true);
   }, 100);
 }
 

@@ -10,6 +10,9 @@ from __future__ import annotations
 from typing import Any
 
 from django.template.loader import render_to_string
+from django.utils.functional import Promise
+from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
 
 from handoff import operations, services, store
 from handoff.exceptions import AlreadyHandedOff, HandoffError, NotAMain
@@ -18,14 +21,14 @@ from handoff.web.panel import describe_blocker
 from host.signals import CommandReply
 
 COMMAND = "handoff"
-REPLIES: dict[Action, str] = {
-    Action.NOW: "Handoff requested: the brief is being written.",
-    Action.ENABLE: "Automatic handoff enabled for this conversation.",
-    Action.DISABLE: "Automatic handoff disabled for this conversation.",
-    Action.STATUS: "Handoff status",
+REPLIES: dict[Action, Promise] = {
+    Action.NOW: _("Handoff requested: the brief is being written."),
+    Action.ENABLE: _("Automatic handoff enabled for this conversation."),
+    Action.DISABLE: _("Automatic handoff disabled for this conversation."),
+    Action.STATUS: _("Handoff status"),
 }
 USAGE = f"Use /handoff [{' | '.join(REPLIES)}]."
-FORWARDING_STOPPED = (
+FORWARDING_STOPPED = _(
     "Forwarding stopped: messages posted here are answered here again, and automatic handoff "
     "is off for this conversation."
 )
@@ -37,13 +40,13 @@ def refusal(action: str, error: HandoffError) -> str:
     if isinstance(error, AlreadyHandedOff):
         controller = services.session_controller()
         successor = controller.get(str(error.destination)) if controller is not None else None
-        title = (successor.title if successor is not None else "") or "its successor"
-        return (
-            f"This conversation was already handed off to “{title}”: what you type here goes "
+        title = (successor.title if successor is not None else "") or gettext("its successor")
+        return gettext(
+            "This conversation was already handed off to “%(title)s”: what you type here goes "
             "there. /handoff disable stops forwarding."
-        )
+        ) % {"title": title}
     if isinstance(error, NotAMain):
-        return "This is a helper agent's conversation: only main conversations hand off."
+        return gettext("This is a helper agent's conversation: only main conversations hand off.")
     return f"/handoff {action}: {error}"
 
 
@@ -59,10 +62,11 @@ def handoff_command(
         return None
     action = argument or Action.NOW
     if action not in REPLIES:
-        return CommandReply(f"Unknown /handoff action “{argument}”. {USAGE}", ok=False)
-    message = REPLIES[Action(action)]
+        unknown = gettext("Unknown /handoff action “%(action)s”.") % {"action": argument}
+        return CommandReply(f"{unknown} {USAGE}", ok=False)
+    message = str(REPLIES[Action(action)])
     if action == Action.DISABLE and store.redirect_of(str(session.pk)) is not None:
-        message = FORWARDING_STOPPED
+        message = str(FORWARDING_STOPPED)
     try:
         report = operations.act(action, session.pk)
     except HandoffError as exc:

@@ -99,7 +99,7 @@ def test_record_page_shows_the_brief_and_inheritance_rendered(
     assert "<h4>Next steps</h4>" in html and "<li>add --json</li>" in html
     assert "&quot;goal&quot;" not in html and "not-inherited</td>" not in html
     assert '<td>Working directory</td><td class="outcome-inherited">inherited</td>' in html
-    assert '<td class="outcome-not-inherited">not inherited</td><td>custom preset</td>' in html
+    assert '<td class="outcome-not-inherited">not inherited</td><td translate="no">custom' in html
     assert "&quot;tokens&quot;: 150000" in html
     assert 'name="_save"' not in html  # read-only: no save button
 

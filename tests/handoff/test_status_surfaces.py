@@ -19,6 +19,7 @@ from handoff_support import make_source, make_user
 
 from handoff import operations
 from handoff.inheritance import readable
+from handoff.web.panel import BASIS_WORDS
 from host.models import Session
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -71,7 +72,7 @@ def facts(report: dict[str, Any]) -> list[str]:
     return [
         report["session"],
         number_format(report["tokens"]["value"], force_grouping=True),
-        f"basis {report['tokens']['basis']}",
+        str(BASIS_WORDS[report["tokens"]["basis"]]),
         report["tokens"]["label"],
         "disabled" if not report["enabled"] else "enabled",
         str(report["turns"]),

@@ -252,8 +252,8 @@ def test_tool_calls_and_results_are_folded(as_alice: Client, alice: Any):
     )
     log.append_message(session, role=Role.TOOL, source_kind=SourceKind.TOOL, content="total 0")
     html = page(as_alice, session)
-    assert "<summary>Tool call · shell</summary>" in html
-    assert "<summary>Tool result</summary>" in html
+    assert '<summary translate="no">Tool call · shell</summary>' in html
+    assert '<summary translate="no">Tool result</summary>' in html
     assert html.count('<details class="msg msg-tool') == 2
 
 
@@ -265,7 +265,7 @@ def test_brief_is_a_titled_card_rendered_as_markdown(as_alice: Client, alice: An
     )
     log.append_message(session, role=Role.USER, source_kind=SourceKind.PLUGIN, content=brief)
     html = page(as_alice, session)
-    assert '<h2 class="msg-title">Handoff brief from “Weather CLI”</h2>' in html
+    assert '<h2 class="msg-title" translate="no">Handoff brief from “Weather CLI”</h2>' in html
     assert "<p><strong>Goal:</strong> Ship the CLI</p>" in html
     assert "<h2>Next steps</h2>" in html
     assert "<li>write tests</li>" in html
@@ -304,7 +304,7 @@ def test_assistant_markdown_is_rendered_and_user_text_is_not(as_alice: Client, a
     html = page(as_alice, session)
     assert "<p>Use <code>pytest</code>:</p>" in html
     assert "<li><strong>fast</strong></li>" in html
-    assert '<div class="msg-body prewrap">**not bold**\n- a</div>' in html
+    assert '<div class="msg-body prewrap" translate="no">**not bold**\n- a</div>' in html
 
 
 def test_markdown_cannot_inject_script_or_javascript_links(as_alice: Client, alice: Any):
@@ -485,11 +485,11 @@ def test_a_continued_title_explains_its_suffix(as_alice: Client, alice: Any):
     source = talked(alice, "Weather CLI · 接续abc123")
     Redirect.objects.create(source=source, destination=talked(alice, "Weather CLI"))
     html = page(as_alice, source)
-    assert '<h1 class="conv-title">Weather CLI · 接续abc123</h1>' in html
+    assert '<h1 class="conv-title" translate="no">Weather CLI · 接续abc123</h1>' in html
     assert 'id="conv-hint" class="conv-hint muted small"' in html
     assert ">handed off to a successor</p>" in html
     assert (
-        '<span class="row-title" title="Weather CLI · 接续abc123 '
+        '<span class="row-title" translate="no" title="Weather CLI · 接续abc123 '
         '(handed off to a successor)">Weather CLI · 接续abc123</span>' in html
     )
 

@@ -14,7 +14,14 @@ from django.utils.safestring import SafeString, mark_safe
 
 from handoff.inheritance import readable
 from handoff.web.log_links import link_log_entries, source_of
-from handoff.web.panel import session_panel, title_hint
+from handoff.web.panel import (
+    BASIS_WORDS,
+    PHASE_WORDS,
+    REASON_WORDS,
+    TOKEN_LABELS,
+    session_panel,
+    title_hint,
+)
 
 register = template.Library()
 
@@ -44,3 +51,27 @@ def brief_links(html: str, session: Any) -> SafeString:
     of the conversation ``session`` was handed off from; unchanged when it has none."""
     source = source_of(session) if "(log #" in html else None
     return link_log_entries(html, source) if source else mark_safe(html)  # html: escaped
+
+
+@register.filter
+def token_label(label: str) -> object:
+    """A token label (exact, estimated, unavailable) in words (seed 003 §5.2)."""
+    return TOKEN_LABELS.get(label, label)
+
+
+@register.filter
+def basis_words(basis: str) -> object:
+    """A token basis (context, cumulative) in words."""
+    return BASIS_WORDS.get(basis, basis)
+
+
+@register.filter
+def reason_words(reason: str) -> object:
+    """A handoff reason (manual, context-pressure, repeated-compaction) in words."""
+    return REASON_WORDS.get(reason, reason)
+
+
+@register.filter
+def phase_words(phase: str) -> object:
+    """A record's phase in words."""
+    return PHASE_WORDS.get(phase, phase)
