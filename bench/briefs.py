@@ -47,8 +47,11 @@ Term = str | tuple[str, ...]
 
 
 def _pattern(term: str) -> re.Pattern[str]:
-    """Match ``term`` as a whole: not inside a longer word, id or version (``E-1`` ≠ ``E-1.2``)."""
-    return re.compile(rf"(?<!\w){re.escape(term)}(?!\w|\.\d)", re.IGNORECASE)
+    """Match ``term`` at the start of a word; a term ending in a digit only as a whole number,
+    id or version (``E-1`` ≠ ``E-12``, ``E-1.2``), a word also with an ending (``example`` →
+    ``examples``, ``commit`` → ``committed``)."""
+    end = r"(?!\d|\.\d)" if term[-1:].isdigit() else ""
+    return re.compile(rf"(?<!\w){re.escape(term)}{end}", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -135,11 +138,18 @@ def _probes(raw: Any, where: str) -> tuple[Probe, ...]:
 
 def load(path: Path) -> LogProbes:
     """Read one probe file; raise ``ValueError`` naming the file and what is wrong with it."""
-    data = json.loads(path.read_text(encoding="utf-8"))
     where = path.name
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{where}: not valid JSON: {exc}") from exc
+    if not isinstance(data, dict):
+        raise ValueError(f"{where}: a probe file holds one JSON object")
     if not isinstance(data.get("log"), str) or not isinstance(data.get("finished"), bool):
         raise ValueError(f"{where}: needs 'log' (a path) and 'finished' (true or false)")
     fields = data.get("probes", {})
+    if not isinstance(fields, dict):
+        raise ValueError(f"{where}: 'probes' maps brief fields to lists of probes")
     unknown = sorted(set(fields) - set(BRIEF_FIELDS))
     if unknown:
         raise ValueError(f"{where}: unknown brief field(s): {', '.join(unknown)}")
@@ -203,16 +213,36 @@ def _cell(recall: Mapping[str, tuple[int, int]], name: str) -> str:
     return f"{held}/{total}" if total else "—"
 
 
+def _total(scores: Sequence[Score]) -> Score:
+    """One row summing every log's held/probes per field and false items."""
+    total = Score("all logs")
+    for s in scores:
+        for name, (held, probes) in s.recall.items():
+            before = total.recall.get(name, (0, 0))
+            total.recall[name] = (before[0] + held, before[1] + probes)
+        total.false_pending += s.false_pending
+        total.false_verified += s.false_verified
+        total.pending += s.pending
+        total.verified += s.verified
+    return total
+
+
+def _row(s: Score, finished: str) -> str:
+    cells = [_cell(s.recall, name) for name in (*COLUMNS, "uncertainties")]
+    cells += [f"{len(s.false_pending)}/{s.pending}", f"{len(s.false_verified)}/{s.verified}"]
+    return f"| {s.name} | " + " | ".join([*cells, finished]) + " |"
+
+
 def table(scores: Sequence[Score]) -> list[str]:
     """The Markdown table: recall per field (held/probes), uncertainties, false pending and
-    false verified (items/listed), finished right; then every miss, log by log."""
+    false verified (items/listed), finished right; a last row over all logs when there are
+    several; then every miss, log by log."""
     heads = [*COLUMNS, "uncertainties", "false pending", "false verified", "finished"]
     lines = ["| log | " + " | ".join(heads) + " |", "|---" * (len(heads) + 1) + "|"]
-    for s in scores:
-        cells = [_cell(s.recall, name) for name in (*COLUMNS, "uncertainties")]
-        cells += [f"{len(s.false_pending)}/{s.pending}", f"{len(s.false_verified)}/{s.verified}"]
-        cells.append("right" if s.finished_right else "WRONG")
-        lines.append(f"| {s.name} | " + " | ".join(cells) + " |")
+    lines += [_row(s, "right" if s.finished_right else "WRONG") for s in scores]
+    if len(scores) > 1:
+        right = sum(s.finished_right for s in scores)
+        lines.append(_row(_total(scores), f"{right}/{len(scores)} right"))
     for s in scores:
         lines += [f"- {s.name}: missed {miss}" for miss in s.missed]
         lines += [f"- {s.name}: false pending: {item}" for item in s.false_pending]

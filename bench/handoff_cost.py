@@ -31,7 +31,7 @@ from django.db.models.functions import Length
 from django.db.transaction import Atomic
 from django.test.utils import CaptureQueriesContext
 
-from handoff import attempt, store
+from handoff import attempt, services, store, summarizer
 from host import log
 from host.models import Message, Session, UsageProjection
 from host.sessions import create_session
@@ -233,3 +233,26 @@ def run() -> None:
             f"{r.floor / r.baseline:>12.1f} {r.count.statements:>11} {r.count.writes:>7} "
             f"{r.count.transactions:>13}"
         )
+    summary_scaling()
+
+
+def summary_time(source: Session) -> float:
+    """Best seconds of the offline summary of ``source`` (the summarize step's work: read the
+    effective context, build the brief) over ``ROUNDS`` runs."""
+    host = services.session_controller()
+    assert host is not None
+    return min(
+        _timed(lambda: summarizer.summarize(source, host.effective_context(source)))
+        for _ in range(ROUNDS)
+    )
+
+
+def summary_scaling() -> None:
+    """Print the offline summary's time at each log size and the largest size's ratio to the
+    smallest's (issue 17, item 5: at most 1.5×), measured side by side."""
+    sources = {n: source_with(n) for n in SIZES}
+    times = {n: summary_time(sources[n]) for n in SIZES}
+    print("offline summary (read the log, build the brief), best of", ROUNDS)
+    for n, seconds in times.items():
+        print(f"{n:>9} {seconds * 1e3:>11.2f} ms")
+    print(f"  {SIZES[-1]} / {SIZES[0]} messages: {times[SIZES[-1]] / times[SIZES[0]]:.1f}×")

@@ -3,8 +3,12 @@
 The call goes through the LLM service: purpose ``compaction``, JSON only, no tools, no
 user-facing answer, at most 6000 output tokens, a 180 s timeout. The prompt is built from the
 effective context (what follows the last compaction): first its structured digest (the brief
-the offline summarizer builds from the log's structure, ``handoff.core.offline_brief``), then the
-entries themselves, fitted so that prompt plus answer never exceed the summary model's window.
+the offline summarizer builds from the log's structure, ``handoff.core.offline_brief``: the same
+facts, each citing its log entry), capped at ``DIGEST_SHARE`` of the prompt budget (the call
+happens at 75 % of the window, so the digest must leave room; items cut are stated), then the
+entries themselves, each with its log entry number, fitted so that prompt plus answer never
+exceed the summary model's window. The system prompt asks for the user's rules verbatim and for
+verified kept apart from claimed (issue 16, item 4).
 Fitting never drops history silently: an oversized entry (a huge tool result) is clipped with a
 marker first, older entries are kept while they fit, and what was cut is stated in the prompt and
 added to the brief's uncertainties. The answer is parsed with ``parse_brief``.
@@ -22,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from handoff import services
-from handoff.core.brief import BRIEF_FIELDS, parse_brief, validate_brief
+from handoff.core.brief import BRIEF_FIELDS, LIST_FIELDS, parse_brief, validate_brief
 from handoff.core.offline_brief import offline_brief
 from handoff.exceptions import ServiceUnavailable
 
@@ -41,9 +45,15 @@ SYSTEM_PROMPT = (
     "describe tools and do not answer the user. Fields: "
     + "; ".join(f'"{name}": {what}' for name, what in BRIEF_FIELDS.items())
     + '. "goal" is a non-empty string, every other field a list of short strings. Point at '
-    "files by absolute path in artifacts instead of restating their content. Keep what was "
-    "verified apart from what was merely done."
+    "files by absolute path in artifacts instead of restating their content. Copy the user's "
+    "rules and answers into constraints and decisions verbatim, word for word. Keep what was "
+    "verified apart from what was merely claimed: verified lists only what a command's output "
+    "in the log shows; a success the assistant only stated goes to uncertainties as "
+    '"stated, not verified: …". Keep the "(log #N)" that names the log entry behind each '
+    "verified item, decision and rule; a claim with no entry to name is not verified."
 )
+# The digest may take at most this share of the prompt budget (tokens); the entries get the rest.
+DIGEST_SHARE = 3
 # One entry may take at most this share of the prompt budget before it is clipped.
 ENTRY_SHARE = 8
 CLIP_MARKER = "[… {count} characters clipped …]"
@@ -106,10 +116,30 @@ def generous_tokens(text: str) -> int:
 
 
 def render_entry(entry: Entry) -> str:
-    """Render one log entry as ``[role/kind] content``."""
+    """Render one log entry as ``[#seq role/kind] content`` (``#seq`` when it has one)."""
     kind = entry.get("source_kind", "")
     tool = f" {entry['tool_name']}" if entry.get("tool_name") else ""
-    return f"[{entry.get('role', '')}/{kind}{tool}] {entry.get('content', '')}"
+    seq = f"#{entry['seq']} " if entry.get("seq") else ""
+    return f"[{seq}{entry.get('role', '')}/{kind}{tool}] {entry.get('content', '')}"
+
+
+def capped_digest(brief: dict[str, Any], limit: int) -> tuple[str, int]:
+    """Return the digest ``brief`` as JSON of at most ``limit`` characters and how many list
+    items were left out: the last item of the longest list goes first, then the goal is cut."""
+    digest = {
+        name: list(value) if isinstance(value, list) else value for name, value in brief.items()
+    }
+    left_out = 0
+    text = json.dumps(digest, ensure_ascii=False, indent=1)
+    while len(text) > limit and any(isinstance(v, list) and v for v in digest.values()):
+        longest = max(LIST_FIELDS, key=lambda name: len(json.dumps(digest[name])))
+        digest[longest].pop()
+        left_out += 1
+        text = json.dumps(digest, ensure_ascii=False, indent=1)
+    if len(text) > limit:
+        digest["goal"] = str(digest["goal"])[: max(limit - len(text) + len(digest["goal"]), 0)]
+        text = json.dumps(digest, ensure_ascii=False, indent=1)
+    return text, left_out
 
 
 def clip_entry(text: str, limit: int) -> str:
@@ -129,21 +159,19 @@ def build_prompt(context: Sequence[Entry], *, cwd: str, window: int) -> SummaryP
     Prompt + system prompt + 6000 answer tokens stay within the window (0 = unknown: 32 000).
     """
     window = window if window > 0 else UNKNOWN_WINDOW
-    digest = json.dumps(offline_brief(context, cwd=cwd), ensure_ascii=False, indent=1)
+    room = window - MAX_OUTPUT_TOKENS - SAFETY_TOKENS - generous_tokens(SYSTEM_PROMPT) - 50
+    digest, left_out = capped_digest(
+        offline_brief(context, cwd=cwd), max(room // DIGEST_SHARE, 0) * CHARS_PER_TOKEN
+    )
+    cut = f" ({left_out} items left out to fit the window)" if left_out else ""
     header = (
         f"Working directory: {cwd or '(none)'}\n"
         "Digest parsed from the log's structure (files edited, todo list, commands and their "
-        f"outcomes, requests); every item is in the log:\n{digest}\n\n"
-        "Conversation since the last compaction:\n"
+        "outcomes, requests, the user's rules and answers); every item is in the log, "
+        f'"(log #N)" names its entry{cut}:\n{digest}\n\n'
+        "Conversation since the last compaction, each entry as [#N role/kind]:\n"
     )
-    budget = (
-        window
-        - MAX_OUTPUT_TOKENS
-        - SAFETY_TOKENS
-        - generous_tokens(SYSTEM_PROMPT)
-        - generous_tokens(header)
-        - 50
-    )
+    budget = room - generous_tokens(header) - 120
     limit = max(budget // ENTRY_SHARE, 1) * CHARS_PER_TOKEN
     rendered = [render_entry(entry) for entry in context]
     fitted = [clip_entry(text, limit) for text in rendered]

@@ -19,7 +19,6 @@ Every write path here runs in one transaction: a crash half-way leaves the sessi
 
 from __future__ import annotations
 
-from datetime import datetime
 from uuid import UUID
 
 from django.db import transaction
@@ -119,16 +118,16 @@ def end_turn(session: Session, turn: Activity | None = None) -> bool:
     return ended
 
 
-def end_lost_turns(now: datetime | None = None) -> int:
+def end_lost_turns() -> int:
     """End every lost turn (``host.turn_lease.lost_turns``) as ``end_lost_turn`` does; return
     how many were ended. Each in its own transaction: a crash half-way leaves the rest lost,
     for the next sweep."""
-    return sum(end_lost_turn(turn, now) for turn in turn_lease.lost_turns(now))
+    return sum(end_lost_turn(turn) for turn in turn_lease.lost_turns())
 
 
-def end_lost_turn(turn: Activity, now: datetime | None = None) -> bool:
-    """End ``turn`` when it is still open and its lease still expired at ``now``; return
-    whether it was ended.
+def end_lost_turn(turn: Activity) -> bool:
+    """End ``turn`` when it is still open and its lease still expired; return whether it was
+    ended.
 
     The session's log gains a system notice saying the turn stopped without finishing and that
     its input is not answered again; then the turn ends as ``end_turn`` ends one (the inbox's
@@ -138,7 +137,7 @@ def end_lost_turn(turn: Activity, now: datetime | None = None) -> bool:
     with transaction.atomic():
         fresh = _locked(turn.session)
         lost = Activity.objects.filter(
-            pk=turn.pk, ended__isnull=True, lease_expires__lt=now or timezone.now()
+            pk=turn.pk, ended__isnull=True, lease_expires__lt=timezone.now()
         ).first()
         if lost is None:
             return False

@@ -8,7 +8,8 @@ somewhere nothing caught — unless its task is still waiting in the queue (a bu
 death): ``lost_turns`` lists those, and the task worker's sweeper (``host.worker``) ends them
 with ``host.runtime.end_lost_turns`` every third of the lease. So a turn whose worker was killed
 is ended at most 1⅓ leases (20 s by default) after its last renewal, and a live turn is never
-ended however long its agent takes.
+ended however long its agent takes. Leases are written and read on each process's own clock, so
+the machines running workers and the site must agree on the time to well within a lease (NTP).
 """
 
 from __future__ import annotations
@@ -35,9 +36,9 @@ def renew_interval() -> float:
     return lease_seconds() / 3
 
 
-def deadline(now: datetime | None = None) -> datetime:
-    """Return when a lease taken or renewed at ``now`` (default: now) runs out."""
-    return (now or timezone.now()) + timedelta(seconds=lease_seconds())
+def deadline() -> datetime:
+    """Return when a lease taken or renewed now runs out."""
+    return timezone.now() + timedelta(seconds=lease_seconds())
 
 
 def renew(turn_id: int) -> bool:
@@ -49,10 +50,10 @@ def renew(turn_id: int) -> bool:
     return bool(open_turn.update(lease_expires=deadline()))
 
 
-def lost_turns(now: datetime | None = None) -> list[Activity]:
-    """Return the open turns whose lease ran out before ``now`` and whose task is not queued."""
+def lost_turns() -> list[Activity]:
+    """Return the open turns whose lease has run out and whose task is not queued."""
     expired = Activity.objects.filter(
-        kind=ActivityKind.TURN, ended__isnull=True, lease_expires__lt=now or timezone.now()
+        kind=ActivityKind.TURN, ended__isnull=True, lease_expires__lt=timezone.now()
     )
     return [turn for turn in expired if not _queued(turn)]
 

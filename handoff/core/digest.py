@@ -93,7 +93,15 @@ _SEGMENT = re.compile(r"&&|\|\||;|\|")
 _ENV_WORD = re.compile(r"^\w+=")
 _REDIRECT = re.compile(r"^\d*[<>]")
 _FILE_LIKE = re.compile(r"\w\.[A-Za-z]\w{0,7}$")
-MAX_HEAD_WORDS = 2
+# Programs whose second word is a subcommand (``git push``; ``npm run build`` takes a third).
+SUBCOMMAND_TOOLS = frozenset(
+    {
+        "git", "npm", "pnpm", "yarn", "npx", "cargo", "go", "mix", "make", "dotnet", "bundle",
+        "gradle", "mvn", "ruff", "uv", "poetry", "docker", "bd", "gh", "tox", "nox",
+    }
+)  # fmt: skip
+# A line of a failed command's output that says what failed.
+_ERROR_LINE = re.compile(r"^(?!exit code).*(?:\berror\b|\bFAILED\b|^fatal:).*$", re.M | re.I)
 _CLOSED_NEAR = (
     r"\b(?:closed?|done|completed?|finished|fixed|resolved)\b[^\n]{{0,40}}?{id}"
     r"|{id}[^\n]{{0,15}}?\b(?:done|closed|completed?|finished)\b"
@@ -105,7 +113,8 @@ _CLOSED = re.compile(
     r"|(?P<before>[A-Za-z][\w-]{0,40}\.\d+\b|#\d+\b)[^\n]{0,15}?\b(?:done|closed|completed|finished)\b",
     re.IGNORECASE,
 )
-_CLOSED_WORD = re.compile(r"close|done|complete|finish|fixed|resolved", re.IGNORECASE)
+# Every report of something closed holds one of these (lower case): a cheap first look.
+CLOSING_WORDS = ("close", "done", "complete", "finish", "fixed", "resolved")
 _ID_HINT = re.compile(r"[.#]\d")
 _SHELL_PREFIXES = (["bash", "-lc"], ["bash", "-c"], ["sh", "-c"], ["zsh", "-lc"])
 
@@ -164,6 +173,8 @@ class Digest:
     reports closed; ``failed_edits``: edits whose result was an error; ``texts_after_request``:
     the assistant texts since the latest request, ``previous_texts`` those of the exchange
     before it; ``answers``: the user's answers to the agent's questions, "question → answer";
+    ``plan_notes``: the explanations the agent gave with its plan updates (Codex
+    ``update_plan``);
     ``closing_lines``: the latest lines of tool results and assistant texts that report
     something closed, done or complete. Texts are ``Said``: they know their log entry.
     """
@@ -181,6 +192,7 @@ class Digest:
     texts_after_request: list[Said] = field(default_factory=list)
     previous_texts: list[Said] = field(default_factory=list)
     answers: list[Said] = field(default_factory=list)
+    plan_notes: list[Said] = field(default_factory=list)
     closing_lines: list[str] = field(default_factory=list)
 
 
@@ -285,7 +297,9 @@ def outcome_of(output: str) -> tuple[str, bool | None]:
             return line, not failed
     exit_code = _exit_code(output)
     if exit_code is not None:
-        return f"exit code {exit_code}", exit_code == 0
+        failure = _ERROR_LINE.search(output) if exit_code else None
+        detail = f": {' '.join(failure.group(0).split())[:160]}" if failure else ""
+        return f"exit code {exit_code}{detail}", exit_code == 0
     if _TOOL_ERROR.search(output):
         return " ".join(output.strip().splitlines()[0].split())[:200], False
     return "", None
@@ -320,38 +334,59 @@ def _is_path(word: str) -> bool:
     return "/" in word or bool(_FILE_LIKE.search(word))
 
 
-@functools.lru_cache(maxsize=4096)
-def intent(command: str) -> tuple[str, frozenset[str]]:
-    """Return what a command does to what: its head and the paths it names (its scope).
-
-    The head is the program and its subcommand words before the first flag or path, with the
-    environment, redirections and a ``python -m`` prefix left out (``git push 2>&1`` →
-    ``("git push", {})``, ``.venv/bin/pytest -q tests/a.py`` → ``("pytest", {"tests/a.py"})``);
-    an empty scope means the whole project. Of a command line, the last segment that checks or
-    records the work counts.
-    """
-    segments = _segments(command) or [words_of(command)]
-    words = [w for w in segments[-1] if not _ENV_WORD.match(w) and not _REDIRECT.match(w)]
+def _intent_of(words: list[str]) -> tuple[str, frozenset[str]]:
+    """The head and scope of one segment's words (see ``intent``)."""
+    words = [w for w in words if not _ENV_WORD.match(w) and not _REDIRECT.match(w)]
     if words[:2] in (["python", "-m"], ["python3", "-m"]):
         words = words[2:]
     if not words:
         return "", frozenset()
-    head = [posixpath.basename(words[0])]  # the program, wherever it is installed
-    for word in words[1:MAX_HEAD_WORDS]:
-        if word.startswith("-") or _is_path(word):
-            break
-        head.append(word)
-    scope = frozenset(w.rstrip("/") for w in words[1:] if _is_path(w) and not w.startswith("-"))
-    return " ".join(head), scope
+    program, rest = posixpath.basename(words[0]), words[1:]  # wherever it is installed
+    if program not in SUBCOMMAND_TOOLS:
+        return program, frozenset(w.rstrip("/") for w in rest if not w.startswith("-"))
+    head = [program]
+    while rest and len(head) < 3 and _is_word(rest[0]) and (len(head) == 1 or head[1] == "run"):
+        head.append(rest.pop(0))
+    paths = (w.rstrip("/") for w in rest if not w.startswith("-") and _is_path(w))
+    return " ".join(head), frozenset(paths)
+
+
+def _is_word(word: str) -> bool:
+    return not word.startswith("-") and not _is_path(word)
+
+
+@functools.lru_cache(maxsize=4096)
+def intents(command: str) -> dict[str, frozenset[str]]:
+    """Return what a command line does to what: head → scope for each of its segments that
+    checks or records the work, segments of one head merged (``git add -f a && git add b``:
+    ``{"git add": {"a", "b"}}``); an empty scope means the whole project."""
+    merged: dict[str, frozenset[str]] = {}
+    for words in _segments(command) or [words_of(command)]:
+        head, scope = _intent_of(words)
+        known = merged.get(head)
+        whole = known is not None and not (known and scope)
+        merged[head] = frozenset() if whole else (known or frozenset()) | scope
+    return merged
+
+
+def intent(command: str) -> tuple[str, frozenset[str]]:
+    """Return the head and scope of a command line's last segment that checks or records the
+    work: the program and its subcommand (``git push``, ``npm run build``) with the
+    environment, redirections and a ``python -m`` prefix left out, and the paths it names (of a
+    program without subcommands, every word that is no flag: ``mypy tidechart``). ``git push
+    2>&1`` → ``("git push", {})``; ``.venv/bin/pytest -q tests/a.py`` → ``("pytest",
+    {"tests/a.py"})``."""
+    return _intent_of((_segments(command) or [words_of(command)])[-1])
 
 
 def covers(later: Command, earlier: Command) -> bool:
     """Whether ``later`` does what ``earlier`` did, on the same target or more (issue 16):
-    the same head, and a scope that is the whole project or holds each of the earlier paths
-    (itself or a folder above it)."""
-    head, scope = intent(later.text)
-    earlier_head, earlier_scope = intent(earlier.text)
-    if head != earlier_head:
+    the same head as ``earlier``'s last segment, with a scope (all of ``later``'s segments of
+    that head) that is the whole project or holds each of the earlier paths (itself or a folder
+    above it)."""
+    head, earlier_scope = intent(earlier.text)
+    scope = intents(later.text).get(head)
+    if scope is None:
         return False
     if not scope:
         return True
@@ -423,6 +458,12 @@ def parse_predecessor(text: str) -> dict[str, Any]:
     return fields
 
 
+def _said(text: str, entry: Entry, index: int) -> Said:
+    """``text`` of ``entry``, the ``index``-th entry read: numbered by its ``seq``, else by its
+    1-based position."""
+    return Said(text, int(entry.get("seq") or index + 1), index)
+
+
 class _Reader:
     """Walks the entries once, pairing tool calls with their results."""
 
@@ -436,23 +477,23 @@ class _Reader:
     def read(self, entries: Sequence[Entry]) -> Digest:
         for index, entry in enumerate(entries):
             role, kind = entry.get("role", ""), entry.get("source_kind", "")
-            content = Said(entry.get("content", ""), int(entry.get("seq") or index + 1), index)
+            content: str = entry.get("content", "")
             if kind == "compaction":
                 self.digest.summary = summary_sections(content)
             elif kind == "plugin" and content.lstrip().startswith(BRIEF_HEADING):
                 self.digest.predecessor = parse_predecessor(content)
             elif role == "assistant" and entry.get("tool_name"):
-                self._call(index, entry["tool_name"], tool_input(content))
+                self._call(index, entry["tool_name"], tool_input(content), entry)
             elif role == "tool":
                 self._closing(content)
-                self._result(entry.get("tool_name", ""), content)
+                self._result(entry.get("tool_name", ""), _said(content, entry, index))
             elif role == "assistant" and content.strip():
                 self._closing(content)
-                text = Said(content.strip(), content.seq, index)
+                text = _said(content.strip(), entry, index)
                 self.digest.assistant_texts.append(text)
                 self.digest.texts_after_request.append(text)
             elif is_request(entry):
-                self.digest.requests.append(Said(content.strip(), content.seq, index))
+                self.digest.requests.append(_said(content.strip(), entry, index))
                 self.digest.previous_texts = self.digest.texts_after_request
                 self.digest.texts_after_request = []
         for call in self.pending_calls:  # calls without a result (the log ended): assume done
@@ -463,17 +504,20 @@ class _Reader:
     def _closing(self, text: str) -> None:
         """Keep the lines of ``text`` that report something closed or done."""
         self.digest.closed |= closed_ids(text)
-        if _CLOSED_WORD.search(text):
+        if reports_closing(text):
             lines = self.digest.closing_lines
-            lines += [line for line in text.splitlines() if _CLOSED_WORD.search(line)]
+            lines += [line for line in text.splitlines() if reports_closing(line)]
             del lines[:-MAX_CLOSING_LINES]
 
-    def _call(self, index: int, tool: str, args: dict[str, Any]) -> None:
+    def _call(self, index: int, tool: str, args: dict[str, Any], entry: Entry) -> None:
         if tool in TODO_TOOLS:
             todos = todos_of(args)
             if todos is not None:
                 self.digest.todos = todos
                 self.digest.done_tasks |= {t.text for t in todos if t.status == DONE}
+            note = args.get("explanation")
+            if isinstance(note, str) and note.strip():
+                self.digest.plan_notes.append(_said(note.strip(), entry, index))
             return
         self.pending_calls.append((index, tool, args))
 
@@ -551,10 +595,16 @@ def task_ids(text: str) -> set[str]:
     return {_short_id(m.group(0)) for m in _ID_TOKEN.finditer(text)}
 
 
+def reports_closing(text: str) -> bool:
+    """Whether ``text`` holds a word of something closed or done (``CLOSING_WORDS``)."""
+    low = text.lower()
+    return any(word in low for word in CLOSING_WORDS)
+
+
 def closed_ids(text: str) -> set[str]:
     """Return the task identifiers that ``text`` reports closed or done ("Closed gqc.6")."""
     # Every match holds one of the words and an id (``x.6`` or ``#6``): two cheap first looks.
-    if not _CLOSED_WORD.search(text) or not _ID_HINT.search(text):
+    if not reports_closing(text) or not _ID_HINT.search(text):
         return set()
     return {_short_id(m.group("after") or m.group("before")) for m in _CLOSED.finditer(text)}
 

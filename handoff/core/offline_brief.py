@@ -55,16 +55,37 @@ MAX_ITEMS = 12
 MAX_ARTIFACTS = 40
 
 _SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+|\n+")
+# A line's list or quote marker ("- ", "* ", "> ", "## "), not an option's dashes ("--days").
+_MARKER = re.compile(r"^(?:[-*>#]+\s+)+|^\*\*")
 _RULE = re.compile(
     r"\b(only|never|must|always|don't|do not|dont|no longer|without|should not|shouldn't|"
-    r"make sure|avoid|max|maximum|at most|at least|no more than|twice|\d+ times)\b"
+    r"make sure|avoid|max|maximum|at most|at least|no more than|twice|\d+ times|each|keep|"
+    r"on (?:its|their) own|(?<=\W)no(?!,))\b"
     r"|不要|必须|禁止|只能|务必|しないで|ないでください",
     re.IGNORECASE,
 )
+# Each match of ``_RULE`` / ``_DECISION`` holds one of these words (lower case): texts without
+# any are not searched (issue 17, item 5: the summary's cost at 5 000 messages).
+_RULE_WORDS = (
+    "only", "never", "must", "always", "don't", "do not", "dont", "no longer", "without",
+    "should not", "shouldn't", "make sure", "avoid", "max", "at most", "at least",
+    "no more than", "twice", " times", "each", "keep", "on its own", "on their own", "no",
+    "不要", "必须", "禁止", "只能", "务必", "しないで",
+    "ないでください",
+)  # fmt: skip
+_DECISION_WORDS = (
+    "decision:", "decided", "'ll use", "will use", "let's use", "lets use", "go with",
+    "going with", "instead of", "rather than", "switched to", "chose", "opted", "in favo",
+    "fall back to", "falling back to", "established that", "treating", "改用", "就用",
+)  # fmt: skip
+# A choice the user states in a later request ("leave plot.py for now"); with ``_RULE`` the
+# user's later directions are accepted corrections (decisions) too.
+_USER_CHOICE = re.compile(r"\b(?:for now|leave|keep|instead|switch)\b", re.IGNORECASE)
+_USER_CHOICE_WORDS = ("for now", "leave", "keep", "instead", "switch")
 _DECISION = re.compile(
     r"\bdecision:|\b(decided|we'll use|we will use|i'll use|let's use|lets use|going with|"
     r"go with|instead of|rather than|switched to|chose|opted|in favou?r of|fall(?:ing)? back to|"
-    r"established that)\b|改用|就用",
+    r"established that|treating)\b|改用|就用",
     re.IGNORECASE,
 )
 _FINISHED = re.compile(
@@ -81,7 +102,8 @@ _FINISHED = re.compile(
 _UNFINISHED = re.compile(r"\b(?:not|never|almost|nearly|once|when|until|after|if)\b|n't\b", re.I)
 # Work the assistant states is not done yet ("… are not written yet", "Still open: …").
 _NOT_DONE = re.compile(
-    r"\bnot (?:\w+ )?yet\b|\bstill (?:open|to do|missing|pending|failing)\b"
+    r"\bnot\b[^.;,]{0,40}?\byet\b|\bstill (?:open|to do|missing|pending|failing)\b"
+    r"|\bnothing (?:is|has been) (?:committed|pushed|done)\b"
     r"|\b(?:remaining|to ?do|left to do)\s*:|\bhas not been\b|\bhave not been\b",
     re.IGNORECASE,
 )
@@ -89,9 +111,13 @@ _NOT_DONE = re.compile(
 _CLAIMED = re.compile(
     r"\btests?\b[^.;:]{0,40}?\bpass(?:es|ed|ing)?\b|\btests? (?:are )?green\b"
     r"|\bbuild (?:succeeds|succeeded|passes|is clean)\b|\bworks (?:now|correctly|as expected)\b"
-    r"|\bverified\b",
+    r"|\bverified\b|\b(?:checked|confirmed|made sure) that\b|\bready (?:for|to) use\b",
     re.IGNORECASE,
 )
+# A claim of a check the assistant ran itself: backed only by a command it names.
+_CHECKED = re.compile(r"\b(?:checked|confirmed|made sure) that\b", re.IGNORECASE)
+# A statement that leans on the sentence before it ("It is not committed yet").
+_PRONOUN = re.compile(r"^(?:it|this|that|they|these|those)\b", re.IGNORECASE)
 # A summary's task that opens with its id: "E-1 (EPIC): …", "**spotter-gqc.6** (in_progress): …".
 _TASK_ID = re.compile(r"^[*`\s]*([A-Za-z][\w]*(?:[.-][\w]+)+)[*`]*\s*(?:\(|:)")
 _CITED = re.compile(r"\((?:earlier )?log #(\d+)\)")
@@ -156,7 +182,8 @@ def unique(items: Iterable[str], limit: int = MAX_ITEMS) -> list[str]:
 def sentences(text: str) -> list[str]:
     """Split ``text`` into sentences and lines (code blocks left out)."""
     text = re.sub(r"```.*?```", " ", text, flags=re.DOTALL)
-    return [s.strip(" -*#>") for s in _SENTENCE_END.split(text) if len(s.strip()) > 3]
+    said = (_MARKER.sub("", s.strip()).rstrip(" *#") for s in _SENTENCE_END.split(text))
+    return [s for s in said if len(s) > 3]
 
 
 def substantive(request: str) -> bool:
@@ -199,11 +226,11 @@ def rules_of(d: Digest) -> list[str]:
     constraints first (the earliest ``MAX_ITEMS``; the log is read only until they are found).
     Rules quoted in the compaction summary cite it."""
     quoted = _QUOTED.findall(summary_section(d.summary, "user messages"))
-    said = [*d.requests, *(Said(q) for q in quoted)]
+    said = [*(Said(q) for q in quoted), *d.requests]  # the summary's messages came first
     stated = (
         _cite_or_summary(s, text.seq)
         for text in said
-        if _may_hold(_RULE, text)
+        if _may_hold(_RULE_WORDS, text)
         for s in sentences(text)
         if _RULE.search(s)
     )
@@ -218,21 +245,22 @@ def _cite_or_summary(sentence: str, seq: int) -> str:
 
 
 def decisions_of(d: Digest) -> list[str]:
-    """The user's answers to the agent's questions and stated decisions of the user and the
-    assistant, each citing its entry, the predecessor's first, latest kept (the log is read
-    from its end, only until enough are found)."""
+    """The user's answers to the agent's questions, the user's later directions that state a
+    rule or choice (accepted corrections: "leave plot.py for now", "retry twice"), and stated
+    decisions of the user and the assistant, each citing its entry, the predecessor's first,
+    latest kept (the log is read from its end, only until enough are found)."""
     solved = [summary_section(d.summary, name) for name in ("problem solving", "errors and fixes")]
     answers = [cited(a, a.seq) for a in d.answers]
     inherited_ = [*inherited(d.predecessor.get("decisions", [])), *answers]
-    texts = [*(Said(text) for text in solved), *d.requests, *d.assistant_texts]
+    # After a compaction or a handoff the first request in the log is a later one too.
+    later = {id(r) for r in d.requests[0 if d.summary or d.predecessor else 1 :]}
+    texts = [*(Said(text) for text in solved), *d.requests, *d.plan_notes, *d.assistant_texts]
     chosen: Iterable[str]
     if len(inherited_) < MAX_ITEMS:
         latest_first = (
             _cite_or_summary(s, text.seq)
             for text in reversed(texts)
-            if _may_hold(_DECISION, text)
-            for s in reversed(sentences(text))
-            if _DECISION.search(s)
+            for s in reversed(_decisions_in(text, id(text) in later))
         )
         chosen = list(itertools.islice(latest_first, MAX_ITEMS - len(inherited_)))[::-1]
     else:
@@ -242,18 +270,33 @@ def decisions_of(d: Digest) -> list[str]:
         in_order = (
             _cite_or_summary(s, text.seq)
             for text in texts
-            if _may_hold(_DECISION, text)
-            for s in sentences(text)
-            if _DECISION.search(s)
+            for s in _decisions_in(text, id(text) in later)
         )
         chosen = itertools.islice(in_order, len(inherited_) - MAX_ITEMS, None)
     return unique(itertools.chain(inherited_, chosen))
 
 
-def _may_hold(pattern: re.Pattern[str], text: str) -> bool:
-    """Whether a sentence of ``text`` may match ``pattern``: a sentence that matches is part of
-    a text that matches, unless a code block ``sentences`` leaves out joined its words."""
-    return "```" in text or pattern.search(text) is not None
+def _decisions_in(text: str, later_request: bool) -> list[str]:
+    """The sentences of ``text`` that state a decision; of a later request of the user, also
+    those that state a rule or a choice."""
+    if later_request and _may_hold(_DECISION_WORDS + _RULE_WORDS + _USER_CHOICE_WORDS, text):
+        return [
+            s
+            for s in sentences(text)
+            if _DECISION.search(s) or _RULE.search(s) or _USER_CHOICE.search(s)
+        ]
+    if _may_hold(_DECISION_WORDS, text):
+        return [s for s in sentences(text) if _DECISION.search(s)]
+    return []
+
+
+def _may_hold(words: Sequence[str], text: str) -> bool:
+    """Whether a sentence of ``text`` may hold one of ``words`` (lower case): a sentence that
+    does is part of a text that does, unless a code block ``sentences`` leaves out joined it."""
+    if "```" in text:
+        return True
+    low = text.lower()
+    return any(word in low for word in words)
 
 
 def _last(items: Sequence[str], keep: Callable[[str], bool]) -> str:
@@ -290,9 +333,15 @@ def artifacts_of(d: Digest, cwd: str) -> list[str]:
 def mentioned_files(d: Digest) -> list[str]:
     """Absolute file paths the assistant's texts name, last named first (no system or build
     paths); the artifacts when the log holds no file edits."""
-    named = [p for text in d.assistant_texts for p in _MENTIONED_FILE.findall(text)]
-    kept = [p for p in reversed(named) if not p.startswith(_SYSTEM_DIRS)]
-    return list(dict.fromkeys(p for p in kept if not is_generated_path(p)))[:MAX_MENTIONED]
+    found: dict[str, None] = {}
+    for text in reversed(d.assistant_texts):  # read from the end, only until enough are found
+        named = reversed(_MENTIONED_FILE.findall(text)) if "/" in text else ()
+        for path in named:
+            if not path.startswith(_SYSTEM_DIRS) and not is_generated_path(path):
+                found.setdefault(path)
+        if len(found) >= MAX_MENTIONED:
+            break
+    return list(found)[:MAX_MENTIONED]
 
 
 def _shown(command: Command) -> str:
@@ -338,38 +387,55 @@ def finished(d: Digest) -> bool:
 
 
 def recent_texts(d: Digest) -> list[Said]:
-    """The assistant's texts of the last two exchanges (the latest request's and the one
-    before): their statements of open work are not superseded yet."""
-    return [*d.previous_texts, *d.texts_after_request]
+    """The assistant's last text of each of the last two exchanges (the latest request's and
+    the one before): what each exchange concluded, not superseded yet by a later one (an
+    earlier text of an exchange is superseded by its last)."""
+    return [texts[-1] for texts in (d.previous_texts, d.texts_after_request) if texts]
 
 
-def clauses(text: str) -> list[str]:
-    """The sentences of ``text`` split further at semicolons: one statement each."""
-    return [c.strip() for s in sentences(text) for c in s.split("; ") if len(c.strip()) > 3]
+def clauses(text: str) -> list[tuple[str, str]]:
+    """The statements of ``text``: its sentences split further at semicolons, each with the
+    sentence before it (for a statement that leans on it, "It is not committed yet")."""
+    found, before = [], ""
+    for sentence in sentences(text):
+        found += [(c.strip(), before) for c in sentence.split("; ") if len(c.strip()) > 3]
+        before = sentence
+    return found
+
+
+def _with_context(clause: str, before: str) -> str:
+    return f"{before} {clause}" if before and _PRONOUN.match(clause) else clause
+
+
+def open_work(text: Said) -> list[str]:
+    """The statements of ``text`` saying work is not done yet, each citing its entry."""
+    if not _NOT_DONE.search(text):
+        return []
+    return [cited(_with_context(c, b), text.seq) for c, b in clauses(text) if _NOT_DONE.search(c)]
 
 
 def stated_open(d: Digest) -> list[str]:
-    """Sentences of the last two exchanges saying work is not done yet, each citing its entry."""
-    return [
-        cited(s, text.seq)
-        for text in recent_texts(d)
-        if _NOT_DONE.search(text)
-        for s in clauses(text)
-        if _NOT_DONE.search(s)
-    ]
+    """Statements of the last two exchanges saying work is not done yet."""
+    return [item for text in recent_texts(d) for item in open_work(text)]
 
 
 def stated_unverified(d: Digest) -> list[str]:
-    """Successes of the last two exchanges stated only in prose: no passing check ran in the
-    exchange before the sentence ("stated, not verified: …", seed 000: verified kept apart)."""
+    """Successes of the last two exchanges stated only in prose ("stated, not verified: …",
+    seed 000: verified kept apart): a test or build claim with no passing check in its
+    exchange before it, a check the assistant says it ran ("I checked that `x` prints …") with
+    no recorded run of that command."""
     starts = [r.position for r in d.requests]
     items = []
     for text in recent_texts(d):
         begun = max((p for p in starts if p < text.position), default=-1)
-        if any(c.ok and begun < c.index < text.position for c in d.commands):
-            continue
-        claims = [s for s in clauses(text) if _CLAIMED.search(s) and not _NOT_DONE.search(s)]
-        items += [cited(f"stated, not verified: {s}", text.seq) for s in claims]
+        ran = [c for c in d.commands if c.ok and begun < c.index < text.position]
+        for clause, _ in clauses(text):
+            if not _CLAIMED.search(clause) or _NOT_DONE.search(clause):
+                continue
+            checked = _CHECKED.search(clause)
+            if (checked and any(c.text in clause for c in ran)) or (ran and not checked):
+                continue
+            items.append(cited(f"stated, not verified: {clause}", text.seq))
     return items
 
 
@@ -432,6 +498,8 @@ def next_steps_of(d: Digest, done: bool, pending: list[str]) -> list[str]:
     if not doing and step and not d.assistant_texts:
         doing = [clip(" ".join(sentences(step)[:2]))]
     stated = [f"As the last assistant message says: {clip(t)}" for t in stated_next(last)]
+    left = open_work(last) if isinstance(last, Said) else []
+    stated += [f"Finish what the last assistant message leaves open: {item}" for item in left]
     steps = [*doing, *stated, state]
     if not doing and not stated:
         steps += [str(t) for t in d.predecessor.get("next_steps", [])[:1]]

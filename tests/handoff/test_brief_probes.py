@@ -48,6 +48,8 @@ def test_a_term_matches_whole_ids_paths_and_words_whatever_the_case() -> None:
     assert not epic.held_by("E-1.2: --columns option")
     assert not epic.held_by("E-12 is another epic")
     assert Probe("readme", ("README",)).held_by("/home/dev/ledgerline/README.md — edited")
+    assert Probe("examples", ("example",)).held_by("the examples are not written yet")
+    assert not Probe("export", ("export",)).held_by("reexport the ledger")
 
 
 def test_a_probe_needs_every_term_and_one_of_each_terms_alternatives() -> None:
@@ -109,7 +111,10 @@ def test_a_perfect_brief_scores_perfect() -> None:
 @pytest.mark.parametrize(
     ("content", "error"),
     [
+        ("[1, ", "not valid JSON"),
+        ([], "holds one JSON object"),
         ({"finished": True}, "needs 'log'"),
+        ({"log": "x.jsonl", "finished": True, "probes": []}, "'probes' maps brief fields"),
         ({"log": "x.jsonl", "finished": True, "probes": {"todo": []}}, "unknown brief field"),
         (
             {"log": "x.jsonl", "finished": True, "probes": {"goal": [{"fact": "x", "terms": []}]}},
@@ -122,10 +127,10 @@ def test_a_perfect_brief_scores_perfect() -> None:
     ],
 )
 def test_a_malformed_probe_file_is_refused_naming_the_file(
-    tmp_path: Path, content: dict[str, Any], error: str
+    tmp_path: Path, content: Any, error: str
 ) -> None:
     path = tmp_path / "bad.json"
-    path.write_text(json.dumps(content), encoding="utf-8")
+    path.write_text(content if isinstance(content, str) else json.dumps(content), "utf-8")
 
     with pytest.raises(ValueError, match=rf"^bad\.json: .*{error}"):
         briefs.load(path)
@@ -142,22 +147,28 @@ def test_the_table_prints_one_row_per_log_and_every_miss() -> None:
     assert lines[-1] == "- epic: the finished state is wrong"
 
 
-# What the embedded brief still gets wrong, per log (the probe table in docs/briefs.md).
+def test_the_table_ends_with_a_row_over_all_logs_when_there_are_several() -> None:
+    wrong = briefs.score(brief(pending=["`git push 2>&1` → exit code 128"]), EPIC)
+    right = briefs.score(brief(constraints=["never --no-verify"], next_steps=["Done."]), EPIC)
+
+    lines = briefs.table([wrong, right])
+
+    assert lines[4] == "| all logs | — | — | 1/2 | 0/4 | — | — | — | — | 1/1 | 0/0 | 1/2 right |"
+
+
+# What the embedded brief still misses, per log, with issue 16's fixes (docs/briefs.md has the
+# table); a log that comes with the fixes is skipped until it is in the checkout.
 STILL_MISSED = {
-    "claude-code-1.x-sidechains": "the user's decision on plot.py, the prefix change not "
-    "committed and the README not updated (prose), a failure a later full run closed",
-    "claude-code-2.x-epic": "the AskUserQuestion answer, files edited before the compaction, "
-    "the push that succeeded; failures later fixed stay pending; not said finished",
     "claude-code-damaged": "the file converted by a shell command; not said finished",
-    "codex-fork": "'--days' cut from the user's rule, outcomes stated only in prose, a failure a "
-    "later full run closed",
-    "claude-code-1.0-inline-sidechains": "'ready for use' stated but not verified",
-    "codex-0.125-rollout": "the plan step the final message closed stays pending",
+    "briefs-compaction-commit-failed": "the file edited before the compaction, not committed",
+    "briefs-compaction-committed-files": "the rule 'keep the API stable'",
+    "briefs-failure-closed-by-later-success": "a forced git add listed as verified",
+    "briefs-prose-outcomes": "the never-stored decision; the prose claim about empty notes",
 }
 
 
-def probed(shared: bool) -> list[Any]:
-    """The probe files of the samples (``shared`` False) or of the shared transcripts."""
+def probed() -> list[Any]:
+    """Every probe file, marked xfail when its log's brief still misses (``STILL_MISSED``)."""
     return [
         pytest.param(
             probes,
@@ -167,22 +178,13 @@ def probed(shared: bool) -> list[Any]:
             else [],
         )
         for probes in briefs.load_all()
-        if probes.log.startswith(briefs.SHARED_PREFIX) == shared
     ]
 
 
-@pytest.mark.parametrize("probes", probed(shared=False))
-def test_the_brief_of_each_sample_holds_its_probes(probes: LogProbes) -> None:
-    score = briefs.score(briefs.brief_of(probes.path()), probes)
-
-    assert briefs.table([score])[3:] == []
-    assert score.perfect
-
-
-@pytest.mark.parametrize("probes", probed(shared=True))
-def test_the_brief_of_each_shared_transcript_holds_its_probes(probes: LogProbes) -> None:
-    if not probes.path().is_file():
-        pytest.skip(f"shared transcripts not found ({probes.path()})")
+@pytest.mark.parametrize("probes", probed())
+def test_the_brief_of_each_probed_log_holds_its_probes(probes: LogProbes) -> None:
+    if not probes.path().is_file():  # a shared transcript, or a log that comes with a fix
+        pytest.skip(f"{probes.path()} is not in this checkout")
     score = briefs.score(briefs.brief_of(probes.path()), probes)
 
     assert briefs.table([score])[3:] == []

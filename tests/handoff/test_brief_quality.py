@@ -196,22 +196,9 @@ SAMPLES_FINISHED = {
     "claude-code-2.x-epic": True,
     "codex-fork": False,
 }
-# What the embedded brief still gets wrong on a sample (issue 16, Deliver 1 fixes it).
-SAMPLES_STILL_WRONG = {
-    "claude-code-2.x-epic": "not said finished: closed failures stay pending",
-    "codex-fork": "'--days' cut from the user's rule",
-}
 
 
-@pytest.mark.parametrize(
-    "stem",
-    [
-        pytest.param(stem, marks=pytest.mark.xfail(reason=SAMPLES_STILL_WRONG[stem], strict=True))
-        if stem in SAMPLES_STILL_WRONG
-        else stem
-        for stem in sorted(SAMPLES_FINISHED)
-    ],
-)
+@pytest.mark.parametrize("stem", sorted(SAMPLES_FINISHED))
 def test_the_embedded_brief_of_a_sample_passes_the_quality_check(stem: str) -> None:
     path = transcript(stem)
     brief, _ = brief_of(path)

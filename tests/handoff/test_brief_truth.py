@@ -187,4 +187,4 @@ def test_the_demo_conversation_gets_a_truthful_brief():
         "As the last assistant message says: Next: finish the README examples and run the CLI "
         "once against the live API."
     )
-    assert brief["next_steps"][1].endswith("try again in a minute'). …”")
+    assert brief["next_steps"][-1].endswith("try again in a minute'). …”")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from handoff_support import RecordingLLM, make_source
 
@@ -141,3 +143,62 @@ def test_the_host_llm_calls_the_endpoint_with_json_only_and_purpose(fake_llm):
     assert request["headers"]["x-handoff-purpose"] == "compaction"
     assert brief["artifacts"] == ["/work/demo/src/parser.py"]
     assert LLM().offline is False
+
+
+@pytest.mark.django_db
+def test_with_a_model_the_request_carries_the_digest_and_asks_for_rules_verbatim(fake_llm):
+    """Issue 16, item 4: the summary call gets the same facts as the offline brief."""
+    fake_llm.answer = RecordingLLM.DEFAULT_ANSWER
+    source = make_source(turns=0)
+    rule = log.append_message(
+        source, role="user", source_kind="user", content="Fix the parser. Never push to main."
+    )
+    log.append_message(
+        source,
+        role="assistant",
+        source_kind="assistant",
+        content='{"command": "pytest -q"}',
+        tool_name="Bash",
+    )
+    ran = log.append_message(
+        source, role="tool", source_kind="tool", content="3 passed in 0.1s", tool_name="Bash"
+    )
+
+    summarizer.summarize(source, SessionController().effective_context(source))
+
+    (request,) = fake_llm.requests
+    system, user = (m["content"] for m in request["body"]["messages"])
+    assert "verbatim" in system and '"stated, not verified: …"' in system
+    digest = user[user.index("Digest parsed") : user.index("Conversation since")]
+    assert f"Never push to main. (log #{rule.seq})" in digest
+    assert f"`pytest -q` → 3 passed in 0.1s (log #{ran.seq})" in digest
+    assert f"[#{ran.seq} tool/tool Bash] 3 passed in 0.1s" in user
+
+
+def test_the_digest_is_capped_so_the_prompt_fits_at_three_quarters_of_the_window():
+    """The call happens at 75 % of the window: a digest near the brief's cap (12 long rules
+    and decisions, 40 files) leaves room for the latest entries, and what it cut is stated."""
+    window = 16_000
+    files = [f"/w/{'deep/' * 20}module_{i}.py" for i in range(40)]
+    context = [
+        *(
+            entry("user", f"Never touch {path}, go with httpx instead of requests.")
+            for path in files
+        ),
+        *(
+            entry("assistant", json.dumps({"file_path": path, "content": "x"}), tool="Write")
+            for path in files
+        ),
+        *(entry("user", f"Turn {i}: " + "z" * 300) for i in range(window // 4 * 3 * 3 // 320)),
+    ]
+
+    prompt = summarizer.build_prompt(context, cwd="/w", window=window)
+
+    used = summarizer.generous_tokens(prompt.text) + summarizer.generous_tokens(
+        summarizer.SYSTEM_PROMPT
+    )
+    assert used + summarizer.MAX_OUTPUT_TOKENS <= window
+    digest = prompt.text[: prompt.text.index("Conversation since")]
+    assert "items left out to fit the window" in digest
+    assert len(digest) <= (window - summarizer.MAX_OUTPUT_TOKENS) // 3 * 3
+    assert '"constraints": [' in digest and prompt.text.endswith(context[-1]["content"])

@@ -17,10 +17,12 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import pytest
+from database_cut import InjectedCut, ProxyCut
 from django.contrib.auth.models import AbstractBaseUser
+from django.db import connections
 from handoff_support import RecordingLLM
 
 from bench.follower_site import ROOT, database_url, stop_process
@@ -37,7 +39,19 @@ LEASE = 3.0
 """Seconds; the default is 15. A killed turn is ended about 1⅓ leases after its last renewal."""
 SETTLE = 90.0
 """Seconds at most for the conversation to answer its queue and hand off (a bound, not a goal)."""
-CUT_WORKER = Path(__file__).with_name("cut_worker.py")
+APP_NAME = "lost-turn-test-worker"
+"""The workers' PostgreSQL ``application_name``: the teardown waits for their sessions to end."""
+
+
+class Cut(Protocol):
+    """A way to cut a worker's database (``database_cut.py``)."""
+
+    command: list[str]
+    env: dict[str, str]
+
+    def cut(self) -> None: ...
+    def restore(self) -> None: ...
+    def close(self) -> None: ...
 
 
 class Worker:
@@ -67,10 +81,24 @@ class Worker:
 
 
 @pytest.fixture
-def start_worker(fake_llm: Any, settings: Any, tmp_path: Path) -> Iterator[Callable[..., Worker]]:
-    """Return ``start_worker(cuttable=False)``: a task worker on the test database whose model
-    is ``fake_llm``, held (slow) until ``fake_llm.released`` is set; ``cuttable`` runs it
-    through ``cut_worker.py`` with ``CUT_FILE`` = ``tmp_path / "cut"``."""
+def database_cut(tmp_path: Path) -> Iterator[Cut]:
+    """How the test cuts a worker's database: a proxy in front of PostgreSQL, an injected
+    failure on SQLite (``database_cut.py``)."""
+    url = database_url()
+    conf = connections["default"].settings_dict
+    if connections["default"].vendor == "postgresql":
+        cut: Cut = ProxyCut(url, conf["HOST"] or "127.0.0.1", int(conf["PORT"] or 5432))
+    else:
+        cut = InjectedCut(tmp_path / "cut")
+    yield cut
+    cut.close()
+
+
+@pytest.fixture
+def start_worker(fake_llm: Any, settings: Any) -> Iterator[Callable[..., Worker]]:
+    """Return ``start_worker(cut=None)``: a task worker on the test database whose model is
+    ``fake_llm``, held (slow) until ``fake_llm.released`` is set; with ``cut``, its database
+    can be cut (``database_cut``)."""
     settings.HOST_TURN_LEASE = LEASE  # the turns this process opens get the workers' lease
     fake_llm.json_answer = RecordingLLM.DEFAULT_ANSWER  # the summary call gets a valid brief
     fake_llm.delay = SETTLE
@@ -82,20 +110,37 @@ def start_worker(fake_llm: Any, settings: Any, tmp_path: Path) -> Iterator[Calla
         "HANDOFF_LLM_API_KEY": "test-key",
         "HANDOFF_LLM_MODEL": "fake-model",
         "HOST_TURN_LEASE": str(LEASE),
-        "CUT_FILE": str(tmp_path / "cut"),
+        "PGAPPNAME": APP_NAME,
     }
     options = ["task_worker", "--interval", "0.1", "--no-reload", "--no-startup-delay"]
+    options += ["--max-backoff", "1"]  # back soon after an outage
     started: list[Worker] = []
 
-    def start(*, cuttable: bool = False) -> Worker:
-        script = [str(CUT_WORKER), *options[1:]] if cuttable else ["manage.py", *options]
-        worker = Worker([sys.executable, *script], env)
+    def start(*, cut: Cut | None = None) -> Worker:
+        command = cut.command if cut else [sys.executable, "manage.py"]
+        worker = Worker([*command, *options], {**env, **(cut.env if cut else {})})
         started.append(worker)
         return worker
 
     yield start
     for worker in started:
         worker.stop()
+    wait_for_disconnects()
+
+
+def wait_for_disconnects() -> None:
+    """On PostgreSQL, wait (10 s at most) until the stopped workers' sessions (``PGAPPNAME``)
+    have left the test database, which is dropped at the end of the run."""
+    if connections["default"].vendor != "postgresql":
+        return
+    left = "SELECT count(*) FROM pg_stat_activity WHERE application_name = %s"
+    deadline = time.monotonic() + 10
+    with connections["default"].cursor() as cursor:
+        while time.monotonic() < deadline:
+            cursor.execute(left, [APP_NAME])
+            if cursor.fetchone()[0] == 0:
+                return
+            time.sleep(0.1)
 
 
 def wait_for(done: Callable[[], bool], what: str, workers: list[Worker]) -> None:
@@ -130,16 +175,25 @@ def handed_off(session: Session) -> bool:
     return HandoffRecord.objects.filter(source=session, phase=Phase.STARTED).exists()
 
 
+def outage_seconds() -> float:
+    """How long a cut lasts: two leases, plus the time PostgreSQL's connection pool waits for
+    the database before it fails a query (its ``timeout``), so that the turn's task cannot
+    record its own failure and the turn is left to its lease — as a 30 s outage leaves it."""
+    pool = connections["default"].settings_dict.get("OPTIONS", {}).get("pool") or {}
+    return 2 * LEASE + float(pool.get("timeout", 0))
+
+
 def assert_recovered(session: Session, fake_llm: Any) -> None:
-    """Each queued input got its own turn and answer after the lost turn's notice, and the
-    ``now`` requested meanwhile handed off after the last answer."""
-    notices = Message.objects.filter(session=session, role=Role.SYSTEM).values_list(
-        "content", flat=True
-    )
-    assert any("(message #1) stopped without finishing" in text for text in notices)
-    assert agent_prompts(fake_llm)[:3] == ["first", "second", "third"]
+    """The first turn ended unanswered, with the notice of a lost turn before any answer; each
+    queued input got its own turn and answer after it; the ``now`` requested meanwhile handed
+    off after the last answer."""
     answers = Message.objects.filter(session=session, role=Role.ASSISTANT).order_by("seq")
     assert answers.count() == 2
+    first_answer = answers[0].seq
+    before = Message.objects.filter(session=session, role=Role.SYSTEM, seq__lt=first_answer)
+    notices = before.values_list("content", flat=True)
+    assert any("(message #1) stopped without finishing" in text for text in notices)
+    assert agent_prompts(fake_llm)[:3] == ["first", "second", "third"]
     record = HandoffRecord.objects.get(source=session)
     assert record.source_revision >= answers.last().seq  # type: ignore[union-attr]
 
@@ -159,15 +213,18 @@ def test_a_worker_killed_mid_turn_ends_the_turn_and_the_queue_is_answered(
 
 
 def test_a_database_cut_mid_turn_ends_the_turn_and_the_queue_is_answered(
-    owner: AbstractBaseUser, fake_llm: Any, start_worker: Callable[..., Worker], tmp_path: Path
+    owner: AbstractBaseUser,
+    fake_llm: Any,
+    database_cut: Cut,  # before start_worker: the workers stop before the proxy closes
+    start_worker: Callable[..., Worker],
 ):
-    worker = start_worker(cuttable=True)
+    worker = start_worker(cut=database_cut)
     session = wedge(owner, fake_llm, worker)
 
-    (tmp_path / "cut").touch()
+    database_cut.cut()
     fake_llm.released.set()  # the answer arrives while the database is gone
-    time.sleep(2 * LEASE)  # the outage outlasts the lease
-    (tmp_path / "cut").unlink()
+    time.sleep(outage_seconds())
+    database_cut.restore()
 
     wait_for(lambda: handed_off(session), "the handoff after the queue", [worker])
     assert worker.alive()
@@ -184,11 +241,10 @@ def test_a_live_turn_longer_than_many_leases_is_never_ended(
     intake.post_message(session, content="think hard")
 
     wait_for(
-        lambda: Message.objects.filter(session=session, role=Role.ASSISTANT).exists(),
-        "the slow answer",
+        lambda: Session.objects.filter(pk=session.pk, status="idle").exists(),
+        "the end of the slow turn",
         workers,
     )
-    session.refresh_from_db()
-    assert session.status == "idle"
+    assert Message.objects.filter(session=session, role=Role.ASSISTANT).count() == 1
     assert not Message.objects.filter(session=session, role=Role.SYSTEM).exists()
     assert all(worker.alive() for worker in workers)

@@ -217,3 +217,24 @@ def test_a_task_is_closed_only_by_a_line_naming_it():
     assert d.closes("Epic E-1 complete. All subtasks done.", "E-1")
     assert not d.closes("✓ Closed E-12: import", "E-1")
     assert not d.closes("✓ Closed E-2: import", "E-1")
+
+
+def test_a_later_command_lines_segments_of_one_head_cover_a_failure_together():
+    refused = run("git add a/b.py c/d.py data/x.toml", False)
+    assert d.covers(
+        run("git add -f data/x.toml && git add a/b.py c/d.py && git commit", True), refused
+    )
+    assert not d.covers(run("git add a/b.py c/d.py && git commit -m x", True), refused)
+
+
+def test_a_program_without_subcommands_keeps_its_targets():
+    assert d.intent("mypy tidechart") == ("mypy", frozenset({"tidechart"}))
+    assert not d.covers(run("mypy tidechart/cli.py", True), run("mypy tidechart", False))
+
+
+def test_a_failed_commands_outcome_names_its_error_line():
+    output = "Exit code 1\ntidechart/plot.py:41: error: Argument 1 to render\nFound 1 error"
+    assert d.outcome_of(output) == (
+        "exit code 1: tidechart/plot.py:41: error: Argument 1 to render",
+        False,
+    )

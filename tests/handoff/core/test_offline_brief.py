@@ -307,3 +307,34 @@ def test_work_said_not_done_yet_is_not_finished():
 def test_a_clipped_item_ends_at_a_sentence_or_a_word():
     assert clip("One two three four. Five six seven eight", 30) == "One two three four. …"
     assert clip("alpha beta gamma delta epsilon", 20) == "alpha beta gamma…"
+
+
+def test_open_work_is_what_each_of_the_last_two_exchanges_concluded():
+    """A not-done statement an exchange later settled is not pending; one that leans on its
+    sentence ("It is not committed yet") keeps that sentence."""
+    log = [
+        say("user", "Add a --days option"),
+        say("assistant", "The range is not checked yet. Checking it now."),
+        say("assistant", "--days now accepts 1 to 7."),
+        say("user", "Now the prefix match"),
+        say("assistant", "Prefix matching is in stations.py. It is not committed yet."),
+    ]
+    brief = offline_brief(log, cwd="")
+    assert brief["pending"] == [
+        "Prefix matching is in stations.py. It is not committed yet. (log #5)"
+    ]
+    assert brief["next_steps"][0] == (
+        "Finish what the last assistant message leaves open: Prefix matching is in "
+        "stations.py. It is not committed yet. (log #5)"
+    )
+
+
+def test_the_reading_a_plan_update_explains_is_a_decision():
+    note = "I’m treating “compact to 90” as the config's `compaction.threshold` of 0.9."
+    log = [
+        say("user", "context compact to 90 in env var"),
+        call(
+            "update_plan", {"plan": [{"step": "Set it", "status": "pending"}], "explanation": note}
+        ),
+    ]
+    assert offline_brief(log, cwd="")["decisions"] == [f"{note} (log #2)"]
