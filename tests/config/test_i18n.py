@@ -20,6 +20,7 @@ from django.urls import reverse
 from handoff_support import make_source
 
 from follower.fragments import language_of
+from follower.models import FollowerEvent
 from handoff import operations
 from handoff.models import HandoffRecord
 from host.models import LanguagePreference
@@ -178,3 +179,12 @@ def test_every_msgid_has_a_chinese_translation_and_the_mo_is_built_from_it(
     assert built.read_bytes() == catalog.with_suffix(".mo").read_bytes(), (
         f"{catalog.with_suffix('.mo')} is stale: run manage.py compilemessages"
     )
+
+
+def test_follower_fragments_speak_the_receiving_users_language(chinese: Client):
+    user = LanguagePreference.objects.get().user
+    session = make_source(user)
+    operations.enable(session.pk)
+    event = FollowerEvent.objects.filter(user=user, kind="handoff.switch").get()
+    panel = event.payload["fragments"][0]["html"]
+    assert "自动接续" in panel and "Automatic handoff" not in panel
