@@ -133,3 +133,19 @@ def test_the_timeline_and_composer_use_the_screen(sized_page, demo, size):
     banner = page.get_by_text("This conversation continues in")
     banner.scroll_into_view_if_needed()
     assert banner.is_visible()
+
+
+@pytest.mark.parametrize("size", [PHONE, DESKTOP], ids=size_id)
+def test_the_language_choice_shows_the_pages_in_chinese(sized_page, demo, screenshot, size):
+    page = sized_page(size)
+    page.goto(f"{page.base}/s/{demo.pk}/")
+    page.get_by_role("button", name="中文").click()
+    page.wait_for_url(f"**/s/{demo.pk}/")
+    assert page.locator("html").get_attribute("lang") == "zh-hans"
+    assert page.get_by_text("此会话接续在").is_visible() or size == PHONE
+    assert_no_sideways_scroll(page)
+    screenshot(page, f"conversation-zh-{size_id(size)}.png")
+    page.goto(f"{page.base}/settings/")
+    page.get_by_text("会话协作").first.wait_for()
+    assert_no_sideways_scroll(page)
+    screenshot(page, f"settings-zh-{size_id(size)}.png")
