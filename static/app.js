@@ -83,8 +83,19 @@ document.addEventListener("htmx:beforeSwap", (event) => {
   const control = lastWinsControl(event.detail.requestConfig ? event.detail.requestConfig.elt : null);
   if (control && control.isConnected && control.dataset.sent !== controlValue(control)) {
     event.detail.shouldSwap = false;
+    adoptRendered(control, event.detail.serverResponse);
   }
 });
+
+// The dropped answer still says what is stored now: the queued save carries that as the value
+// it was shown (a settings field's "rendered"), so this tab's own earlier save never makes its
+// next one look stale.
+function adoptRendered(control, html) {
+  const shown = control.form && control.form.querySelector("input[name=rendered]");
+  if (!shown || typeof html !== "string") return;
+  const stored = new DOMParser().parseFromString(html, "text/html").querySelector("input[name=rendered]");
+  if (stored) shown.value = stored.value;
+}
 
 // The conversation list as a drawer (phones and tablets, static/css/app.css): the button opens
 // and closes it, focus moves into it and back to the button; Escape, a tap beside it and
