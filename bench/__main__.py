@@ -2,7 +2,8 @@
 database unless DATABASE_URL; the channel layer of REDIS_URL, else in-memory).
 
 Without an argument every benchmark runs; ``follower`` runs only the follower's (a few
-minutes at most: simulated tabs and sockets on loopback against one Daphne worker), ``handoff``
+minutes at most: simulated tabs and sockets on loopback against one Daphne worker), ``pages``
+only its page mode (``bench/follower_pages.py``), ``handoff``
 only what one handoff costs (``bench/handoff_cost.py``, about ten seconds), ``briefs`` only the
 brief evaluation (``bench/briefs.py``: each log's brief against its probes, under a minute).
 """
@@ -28,6 +29,7 @@ def main() -> None:
     from bench import (
         briefs,
         follower_fanout,
+        follower_pages,
         follower_tabs,
         handoff_cost,
         import_memory,
@@ -36,7 +38,8 @@ def main() -> None:
     )
 
     groups = {
-        "follower": (follower_tabs, follower_fanout),
+        "follower": (follower_tabs, follower_pages, follower_fanout),
+        "pages": (follower_pages,),
         "handoff": (handoff_cost,),
         "briefs": (briefs,),
     }

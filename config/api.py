@@ -33,8 +33,8 @@ from ninja.types import DictStrAny
 from config.api_conventions import READ_ONE, answers, body_too_big
 from handoff import operations
 from handoff.api import records_router, sessions_router
-from handoff.exceptions import HandoffError, SessionNotFound
-from handoff.shapes import StatusOut, TokensOut
+from handoff.exceptions import HandoffError, InvalidBrief, SessionNotFound
+from handoff.shapes import MeterOut, StatusOut, TokensOut
 from host.api import SessionOut, owned_session
 from host.api import router as host_router
 from host.auth import api_auth
@@ -125,15 +125,21 @@ def _unauthenticated(request: HttpRequest, exc: AuthenticationError) -> HttpResp
 
 @api.exception_handler(HandoffError)
 def _handoff_refused(request: HttpRequest, exc: HandoffError) -> HttpResponse:
-    status = 404 if isinstance(exc, SessionNotFound) else 409
+    status = (
+        404 if isinstance(exc, SessionNotFound) else 422 if isinstance(exc, InvalidBrief) else 409
+    )
     return api.create_response(request, {"detail": str(exc)}, status=status)
 
 
 class SessionDetailOut(SessionOut):
-    """A session with its token reading, redirect and full handoff status report."""
+    """A session with its token reading, context meter, redirect, lineage and full handoff
+    status report."""
 
     tokens: TokensOut
+    meter: MeterOut
     redirect: str | None
+    predecessor: str | None
+    successor: str | None
     handoff: StatusOut
 
 
@@ -143,11 +149,21 @@ class SessionDetailOut(SessionOut):
     summary="Read one session",
 )
 def session_detail(request: HttpRequest, session_id: UUID) -> dict[str, Any]:
-    """The session's fields plus ``tokens`` {value, basis, label} and ``redirect``."""
+    """The session's fields plus ``tokens`` {value, basis, label}, the context ``meter``
+    (issue 18 §1), ``redirect``, its chain's ``predecessor`` and ``successor`` (issue 18 §3)
+    and the whole status report as ``handoff``."""
     session = owned_session(request, session_id)
     report = operations.status(session.pk)
     fields = SessionOut.from_orm(session).model_dump(by_alias=False)
-    return {**fields, "tokens": report["tokens"], "redirect": report["redirect"], "handoff": report}
+    return {
+        **fields,
+        "tokens": report["tokens"],
+        "meter": report["meter"],
+        "redirect": report["redirect"],
+        "predecessor": report["predecessor"],
+        "successor": report["successor"],
+        "handoff": report,
+    }
 
 
 api.add_router("/sessions", host_router)

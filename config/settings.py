@@ -229,6 +229,7 @@ HANDOFF_HOST_SIGNALS = {
     "session_idle": "host.signals.session_idle",
     "blocker_cleared": "host.signals.blocker_cleared",
     "before_step": "host.signals.before_step",
+    "session_links": "host.signals.session_links",
 }
 
 # A running turn's lease (seconds, host.turn_lease): renewed every third of it while the agent
@@ -237,6 +238,11 @@ HOST_TURN_LEASE = float(os.environ.get("HOST_TURN_LEASE", "15"))
 
 # A prepared or committed record unchanged this long (seconds) is stuck: recovery moves it on.
 HANDOFF_RECOVERY_GRACE = int(os.environ.get("HANDOFF_RECOVERY_GRACE", "60"))
+# Seconds a brief may wait for review before recovery discards it (issue 18, item 2).
+HANDOFF_REVIEW_TIMEOUT = int(os.environ.get("HANDOFF_REVIEW_TIMEOUT", "86400"))
+# Backoff after failed automatic attempts: seconds after the first, doubling up to the cap.
+HANDOFF_BACKOFF_BASE = int(os.environ.get("HANDOFF_BACKOFF_BASE", "60"))
+HANDOFF_BACKOFF_CAP = int(os.environ.get("HANDOFF_BACKOFF_CAP", "3600"))
 
 LOGGING = {
     "version": 1,

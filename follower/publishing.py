@@ -8,10 +8,10 @@ announces is followed and a save that changes nothing a page shows costs nothing
 
 Each event carries what it changes on the page, rendered once (``follower.fragments``): a
 session's row (``row_html``, the list's own row template) and the "working" line, a record's or
-route's handoff panel, a new log entry with the header's counts. A successor's row travels in
-its ``redirect.committed`` event: a tab on the source applies it to its list and opens it at
-once when it is started (not blank), and otherwise waits for the ``session.updated`` that its
-start publishes (one event, no list refetch).
+route's handoff panel, a new log entry with the header's counts and the context meter. A
+successor's row travels in its ``redirect.committed`` event: a tab on the source applies it to
+its list and opens it at once when it is started (not blank), and otherwise waits for the
+``session.updated`` that its start publishes (one event, no list refetch).
 """
 
 from __future__ import annotations
@@ -23,8 +23,10 @@ from django.contrib.auth import get_user_model
 from follower.events import EventKind, publish
 from follower.fragments import Fragment, fragment, render
 from follower.snapshot import live_session, owner_of, row_of
+from handoff.web.meter import TEMPLATE as METER
+from handoff.web.meter import live_meter_context
 from handoff.web.panel import session_panel
-from host.sidebar import listed
+from host.sidebar import row_context
 from host.timeline import entry_of
 
 ROW = "chat/_session_row.html"
@@ -44,7 +46,7 @@ def session_changed(session_id: Any, created: bool = False, **kwargs: Any) -> No
 
 def _row_payload(session: Any) -> dict[str, Any]:
     """``{"session": row, "row_html": the list's row}`` of a session read by ``live_session``."""
-    context = {"s": session, "shown": listed(session)}
+    context = row_context(session)
     return {"session": row_of(session), "row_html": render(session.owner_id, ROW, context)}
 
 
@@ -74,8 +76,13 @@ def record_changed(record: Any, **kwargs: Any) -> None:
 
 
 def redirects_changed(changes: list[Any], **kwargs: Any) -> None:
-    """Publish ``redirect.committed`` per added or re-pointed route (with the destination's row
-    and the source's panel), ``session.updated`` (no redirect) per removed one."""
+    """Publish ``redirect.committed`` per added or re-pointed route (with the destination's
+    row), ``session.updated`` (no redirect) per removed one.
+
+    The source's panel with its banner comes in the ``handoff.phase`` event of the record's
+    commit, which the handoff publishes right after the route in the same transaction: rendered
+    once, after both (about 10 statements a render).
+    """
     rows: dict[Any, dict[str, Any] | None] = {}
     for change in changes:
         if change.destination is None:
@@ -97,7 +104,6 @@ def redirects_changed(changes: list[Any], **kwargs: Any) -> None:
             "previous": str(change.previous) if change.previous is not None else None,
             "session": found["session"],
             "row_html": found["row_html"],
-            "fragments": _panel(owner, change.source),
         }
         publish(owner, EventKind.REDIRECT_COMMITTED, payload)
 
@@ -145,8 +151,8 @@ def main_switched(session_id: Any, enabled: bool, **kwargs: Any) -> None:
 
 def entry_appended(session: Any, entry: Any, **kwargs: Any) -> None:
     """Publish ``session.entry`` with the new log line (appended to the session's timeline
-    unless the page shows it already) and the header's counts; nothing for an entry without a
-    line (a turn start)."""
+    unless the page shows it already), the header's counts and the context meter (issue 18
+    §1); nothing for an entry without a line (a turn start)."""
     line = entry_of(session, entry)
     if line is None:
         return
@@ -158,5 +164,6 @@ def entry_appended(session: Any, entry: Any, **kwargs: Any) -> None:
         session=session.pk,
         unless=f"#entry-{line.seq}",
     )
-    payload = {"session_id": str(session.pk), "seq": line.seq, "fragments": [shown]}
+    meter = fragment(session.owner_id, METER, live_meter_context(session), session=session.pk)
+    payload = {"session_id": str(session.pk), "seq": line.seq, "fragments": [shown, meter]}
     publish(session.owner_id, EventKind.SESSION_ENTRY, payload)

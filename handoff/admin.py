@@ -3,7 +3,10 @@
 All three are read-only: they change only through the actions, which call the same validated
 operations as the API and the composer (``handoff.operations``) — the seed's "do not hand-edit
 the state file". The actions are the seed's recovery table (seed 000, Recovering a stuck
-handoff): open the successor, disable (stops forwarding), enable again.
+handoff): open the successor, disable (stops forwarding), enable again; and, for a handoff
+waiting for review (issue 18, item 6; the "Waiting for review" filter), commit its brief as it
+stands or discard it. A redirect's page has a "Stop forwarding" button (``disable`` on the old
+main, the seed's recovery).
 """
 
 from __future__ import annotations
@@ -12,16 +15,19 @@ import json
 from typing import Any
 
 from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied
 from django.db.models import Model, QuerySet
 from django.http import HttpRequest, HttpResponseRedirect
+from django.shortcuts import get_object_or_404
 from django.template.loader import render_to_string
-from django.urls import reverse
+from django.urls import URLPattern, path, reverse
 from django.utils.formats import date_format
 from django.utils.html import format_html
 from django.utils.safestring import mark_safe
 from django.utils.timezone import localtime
 from django.utils.translation import gettext, ngettext
 from django.utils.translation import gettext_lazy as _
+from django.views.decorators.http import require_POST
 
 from handoff import operations
 from handoff.exceptions import HandoffError
@@ -37,6 +43,8 @@ RECORD_FIELDS = (
     "error",
     "metrics_json",
     "brief_view",
+    "original_brief_view",
+    "review_until",
     "inheritance_view",
     "created",
     "updated",
@@ -142,6 +150,21 @@ def _open(
     return HttpResponseRedirect(reverse("admin:host_session_change", args=[successor.pk]))
 
 
+class WaitingForReview(admin.SimpleListFilter):
+    """Records waiting for review (``prepared`` with ``review_until`` set), or the others."""
+
+    title = "review"
+    parameter_name = "review"
+
+    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
+        return [("waiting", "Waiting for review")]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
+        if self.value() == "waiting":
+            return queryset.filter(phase="prepared", review_until__isnull=False)
+        return queryset
+
+
 class ReadOnlyAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
     """Viewable, never added, edited or deleted by hand."""
 
@@ -162,13 +185,19 @@ class HandoffRecordAdmin(ReadOnlyAdmin):
     # Titles and dates as text columns (a foreign key or a date column never wraps), so every
     # column fits beside the filters at 1280 px.
     list_display = ["short_id", "source_title", "target_title", "phase", "reason", "tokens", "when"]
-    list_filter = ["phase", "reason"]
+    list_filter = [WaitingForReview, "phase", "reason"]
     search_fields = ["source__id", "target__id", "source__title", "target__title"]
     date_hierarchy = "created"
     list_select_related = ["source", "target", "target__owner"]
     fields = RECORD_FIELDS
     readonly_fields = RECORD_FIELDS
-    actions = ["open_successor", "disable_source", "enable_source"]
+    actions = [
+        "open_successor",
+        "disable_source",
+        "enable_source",
+        "commit_review",
+        "discard_review",
+    ]
 
     class Media:
         css = {"all": ["handoff/admin.css"]}
@@ -201,6 +230,10 @@ class HandoffRecordAdmin(ReadOnlyAdmin):
     def brief_view(self, obj: HandoffRecord) -> str:
         return rendered_brief(obj.brief)
 
+    @admin.display(description=_("the model's brief (before review)"))
+    def original_brief_view(self, obj: HandoffRecord) -> str:
+        return rendered_brief(obj.original_brief)
+
     @admin.display(description=_("inheritance"))
     def inheritance_view(self, obj: HandoffRecord) -> str:
         return rendered_inheritance(obj.inheritance)
@@ -230,6 +263,16 @@ class HandoffRecordAdmin(ReadOnlyAdmin):
             operations.enable,
             ENABLED,
         )
+
+    @admin.action(description="Commit the review (the brief as it stands)")
+    def commit_review(self, request: HttpRequest, queryset: QuerySet[HandoffRecord]) -> None:
+        sources = [r.source_id for r in queryset]
+        _apply(self, request, sources, operations.commit_review, "Review committed")
+
+    @admin.action(description="Discard the review")
+    def discard_review(self, request: HttpRequest, queryset: QuerySet[HandoffRecord]) -> None:
+        sources = [r.source_id for r in queryset]
+        _apply(self, request, sources, operations.discard_review, "Review discarded")
 
 
 @admin.register(MainState)
@@ -271,6 +314,21 @@ class RedirectAdmin(ReadOnlyAdmin):
     search_fields = ["source__id", "destination__id", "source__title", "destination__title"]
     list_select_related = ["source", "destination", "destination__owner", "record"]
     actions = ["open_destination", "disable_source"]
+    change_form_template = "admin/handoff/redirect/change_form.html"
+
+    def get_urls(self) -> list[URLPattern]:
+        stop = self.admin_site.admin_view(require_POST(self.stop_forwarding))
+        own = [path("<path:object_id>/stop-forwarding/", stop, name="handoff_redirect_stop")]
+        return own + super().get_urls()
+
+    def stop_forwarding(self, request: HttpRequest, object_id: str) -> HttpResponseRedirect:
+        """The page's "Stop forwarding" button: ``disable`` on the old main (seed 000's
+        recovery); its redirect is removed. Needs the permission to view redirects."""
+        if not self.has_view_permission(request):
+            raise PermissionDenied
+        redirect = get_object_or_404(Redirect, pk=object_id)
+        _apply(self, request, [redirect.source_id], operations.disable, "Forwarding stopped")
+        return HttpResponseRedirect(reverse("admin:handoff_redirect_changelist"))
 
     @admin.action(description=_("Open the successor"))
     def open_destination(

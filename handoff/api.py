@@ -23,11 +23,11 @@ from ninja.pagination import paginate
 from pydantic import ConfigDict
 
 from config.api_conventions import READ_ONE, WRITE_ONE, LimitOffsetPaging, answers
-from handoff import operations
+from handoff import export, operations
 from handoff.core.phases import Phase
 from handoff.exceptions import SessionNotFound
 from handoff.models import HandoffRecord
-from handoff.shapes import RecordOut, StatusOut
+from handoff.shapes import ExportOut, RecordOut, StatusOut
 from handoff.status import record_dict
 
 sessions_router = Router(tags=["handoff"])
@@ -35,11 +35,18 @@ records_router = Router(tags=["handoff"])
 
 
 class HandoffActionIn(Schema):
-    """``enable`` / ``disable`` the main's switch, ask for a handoff ``now``, or read ``status``."""
+    """``enable`` / ``disable`` the main's switch, ask for a handoff ``now``, read ``status``;
+    ``review`` / ``commit`` / ``discard`` the handoff waiting for review (``brief``: the edited
+    brief to commit); ``review-on`` / ``review-off`` this conversation's review."""
 
     model_config = ConfigDict(extra="forbid")
 
     action: operations.Action  # a str enum: only its values (strings) are accepted
+    brief: dict[str, Any] | None = Field(
+        None,
+        description="With commit: the edited brief (seed 000's schema, 40 000 characters at "
+        "most); without it the model's brief is committed as written.",
+    )
 
 
 class RecordFilters(FilterSchema):
@@ -78,9 +85,16 @@ def handoff_action(request: HttpRequest, session_id: UUID, payload: HandoffActio
     """Apply ``action`` and return the status report.
 
     ``now`` only requests the attempt (it runs in the background; the summary never blocks
-    this request). A refusal (e.g. a subagent) raises a ``HandoffError`` answered 409.
+    this request). ``commit`` runs the reviewed handoff's commit here. A refusal (e.g. a
+    subagent, no review waiting, a commit that failed because the conversation changed) raises
+    a ``HandoffError`` answered 409; an edited brief that breaks the seed's rules is 422, and
+    ``brief`` with any other action too. Nothing changes on a refusal before the commit ran.
     """
     ensure_owned(request, session_id)
+    if payload.brief is not None:
+        if payload.action != operations.Action.COMMIT:
+            raise HttpError(422, "brief: only the commit action takes a brief.")
+        return operations.commit_review(session_id, payload.brief)
     return operations.act(payload.action, session_id)
 
 
@@ -91,6 +105,17 @@ def handoff_action(request: HttpRequest, session_id: UUID, payload: HandoffActio
 def list_records(request: HttpRequest, filters: Query[RecordFilters]) -> QuerySet[HandoffRecord]:
     """The records of the caller's sessions, newest first, ``limit``/``offset`` paged."""
     return filters.filter(_callers_records(request))
+
+
+@records_router.get(
+    "/export",
+    response={200: ExportOut, **answers(401)},
+    summary="Export your handoff state (handoffs.json version 1)",
+)
+def export_state(request: HttpRequest) -> ExportOut:
+    """The caller's mains, records and redirects as seed 000's ``handoffs.json`` version 1
+    (``handoff/schemas/handoffs.v1.json`` is its JSON Schema)."""
+    return export.export(request.auth.pk)  # type: ignore[attr-defined]
 
 
 @records_router.get(

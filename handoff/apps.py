@@ -2,7 +2,8 @@
 
 The host's signals are named by dotted path in ``settings.HANDOFF_HOST_SIGNALS`` (the handoff
 app never imports the host): ``session_idle`` and ``blocker_cleared`` start an automatic
-evaluation, ``before_step`` forwards input of a redirected session. Connecting is not
+evaluation, ``before_step`` forwards input of a redirected session, ``session_links`` tells the
+host's sidebar which sessions were handed off to which (lineage). Connecting is not
 resolving a service: services are still looked up at each use (seed 003 §6.4).
 """
 
@@ -16,6 +17,7 @@ DEFAULT_HOST_SIGNALS = {
     "session_idle": "host.signals.session_idle",
     "blocker_cleared": "host.signals.blocker_cleared",
     "before_step": "host.signals.before_step",
+    "session_links": "host.signals.session_links",
 }
 
 
@@ -25,13 +27,14 @@ class HandoffConfig(AppConfig):
 
     def ready(self) -> None:
         """Connect the receivers to the host's signals (each at most once)."""
-        from handoff import forwarding, operations
+        from handoff import forwarding, lineage, operations
 
         paths = {**DEFAULT_HOST_SIGNALS, **getattr(settings, "HANDOFF_HOST_SIGNALS", {})}
         receivers = {
             "session_idle": operations.on_session_idle,
             "blocker_cleared": operations.on_blocker_cleared,
             "before_step": forwarding.before_step,
+            "session_links": lineage.session_links,
         }
         for name, receiver in receivers.items():
             if paths.get(name):

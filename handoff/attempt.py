@@ -23,6 +23,11 @@ Failure outcomes (seed 000):
 | redirect throws                      | failed                  | draft discarded            |
 | start throws                         | committed-start-pending | successor id kept          |
 
+Review (DESIGN.md, Decisions, third round) sits between prepare and commit: when the main or
+the settings ask for it, step 7 also records ``review_until`` (how long the review may wait) and
+the attempt ends there, ``prepared``, until ``commit_review`` runs step 8 with the edited brief
+(the same re-checks: input that arrived meanwhile fails it) or ``handoff.review`` discards it.
+
 A draft is discarded (archived, nothing else) only while it is an unwoken draft this attempt
 created. The summary runs outside any database transaction. Two attempts on one source end in
 at most one successor: step 5 claims the source under a row lock on its main state.
@@ -36,15 +41,18 @@ from __future__ import annotations
 
 import contextlib
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Any
 
+from django.conf import settings
 from django.db import transaction
 from django.dispatch import Signal
 from django.utils import timezone
 
-from handoff import inheritance, metrics, recovery, services, store, summarizer
+from handoff import backoff, inheritance, metrics, recovery, services, store, summarizer
 from handoff.core.blockers import BlockerFacts, find_blockers
 from handoff.core.brief import render_brief
 from handoff.core.guard import MESSAGES, NOT_IDLE, GuardFacts, guard_refusal
@@ -54,7 +62,7 @@ from handoff.core.stability import StabilityFacts, instability
 from handoff.core.steps import CommitStep, Step, decide_reason
 from handoff.core.tokens import TokenLabel, TokenReading
 from handoff.core.trigger import Metrics, threshold
-from handoff.exceptions import PhaseError
+from handoff.exceptions import PhaseError, ServiceUnavailable
 from handoff.models import HandoffRecord, MainState
 from handoff.services import HostSession, SessionController, SessionObservation
 from handoff.settings_store import SettingsValues
@@ -74,6 +82,7 @@ class Outcome(StrEnum):
 
     STARTED = "started"
     COMMITTED_START_PENDING = "committed-start-pending"
+    WAITING_FOR_REVIEW = "prepared"
     FAILED = "failed"
     DEFERRED = "deferred"
     REFUSED = "refused"
@@ -186,12 +195,17 @@ class Stop(Exception):
 
 
 class Fail(Exception):
-    """Ends an attempt that has a record: the record becomes ``failed``."""
+    """Ends an attempt that has a record: the record becomes ``failed``.
 
-    def __init__(self, step: str, detail: str) -> None:
+    ``changed``: the source changed under the attempt (``stable()`` failed), which is no fault
+    of the attempt and starts no backoff (``handoff.backoff``).
+    """
+
+    def __init__(self, step: str, detail: str, *, changed: bool = False) -> None:
         super().__init__(f"{step}: {detail}")
         self.step = step
         self.detail = detail
+        self.changed = changed
 
 
 def _point(attempt: Attempt, point: str) -> None:
@@ -245,7 +259,7 @@ def unstable(attempt: Attempt, state: MainState | None = None) -> str | None:
 def _check(attempt: Attempt, step: str) -> None:
     reason = unstable(attempt)
     if reason is not None:
-        raise Fail(step, f"not stable: {reason}")
+        raise Fail(step, f"not stable: {reason}", changed=True)
 
 
 # --- the eight steps ---------------------------------------------------------------------
@@ -308,6 +322,9 @@ def reason(attempt: Attempt) -> None:
                 Outcome.NO_TRIGGER,
                 f"an automatic attempt already ran at revision {attempt.revision}",
             )
+        waiting = backoff.holds(state, timezone.now())
+        if waiting is not None:
+            raise Stop(Outcome.NO_TRIGGER, waiting)
     config = attempt.values.trigger_config()
     attempt.reason = decide_reason(
         requested=attempt.manual,
@@ -415,13 +432,28 @@ def summarize(attempt: Attempt) -> None:
     attempt.note(Step.SUMMARIZE, attempt.brief["goal"][:120])
 
 
+def review_until(attempt: Attempt, now: datetime) -> datetime | None:
+    """Return until when this attempt's brief waits for review, or ``None`` (no review).
+
+    The main's own choice wins; unset, the settings' ``review_handoffs`` decides. A review may
+    wait ``settings.HANDOFF_REVIEW_TIMEOUT`` seconds (default 86 400: 24 h).
+    """
+    assert attempt.values is not None
+    own = attempt.state.review if attempt.state is not None else None
+    wanted = attempt.values.review_handoffs if own is None else own
+    if not wanted:
+        return None
+    return now + timedelta(seconds=settings.HANDOFF_REVIEW_TIMEOUT)
+
+
 def prepare(attempt: Attempt) -> None:
     """Step 7: the brief is stored (``prepared``) with the successor draft it opens.
 
     Follows the summary's own re-check (nothing happens between them). One transaction: the
-    record's brief, phase, target and inheritance report, the draft and its inherited settings
-    land together, so a crash leaves a ``summarizing`` record (recovery fails it) and no draft.
-    A failing inheritance row is reported on the record and rolled back alone (a savepoint).
+    record's brief, phase, target, inheritance report and ``review_until`` (when the brief
+    waits for review), the draft and its inherited settings land together, so a crash leaves a
+    ``summarizing`` record (recovery fails it) and no draft. A failing inheritance row is
+    reported on the record and rolled back alone (a savepoint).
     """
     assert attempt.record is not None
     try:
@@ -435,6 +467,7 @@ def prepare(attempt: Attempt) -> None:
                 brief=attempt.brief,
                 target_id=successor.pk,
                 inheritance=rows,
+                review_until=review_until(attempt, timezone.now()),
             )
     except PhaseError:
         attempt.successor = None
@@ -450,9 +483,14 @@ def commit(attempt: Attempt) -> None:
 
     Redirect, ``committed``, the main-state hand-over, the source's title and its notice are
     one transaction taken under the main state's lock, after a last stability check: a crash
-    or failure inside leaves no route. A failing start leaves ``committed-start-pending``.
+    or failure inside leaves no route. A failing start leaves ``committed-start-pending``. A
+    record waiting for review (``review_until`` set) stops before the seed: ``commit_review``
+    runs this step later.
     """
     assert attempt.record is not None and attempt.brief is not None
+    if attempt.record.review_until is not None:
+        attempt.note(Step.COMMIT, f"waiting for review until {attempt.record.review_until}")
+        return
     _point(attempt, "before_seed")
     _check(attempt, CommitStep.SEED)
     text = render_brief(attempt.brief, source_title=attempt.source.title)
@@ -495,13 +533,14 @@ def _route(attempt: Attempt) -> None:
     attempt.host.rename(attempt.source, handed_off_title(attempt.source.title, successor_id))
     why = unstable(attempt, state)
     if why is not None:
-        raise Fail(CommitStep.REDIRECT, f"not stable: {why}")
+        raise Fail(CommitStep.REDIRECT, f"not stable: {why}", changed=True)
     _point(attempt, "redirect")
     store.add_redirect(source_id, successor_id, attempt.record)
     attempt.record = store.move(attempt.record, Phase.COMMITTED)
     continue_enabled = state.enabled
     state.enabled = state.requested = False
     state.deferred = []
+    backoff.reset(state)
     state.save()
     MainState.objects.create(
         session_id=successor_id, enabled=continue_enabled, inherited_from_id=source_id
@@ -594,6 +633,8 @@ def _fail(attempt: Attempt, failure: Fail) -> AttemptOutcome:
     except PhaseError:
         logger.warning("record %s was moved meanwhile; not failed again", attempt.record.pk)
         attempt.record.refresh_from_db()
+    if not attempt.manual and not failure.changed:
+        backoff.record_failure(attempt.session_id, timezone.now())
     return AttemptOutcome(
         Outcome.FAILED, attempt.session_id, str(failure), attempt.record, [], attempt.steps
     )
@@ -625,11 +666,49 @@ def run(session_id: Any, *, manual: bool) -> AttemptOutcome:
     attempt is in progress (the request is that attempt's) or because the session is not idle
     (the request waits for the next idle). Once a record exists, every
     failure ends in the record (``failed``), logged; before, only expected stops are returned.
+    An attempt whose brief waits for review ends ``WAITING_FOR_REVIEW`` (its record
+    ``prepared``).
     """
-    attempt = Attempt(str(session_id), manual)
+    return _conclude(Attempt(str(session_id), manual), _steps)
+
+
+def commit_review(record: HandoffRecord, brief: dict[str, Any]) -> AttemptOutcome:
+    """Run step 8 for ``record``, a reviewed ``prepared`` record, seeding ``brief``.
+
+    The caller (``handoff.review.commit``) stored ``brief`` on the record, cleared its
+    ``review_until`` and, for a manual record, set the main's ``requested`` (the user's commit
+    is the request ``stable()`` checks). The re-checks compare the source with the revision the
+    brief was written at: input that arrived while the brief waited fails the attempt, the
+    draft discarded (seed 000, Failure outcomes). Raises ``ServiceUnavailable`` without a
+    session controller (nothing changed).
+    """
+    controller = services.session_controller()
+    if controller is None:
+        raise ServiceUnavailable(services.SESSION_CONTROLLER, "a review cannot be committed")
+    attempt = Attempt(
+        str(record.source_id),
+        record.reason == Reason.MANUAL,
+        controller=controller,
+        revision=record.source_revision,
+        reason=Reason(record.reason),
+        record=record,
+        brief=brief,
+        successor=controller.get(str(record.target_id)) if record.target_id else None,
+    )
+    return _conclude(attempt, _commit_reviewed)
+
+
+def _commit_reviewed(attempt: Attempt) -> None:
+    if attempt.successor is None:
+        raise Fail(CommitStep.SEED, "the draft no longer exists")
+    commit(attempt)
+
+
+def _conclude(attempt: Attempt, body: Callable[[Attempt], None]) -> AttemptOutcome:
+    """Run ``body`` on ``attempt`` and return how it ended (``run``'s rules on the request)."""
     keep_request = False
     try:
-        _steps(attempt)
+        body(attempt)
     except Stop as stop:
         keep_request = stop.keeps_request
         return AttemptOutcome(
@@ -646,7 +725,7 @@ def run(session_id: Any, *, manual: bool) -> AttemptOutcome:
         return _fail(attempt, Fail("record", str(exc)))
     finally:
         # The route clears ``requested`` in its own transaction.
-        if manual and not keep_request and not attempt.routed:
+        if attempt.manual and not keep_request and not attempt.routed:
             store.clear_requested(attempt.session_id)
     assert attempt.record is not None
     return AttemptOutcome(

@@ -56,3 +56,30 @@ class AlreadyHandedOff(HandoffError):
         )
         self.session_id = session_id
         self.destination = destination
+
+
+class NoReviewWaiting(HandoffError):
+    """Commit or discard was asked for, but no handoff of the session waits for review."""
+
+    def __init__(self, session_id: object) -> None:
+        super().__init__(f"no handoff of session {session_id} is waiting for review")
+        self.session_id = session_id
+
+
+class InvalidBrief(HandoffError):
+    """An edited brief breaks the seed's rules (schema, 40 000 characters); nothing changed."""
+
+
+class ReviewFailed(HandoffError):
+    """A reviewed handoff was committed but failed (e.g. new input arrived while it waited):
+    the record is ``failed`` and its draft discarded; the source is untouched."""
+
+
+class ReviewWaiting(HandoffError):
+    """A handoff of the session already waits for review: commit or discard it first."""
+
+    def __init__(self, session_id: object) -> None:
+        super().__init__(
+            f"a handoff of session {session_id} is waiting for review: commit or discard it"
+        )
+        self.session_id = session_id

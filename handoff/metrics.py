@@ -10,6 +10,7 @@ per-model override (``SettingsValues.context_windows``), else the host's table
 from __future__ import annotations
 
 from handoff import services
+from handoff.core.meter import MeterOut, meter
 from handoff.core.tokens import TokenBasis, TokenReading, read_tokens
 from handoff.core.trigger import Metrics
 from handoff.services import HostSession
@@ -49,6 +50,12 @@ def measure(session: HostSession, values: SettingsValues) -> tuple[Metrics, Toke
         capacity=capacity(session, values),
     )
     return metrics, reading
+
+
+def context_meter(session: HostSession, values: SettingsValues) -> MeterOut:
+    """Return the session's context meter (issue 18 §1) under the settings ``values``."""
+    measured, reading = measure(session, values)
+    return meter(measured, values.trigger_config(), reading.as_dict())
 
 
 def metrics_dict(metrics: Metrics) -> MetricsOut:

@@ -40,6 +40,14 @@ class HandoffRecord(models.Model):
     )
     source_revision = models.PositiveBigIntegerField()
     brief = models.JSONField(null=True, blank=True)
+    original_brief = models.JSONField(
+        null=True, blank=True, help_text="The model's brief when a review edited it."
+    )
+    review_until = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="Set while a prepared record waits for review: until when it may wait.",
+    )
     error = models.TextField(blank=True)
     inheritance = models.JSONField(
         default=list, blank=True, help_text="Seed 003 §6.1–6.2 report, one row per setting."
@@ -68,6 +76,15 @@ class MainState(models.Model):
     )
     last_attempt_seq = models.PositiveBigIntegerField(null=True, blank=True)
     deferred = models.JSONField(default=list, blank=True, help_text="Blocker names.")
+    review = models.BooleanField(
+        null=True, blank=True, help_text="Review before the successor starts; unset: the setting."
+    )
+    failures = models.PositiveIntegerField(
+        default=0, help_text="Automatic attempts failed in a row (the backoff doubles with each)."
+    )
+    retry_at = models.DateTimeField(
+        null=True, blank=True, help_text="No automatic attempt before this time (backoff)."
+    )
     updated = models.DateTimeField(auto_now=True)
 
     def __str__(self) -> str:
@@ -118,6 +135,9 @@ class HandoffSettings(models.Model):
     )
     context_windows = models.JSONField(
         default=dict, blank=True, help_text="Model name -> context window in tokens (overrides)."
+    )
+    review_handoffs = models.BooleanField(
+        default=False, help_text="Review the brief before the successor starts."
     )
     version = models.PositiveIntegerField(default=0, help_text="Bumped on every save.")
     updated = models.DateTimeField(auto_now=True)

@@ -8,8 +8,13 @@
 - ``status``: the one status report;
 - ``evaluate``: the automatic evaluation run when a session turns idle or a blocker clears
   (``evaluate_enabled_mains``: every enabled main, when the global settings change);
-- ``act``: one of the ``Action`` table (``enable``, ``disable``, ``now``, ``status``), as the API,
-  the composer, the panel and ``manage.py handoff`` name them;
+- ``review_on`` / ``review_off``: this main's handoffs wait for review before the successor
+  starts, or do not (whatever the settings' ``review_handoffs`` say);
+- ``review`` / ``commit`` / ``discard``: show, commit or discard the handoff waiting for review
+  (``handoff.review``);
+- ``act``: one of the ``Action`` table (``enable``, ``disable``, ``now``, ``status``,
+  ``review``, ``commit``, ``discard``, ``review-on``, ``review-off``), as the API, the composer,
+  the panel and ``manage.py handoff`` name them;
 - ``owned_session``: the one ownership check of the handoff's surfaces.
 
 Every operation checks its session first and raises a ``HandoffError`` with nothing changed:
@@ -25,12 +30,20 @@ from enum import StrEnum
 from typing import Any
 
 from django.db import transaction
+from django.utils import timezone
 
 from handoff import attempt as attempts
-from handoff import metrics, services, store, tasks
+from handoff import backoff, metrics, review, services, store, tasks
 from handoff import status as status_module
 from handoff.attempt import AttemptOutcome
-from handoff.exceptions import AlreadyHandedOff, NotAMain, ServiceUnavailable, SessionNotFound
+from handoff.exceptions import (
+    AlreadyHandedOff,
+    NoReviewWaiting,
+    NotAMain,
+    ReviewWaiting,
+    ServiceUnavailable,
+    SessionNotFound,
+)
 from handoff.models import MainState
 from handoff.services import HostSession, SessionController
 from handoff.shapes import StatusOut
@@ -63,6 +76,13 @@ def _not_handed_off(session_id: Any) -> None:
         raise AlreadyHandedOff(session_id, redirect.destination_id)
 
 
+def _no_review_waiting(session_id: Any) -> None:
+    """Refuse a new request while a handoff waits for review: it would linger as ``requested``
+    and start another attempt once the review is discarded."""
+    if review.waiting(session_id) is not None:
+        raise ReviewWaiting(session_id)
+
+
 def owned_session(session_id: Any, user_id: Any) -> HostSession:
     """Return the session ``session_id`` if it exists and belongs to user ``user_id``.
 
@@ -91,13 +111,15 @@ def status(session_id: Any) -> StatusOut:
 def enable(session_id: Any) -> StatusOut:
     """Make the main eligible for automatic handoff and evaluate it at once.
 
-    Re-arms it: an automatic attempt that failed at the current revision may run again. Writes
-    one row (the main state); a crash after it leaves the main enabled and evaluated at the
-    next idle.
+    Re-arms it: an automatic attempt that failed at the current revision may run again, and
+    the backoff after failures is reset (``handoff.backoff``). Writes one row (the main state);
+    a crash after it leaves the main enabled and evaluated at the next idle.
     """
     _main(session_id)
     _not_handed_off(session_id)
-    store.update_main_state(str(session_id), enabled=True, last_attempt_seq=None)
+    store.update_main_state(
+        str(session_id), enabled=True, last_attempt_seq=None, failures=0, retry_at=None
+    )
     evaluate(session_id)
     return status_module.build(session_id)
 
@@ -117,12 +139,15 @@ def disable(session_id: Any) -> StatusOut:
 def request_now(session_id: Any) -> StatusOut:
     """Set ``requested`` and enqueue a manual attempt; return the status without waiting.
 
+    Refused (``ReviewWaiting``, nothing changed) while a handoff waits for review.
+
     The flag is stored first, then the task is enqueued (outside any transaction opened here,
     so the summary never runs inside one, even on the immediate backend). A crash between the
     two leaves ``requested`` set: the next idle or blocker-cleared evaluation runs it.
     """
     _main(session_id)
     _not_handed_off(session_id)
+    _no_review_waiting(session_id)
     store.update_main_state(str(session_id), requested=True)
     tasks.enqueue_attempt(session_id, manual=True)
     return status_module.build(session_id)
@@ -139,6 +164,7 @@ def run_attempt(session_id: Any, *, manual: bool) -> AttemptOutcome:
     _main(session_id)
     if manual:
         _not_handed_off(session_id)
+        _no_review_waiting(session_id)
         store.update_main_state(str(session_id), requested=True)
     return attempts.run(session_id, manual=manual)
 
@@ -147,9 +173,10 @@ def evaluate(session_id: Any) -> bool:
     """Enqueue an attempt if one may run now; return whether one was enqueued.
 
     A pending request (``requested``, e.g. a deferred ``now``) runs as a manual attempt;
-    otherwise an automatic one needs ``autoHandoff``, the main's ``enabled``, an idle session
-    and a revision not attempted yet; when none may run, stale ``deferred`` blockers are
-    cleared. Never raises for a session that cannot take part.
+    otherwise an automatic one needs ``autoHandoff``, the main's ``enabled``, an idle session,
+    a revision not attempted yet and no backoff holding it (``handoff.backoff``); when none may
+    run, stale ``deferred`` blockers are cleared. Never raises for a session that cannot take
+    part.
     """
     controller = services.session_controller()
     session = controller.get(str(session_id)) if controller is not None else None
@@ -166,6 +193,7 @@ def evaluate(session_id: Any) -> bool:
         and services.load_settings().auto_handoff
         and session.status == attempts.IDLE
         and state.last_attempt_seq != session.revision
+        and backoff.holds(state, timezone.now()) is None
         and store.redirect_of(str(session_id)) is None
     )
     if eligible:
@@ -219,6 +247,52 @@ def on_blocker_cleared(sender: Any, session: Any, **kwargs: Any) -> None:
     evaluate(session.parent_id or session.pk)
 
 
+def choose_review(session_id: Any, wanted: bool) -> StatusOut:
+    """Set whether this main's handoffs wait for review before the successor starts.
+
+    Overrides the settings' ``review_handoffs`` for this main; one row written.
+    """
+    _main(session_id)
+    store.update_main_state(str(session_id), review=wanted)
+    return status_module.build(session_id)
+
+
+def review_on(session_id: Any) -> StatusOut:
+    """This main's handoffs wait for review (``choose_review``)."""
+    return choose_review(session_id, True)
+
+
+def review_off(session_id: Any) -> StatusOut:
+    """This main's handoffs start the successor without review (``choose_review``)."""
+    return choose_review(session_id, False)
+
+
+def show_review(session_id: Any) -> StatusOut:
+    """Return the status report of a main whose handoff waits for review (its ``last`` record
+    holds the brief); raises ``NoReviewWaiting`` when none waits."""
+    _main(session_id)
+    if review.waiting(session_id) is None:
+        raise NoReviewWaiting(session_id)
+    return status_module.build(session_id)
+
+
+def commit_review(session_id: Any, brief: dict[str, Any] | None = None) -> StatusOut:
+    """Commit the main's waiting review with ``brief`` (``None``: as the model wrote it) and
+    return the status report. Raises ``InvalidBrief``, ``NoReviewWaiting`` (nothing changed) or
+    ``ReviewFailed`` (``handoff.review.commit``)."""
+    _main(session_id)
+    review.commit(session_id, brief)
+    return status_module.build(session_id)
+
+
+def discard_review(session_id: Any) -> StatusOut:
+    """Discard the main's waiting review (its draft archived, record ``failed``); return the
+    status report. Raises ``NoReviewWaiting`` (nothing changed)."""
+    _main(session_id)
+    review.discard(session_id)
+    return status_module.build(session_id)
+
+
 class Action(StrEnum):
     """What a user asks of a main's handoff, by the name every surface uses (issue 2, §7)."""
 
@@ -226,6 +300,11 @@ class Action(StrEnum):
     DISABLE = "disable"
     NOW = "now"
     STATUS = "status"
+    REVIEW = "review"
+    COMMIT = "commit"
+    DISCARD = "discard"
+    REVIEW_ON = "review-on"
+    REVIEW_OFF = "review-off"
 
 
 ACTIONS: dict[Action, Callable[[Any], StatusOut]] = {
@@ -233,6 +312,11 @@ ACTIONS: dict[Action, Callable[[Any], StatusOut]] = {
     Action.DISABLE: disable,
     Action.NOW: request_now,
     Action.STATUS: status,
+    Action.REVIEW: show_review,
+    Action.COMMIT: commit_review,
+    Action.DISCARD: discard_review,
+    Action.REVIEW_ON: review_on,
+    Action.REVIEW_OFF: review_off,
 }
 
 

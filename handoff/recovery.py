@@ -4,12 +4,17 @@ Run on start-up (``manage.py recover_handoffs``) and before a new attempt on a s
 earlier attempt looks stuck. A record is stuck when it has not changed for a while: a
 ``summarizing`` one past ``settings.HANDOFF_SUMMARIZE_TIMEOUT`` seconds, any other past
 ``settings.HANDOFF_RECOVERY_GRACE`` seconds (default 60), so a live attempt in another worker is
-left alone. The mapping:
+left alone; a ``prepared`` record waiting for review (``review_until`` set) is stuck only once
+that time has passed (``settings.HANDOFF_REVIEW_TIMEOUT``, default 24 h). The mapping:
 
 | stuck record                                   | becomes                  | and            |
 |------------------------------------------------|--------------------------|----------------|
 | a redirect exists, record not yet committed     | committed-start-pending  | target kept    |
 | summarizing past its timeout                    | failed                   |                |
+| prepared, waiting for review, before its time   | (left alone)             |                |
+| prepared, waiting for review past its time      | failed                   | draft archived |
+|                                                 |                          | ("review       |
+|                                                 |                          | expired")      |
 | prepared, draft exists, no redirect             | failed                   | draft archived |
 |                                                 |                          | if still an    |
 |                                                 |                          | unwoken draft  |
@@ -69,7 +74,10 @@ def grace() -> timedelta:
 
 
 def is_stuck(record: HandoffRecord, now: datetime) -> bool:
-    """Return whether ``record`` has been unchanged longer than its phase allows."""
+    """Return whether ``record`` has been unchanged longer than its phase allows (a review
+    waits until its ``review_until``)."""
+    if record.phase == Phase.PREPARED and record.review_until is not None:
+        return now > record.review_until
     allowed = summarize_timeout() if record.phase == Phase.SUMMARIZING else grace()
     return now - record.updated > allowed
 
@@ -78,8 +86,10 @@ def _routed(record: HandoffRecord) -> bool:
     return Redirect.objects.filter(source_id=record.source_id, record=record).exists()
 
 
-def _discard(record: HandoffRecord) -> tuple[bool, str]:
+def discard_draft(record: HandoffRecord) -> tuple[bool, str]:
     """Archive the record's draft if it is still unwoken; return (archived, what happened)."""
+    if not record.target_id:
+        return False, "no draft existed"
     controller = services.session_controller()
     if controller is None:
         return False, f"draft {record.target_id} kept: no session controller to archive it"
@@ -127,9 +137,8 @@ def _apply_mapping(record: HandoffRecord) -> Recovered | None:
         store.move(record, Phase.FAILED, error="recovery: the summary did not finish in time")
         return Recovered(str(record.pk), before, Phase.FAILED, "summary timed out")
     if before == Phase.PREPARED:
-        archived, action = _discard(record) if record.target_id else (False, "no draft existed")
-        target = None if archived else record.target_id
-        store.move(record, Phase.FAILED, target_id=target, error=f"recovery: {action}")
+        why = "the review expired" if record.review_until is not None else "recovery"
+        action = fail_prepared(record, why)
         return Recovered(str(record.pk), before, Phase.FAILED, action)
     if before == Phase.COMMITTED:
         if _successor_woken(record):
@@ -142,6 +151,19 @@ def _apply_mapping(record: HandoffRecord) -> Recovered | None:
         )
         return Recovered(str(record.pk), before, Phase.COMMITTED_START_PENDING, "start pending")
     return None
+
+
+def fail_prepared(record: HandoffRecord, why: str) -> str:
+    """Fail a ``prepared`` record: archive its draft if still unwoken, keep it otherwise.
+
+    Return what was done to the draft; the record's error is ``why: <that>``. Call it under
+    the source's main-state lock (``recover_record``, ``handoff.review.discard``). Raises
+    ``PhaseError`` when the record moved meanwhile.
+    """
+    archived, action = discard_draft(record)
+    target = None if archived else record.target_id
+    store.move(record, Phase.FAILED, target_id=target, review_until=None, error=f"{why}: {action}")
+    return action
 
 
 def recover(now: datetime | None = None) -> list[Recovered]:

@@ -32,7 +32,8 @@ _DEFAULTS = TriggerConfig()
 class SettingsValues:
     """One read of the settings: switch, thresholds (ratio; tokens; counts), token basis,
     per-model context windows (model -> tokens, overriding ``settings.HOST_CONTEXT_WINDOWS``),
-    and ``version`` (bumped on every save)."""
+    ``review_handoffs`` (a handoff waits for review before the successor starts, unless the
+    conversation chose otherwise) and ``version`` (bumped on every save)."""
 
     auto_handoff: bool = False
     handoff_ratio: float = _DEFAULTS.handoff_ratio
@@ -41,6 +42,7 @@ class SettingsValues:
     handoff_compactions: int = _DEFAULTS.handoff_compactions
     token_basis: str = TokenBasis.CONTEXT.value
     context_windows: dict[str, int] = field(default_factory=dict)
+    review_handoffs: bool = False
     version: int = 0
 
     def trigger_config(self) -> TriggerConfig:
@@ -89,8 +91,9 @@ def validate(current: SettingsValues, changes: dict[str, Any]) -> SettingsValues
     if unknown:
         raise ValidationError({name: "unknown setting" for name in unknown})
     errors: dict[str, str] = {}
-    if "auto_handoff" in changes and not isinstance(changes["auto_handoff"], bool):
-        errors["auto_handoff"] = "must be true or false"
+    for switch in ("auto_handoff", "review_handoffs"):
+        if switch in changes and not isinstance(changes[switch], bool):
+            errors[switch] = "must be true or false"
     if "token_basis" in changes and changes["token_basis"] not in set(TokenBasis):
         errors["token_basis"] = f"must be one of {', '.join(TokenBasis)}"
     if "context_windows" in changes and not _valid_windows(changes["context_windows"]):

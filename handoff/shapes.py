@@ -10,21 +10,33 @@ every surface prints, documents and is type-checked against.
   ``handoff.core.tokens``, which must stay free of pydantic);
 - ``MetricsOut`` ``{"tokens", "turns", "compactions", "capacity"}``;
 - ``RecordOut`` one handoff record (seed 000, State: ``records``);
+- ``MeterOut`` the context meter (issue 18 §1; declared in ``handoff.core.meter``);
 - ``StatusOut`` the status report (issue 4 §6; seed 000, ``action=status``).
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, NotRequired
 
 from pydantic import Field
 
 # pydantic reads only typing_extensions' TypedDict on Python 3.11.
 from typing_extensions import TypedDict
 
+from handoff.core.meter import MeterOut
 from handoff.core.tokens import TokensOut
 
-__all__ = ["MetricsOut", "RecordOut", "StatusOut", "TokensOut"]
+__all__ = [
+    "BackoffOut",
+    "ExportMainOut",
+    "ExportOut",
+    "ExportRecordOut",
+    "MeterOut",
+    "MetricsOut",
+    "RecordOut",
+    "StatusOut",
+    "TokensOut",
+]
 
 ISO_8601 = "ISO 8601, as every surface prints it."
 
@@ -49,10 +61,26 @@ class RecordOut(TypedDict):
     metrics: MetricsOut
     source_revision: int
     brief: dict[str, Any] | None
+    original_brief: Annotated[
+        dict[str, Any] | None,
+        Field(description="The model's brief when a review edited it (brief is the edited one)."),
+    ]
+    review_until: Annotated[
+        str | None,
+        Field(description="While the record waits for review: until when (ISO 8601)."),
+    ]
     error: str
     inheritance: list[dict[str, Any]]
     created: Annotated[str, Field(description=ISO_8601)]
     updated: Annotated[str, Field(description=ISO_8601)]
+
+
+class BackoffOut(TypedDict):
+    """Why and until when automatic handoff waits after failed attempts (issue 18, item 4)."""
+
+    until: Annotated[str, Field(description=ISO_8601)]
+    failures: Annotated[int, Field(description="Automatic attempts failed in a row.")]
+    reason: Annotated[str, Field(description="The error of the last failed attempt.")]
 
 
 class StatusOut(TypedDict):
@@ -65,12 +93,65 @@ class StatusOut(TypedDict):
     tokens: TokensOut
     turns: int
     compactions: int
+    meter: MeterOut
     redirect: str | None
+    predecessor: Annotated[
+        str | None, Field(description="The session this one was handed off from (lineage).")
+    ]
+    successor: Annotated[
+        str | None, Field(description="The session this one was handed off to (lineage).")
+    ]
+    origin: Annotated[
+        RecordOut | None, Field(description="The record of the handoff that opened this session.")
+    ]
     last: RecordOut | None
     inheritance: list[dict[str, Any]]
     plan_mode_available: bool
     compaction_available: bool
     auto_handoff: Annotated[bool, Field(description="The global autoHandoff switch.")]
+    review: Annotated[
+        bool, Field(description="This conversation's handoffs wait for review before starting.")
+    ]
+    backoff: Annotated[
+        BackoffOut | None, Field(description="Set while automatic attempts back off.")
+    ]
     notices: Annotated[
         list[str], Field(description="One sentence per degraded service that matters.")
     ]
+
+
+# The seed's ``handoffs.json`` version 1 (seed 000, State), as ``handoff.export`` writes it; the
+# keys are the seed's (camelCase). ``handoff/schemas/handoffs.v1.json`` is its JSON Schema.
+class ExportMainOut(TypedDict):
+    enabled: bool
+    requested: bool
+    inheritedFrom: str | None
+    lastAttemptSeq: int | None
+    deferred: list[str]
+
+
+ExportMainOut.__doc__ = "One entry of ``mains`` (seed 000, State)."
+
+
+class ExportRecordOut(TypedDict):
+    id: str
+    source: str
+    phase: str
+    reason: str
+    metrics: MetricsOut
+    sourceRevision: int
+    target: str | None
+    brief: dict[str, Any] | None
+    error: NotRequired[str]
+
+
+ExportRecordOut.__doc__ = "One entry of ``records``; ``error`` only on a failed record."
+
+
+class ExportOut(TypedDict):
+    """``handoffs.json`` version 1: ``mains``, ``records`` (oldest first), ``redirects``."""
+
+    version: int
+    mains: dict[str, ExportMainOut]
+    records: list[ExportRecordOut]
+    redirects: Annotated[dict[str, str], Field(description="Source id -> destination id.")]

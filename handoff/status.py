@@ -5,9 +5,17 @@ once); ``manage.py handoff status``, the API, ``/handoff status`` in the compose
 settings card all print it:
 
 ``{"session", "enabled", "requested", "deferred", "tokens": {"value", "basis", "label"},
-"turns", "compactions", "redirect", "last", "inheritance", "plan_mode_available",
-"compaction_available", "auto_handoff", "notices"}``
+"turns", "compactions", "meter", "redirect", "predecessor", "successor", "origin", "last",
+"inheritance", "plan_mode_available", "compaction_available", "auto_handoff", "review", "backoff",
+"notices"}``
 
+``predecessor`` / ``successor`` are the session's neighbours in its chain and ``origin``
+``record_dict`` of the hop that opened it, inheritance report included (``handoff.lineage``,
+issue 18 §3), so the status of a successor says where it came from. ``meter`` is the context
+meter (``handoff.core.meter``, issue 18 §1) of the same figures.
+
+``review``: whether this main's handoffs wait for review (its own choice, else the settings);
+``backoff``: until when and why automatic attempts wait after failures (``None``: they do not).
 ``last`` is ``record_dict`` of the session's latest record (or ``None``), ``inheritance`` that
 record's report rows, ``notices`` one sentence per degraded service (seed 003 §6.3) that
 matters for this session. Reading never changes anything.
@@ -17,10 +25,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from handoff import metrics, services, store
+from django.utils import timezone
+
+from handoff import backoff, lineage, metrics, services, store
+from handoff.core.meter import meter
+from handoff.core.phases import Phase
 from handoff.core.tokens import TokenBasis, TokenLabel, TokenReading
-from handoff.models import HandoffRecord
-from handoff.shapes import RecordOut, StatusOut
+from handoff.core.trigger import Metrics
+from handoff.models import HandoffRecord, MainState
+from handoff.shapes import BackoffOut, RecordOut, StatusOut
 
 NO_CONTROLLER = "No session controller: handoff is unavailable and automatic handoff is off."
 NO_LLM = "No LLM service: a handoff cannot write its brief, so it fails and the session stays."
@@ -57,6 +70,8 @@ def record_dict(record: HandoffRecord) -> RecordOut:
         },
         "source_revision": record.source_revision,
         "brief": record.brief,
+        "original_brief": record.original_brief,
+        "review_until": record.review_until.isoformat() if record.review_until else None,
         "error": record.error,
         "inheritance": list(record.inheritance or []),
         "created": record.created.isoformat(),
@@ -76,6 +91,18 @@ def _service_notices() -> list[str]:
     return notices
 
 
+def backoff_dict(state: MainState | None, last: HandoffRecord | None) -> BackoffOut | None:
+    """Return the backoff holding automatic attempts now, or ``None`` (``handoff.backoff``)."""
+    if state is None or state.retry_at is None or backoff.holds(state, timezone.now()) is None:
+        return None
+    failed = last is not None and last.phase == Phase.FAILED
+    return BackoffOut(
+        until=state.retry_at.isoformat(),
+        failures=state.failures,
+        reason=last.error if last is not None and failed else "",
+    )
+
+
 def build(session_id: Any) -> StatusOut:
     """Build the report for ``session_id`` from storage and the services, read now.
 
@@ -87,18 +114,19 @@ def build(session_id: Any) -> StatusOut:
     state = store.find_main_state(key)
     redirect = store.redirect_of(key)
     record = store.last_record(key)
+    origin = lineage.origin(key)
+    onward = lineage.onward(key)
     controller = services.session_controller()
     session = controller.get(key) if controller is not None else None
     notices = [] if controller is not None else [NO_CONTROLLER]
     if session is not None:
-        reading = metrics.token_reading(session, values)
+        measured, reading = metrics.measure(session, values)
         plan_mode = services.plan_mode_for(session) is not None
         compaction = services.compaction_for(session) is not None
-        turns, compactions = int(session.turns), int(session.compactions)
     else:
+        measured = Metrics(tokens=0, turns=0, compactions=0, capacity=0)
         reading = TokenReading(0, TokenBasis(values.token_basis), TokenLabel.UNAVAILABLE)
         plan_mode = compaction = False
-        turns = compactions = 0
     enabled = bool(state and state.enabled)
     if reading.label is TokenLabel.UNAVAILABLE and controller is not None:
         notices.append(TOKENS_UNAVAILABLE)
@@ -114,13 +142,19 @@ def build(session_id: Any) -> StatusOut:
         requested=bool(state and state.requested),
         deferred=list(state.deferred) if state else [],
         tokens=reading.as_dict(),
-        turns=turns,
-        compactions=compactions,
+        turns=measured.turns,
+        compactions=measured.compactions,
+        meter=meter(measured, values.trigger_config(), reading.as_dict()),
         redirect=str(redirect.destination_id) if redirect else None,
+        predecessor=str(origin.source_id) if origin else None,
+        successor=str(onward.target_id) if onward else None,
+        origin=record_dict(origin) if origin else None,
         last=record_dict(record) if record else None,
         inheritance=list(record.inheritance or []) if record else [],
         plan_mode_available=plan_mode,
         compaction_available=compaction,
         auto_handoff=values.auto_handoff,
+        review=values.review_handoffs if state is None or state.review is None else state.review,
+        backoff=backoff_dict(state, record),
         notices=notices + _service_notices(),
     )

@@ -49,6 +49,7 @@ class HandoffSettingsAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
         "handoff_min_turns",
         "handoff_compactions",
         "token_basis",
+        "review_handoffs",
         "version",
         "updated",
     ]

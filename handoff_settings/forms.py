@@ -164,6 +164,14 @@ class HandoffSettingsForm(forms.Form):
         required=False,
         help_text=_("Global switch. A conversation also needs its own switch on."),
     )
+    review_handoffs = SwitchField(
+        label=_("Review before the successor starts"),
+        required=False,
+        help_text=_(
+            "A handoff stops with its brief and successor ready and waits for you to edit, "
+            "commit or discard it. A conversation may choose otherwise in its panel."
+        ),
+    )
     handoff_ratio = NumberField(
         label=_("Window ratio"),
         **_bounds("handoff_ratio"),

@@ -8,6 +8,10 @@ The list comes in pages (issue 17, item 3): the first holds the ``PAGE`` most re
 rows plus the page's own session, each later page (``offset``) the next ``PAGE``; the list asks
 for the next when its end scrolls into view. Events change single rows in place
 (``follower.fragments``), so a user with a thousand conversations never gets them all at once.
+
+A chain of handoffs is one row (issue 18 §3; DESIGN.md, Lineage): its newest session, with the
+older hops folded under it, newest first. The host does not know about handoffs: it asks the
+plugins through ``host.signals.session_links`` which sessions were handed off to which.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import Q
 
 from host.models import Session, Workspace
+from host.signals import session_links
 
 NO_WORKSPACE_LABEL = "No workspace"
 
@@ -35,12 +40,22 @@ def listed(session: Session) -> bool:
 
 
 @dataclass
+class SidebarRow:
+    """One row: a session and, when it is the newest of a chain, the older hops folded under it
+    (newest first); ``expanded`` when one of them is the page's own session."""
+
+    session: Session
+    older: list[Session] = field(default_factory=list)
+    expanded: bool = False
+
+
+@dataclass
 class SidebarGroup:
     """One heading of the sidebar and its rows, most recently updated first."""
 
     label: str
     workspace: Workspace | None
-    sessions: list[Session] = field(default_factory=list)
+    rows: list[SidebarRow] = field(default_factory=list)
 
 
 @dataclass
@@ -80,16 +95,79 @@ def sidebar_page(
     "No workspace". Only groups with at least one visible row are returned."""
     sessions, more = visible_sessions(user, current, offset=offset)
     groups: dict[int | None, SidebarGroup] = {}
-    for session in sessions:
-        workspace = session.workspace
+    for row in fold_chains(sessions, current):
+        workspace = row.session.workspace
         key = workspace.pk if workspace else None
         if key not in groups:
             label = str(workspace) if workspace else NO_WORKSPACE_LABEL
             groups[key] = SidebarGroup(label=label, workspace=workspace)
-        groups[key].sessions.append(session)
+        groups[key].rows.append(row)
     named = sorted(
         (g for key, g in groups.items() if key is not None),
         key=lambda g: (g.label.lower(), g.workspace.path if g.workspace else ""),
     )
     ordered = named + ([groups[None]] if None in groups else [])
     return SidebarPage(ordered, offset + PAGE if more else None)
+
+
+def chain_links(session_ids: set[UUID]) -> dict[UUID, UUID]:
+    """Return ``{source id: successor id}`` for the hops into and out of ``session_ids``, as
+    the plugins answer ``session_links`` (empty without a plugin that knows of handoffs)."""
+    links: dict[UUID, UUID] = {}
+    for _receiver, answer in session_links.send(sender=Session, session_ids=sorted(session_ids)):
+        if isinstance(answer, dict):
+            links.update(answer)
+    return links
+
+
+def _chains_through(session_ids: set[UUID]) -> dict[UUID, UUID]:
+    """Return every hop of the chains through ``session_ids`` back to their first sessions:
+    one ``session_links`` round per hop of the longest chain."""
+    links: dict[UUID, UUID] = {}
+    asked: set[UUID] = set()
+    frontier = set(session_ids)
+    while frontier:
+        asked |= frontier
+        links.update(chain_links(frontier))
+        frontier = set(links) - asked
+    return links
+
+
+def fold_chains(sessions: list[Session], current: UUID | None = None) -> list[SidebarRow]:
+    """Return one row per chain among ``sessions``, in their order: each session whose
+    successor the list shows is folded under its chain's newest session, wherever that sits
+    (on this page or a later one). A hidden hop (archived, a successor still blank) splits its
+    chain in two rows. Two queries plus one per hop of the longest chain, whatever the number
+    of sessions.
+    """
+    known = {session.pk: session for session in sessions}
+    links = _chains_through(set(known))
+    missing = (set(links) | set(links.values())) - set(known)
+    known |= {s.pk: s for s in Session.objects.filter(pk__in=missing).select_related("workspace")}
+
+    def shown(session_id: UUID | None) -> bool:
+        found = known.get(session_id) if session_id is not None else None
+        return found is not None and (listed(found) or found.pk == current)
+
+    predecessors = {target: source for source, target in links.items()}
+    rows = []
+    for session in sessions:
+        if shown(links.get(session.pk)):
+            continue  # an older hop: folded under its chain's newest session
+        row = SidebarRow(session)
+        hop = predecessors.get(session.pk)
+        while hop is not None and shown(hop) and len(row.older) < len(known):
+            row.older.append(known[hop])
+            hop = predecessors.get(hop)
+        row.expanded = any(older.pk == current for older in row.older)
+        rows.append(row)
+    return rows
+
+
+def row_context(session: Session, current: UUID | None = None) -> dict[str, object]:
+    """Return the context of ``session``'s row (``templates/chat/_session_row.html``), as the
+    list renders it: ``s``, ``shown`` and, when it is the newest of a chain, ``older`` and
+    ``expanded`` (a folded older hop gets none: it sits inside its chain's row)."""
+    rows = fold_chains([session], current)
+    row = rows[0] if rows else SidebarRow(session)
+    return {"s": session, "shown": listed(session), "older": row.older, "expanded": row.expanded}

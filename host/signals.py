@@ -18,6 +18,10 @@
   slash command typed in the chat composer that the host does not handle itself (``/handoff
   status``: command "handoff", argument "status"). The receiver that knows ``command`` returns a
   ``CommandReply``; the others return None.
+- ``session_links(sender=Session, session_ids=list[UUID])``: which sessions were handed off to
+  which (lineage, issue 18 §3). A receiver returns ``{source id: successor id}`` for every hop
+  into or out of ``session_ids`` it knows of (or None); the sidebar folds each chain into its
+  newest session's row.
 """
 
 from __future__ import annotations
@@ -37,6 +41,7 @@ blocker_cleared = Signal()
 before_step = Signal()
 composer_command = Signal()
 session_changed = Signal()
+session_links = Signal()
 entry_appended = Signal()
 
 

@@ -39,6 +39,7 @@ from django_tasks_db.models import DBTaskResult
 
 from host import runtime, turn_lease
 from host.periodic import Repeating, drop_connections
+from host.wake import Waiter
 
 logger = logging.getLogger(__name__)
 
@@ -93,6 +94,8 @@ class ResilientWorker(Worker):
     """
 
     def __init__(self, *, max_backoff: float, running_timeout: timedelta, **kwargs: Any) -> None:
+        self.waiter = Waiter()
+        self._looping = False
         super().__init__(**kwargs)
         self.max_backoff = max_backoff
         self.running_timeout = running_timeout
@@ -107,12 +110,30 @@ class ResilientWorker(Worker):
         with sweeper:
             self._run()
 
+    @property
+    def interval(self) -> float:
+        """What ``db_worker``'s loop sleeps at an empty queue: the wait for a queued task
+        (``host.wake``, at most the configured interval) happens here, and the loop's own sleep
+        is then 0. ``db_worker`` offers no hook for its wait; its only other read of the
+        interval, the start-up delay's check, gets the configured value and waits for nothing.
+        """
+        if not self._looping:
+            self._looping = True
+            return self._interval
+        self.waiter.wait(self._interval)
+        return 0.0
+
+    @interval.setter
+    def interval(self, seconds: float) -> None:
+        self._interval = seconds
+
     def _run(self) -> None:
         failures = 0
         while self.running:
             began = time.monotonic()
             try:
                 self._recover_rows()
+                self._looping = not self.startup_delay
                 super().run()
                 return
             except TRANSIENT as exc:

@@ -204,9 +204,17 @@ function placeRow(row, html) {
     if (shown) shown.remove();
     return true;
   }
-  const link = item.querySelector(".session-row");
-  link.classList.toggle("is-current", row.id === current);
-  if (row.id === current) link.setAttribute("aria-current", "page");
+  for (const link of item.querySelectorAll(".session-row")) {
+    const here = link.dataset.sessionId === current;
+    link.classList.toggle("is-current", here);
+    if (here) link.setAttribute("aria-current", "page");
+    if (here && link.closest(".chain-older")) link.closest(".chain-older").open = true;
+  }
+  // A chain's row holds its older hops (issue 18 §3): their rows shown elsewhere go away.
+  for (const older of item.querySelectorAll("li[id]")) {
+    const elsewhere = document.getElementById(older.id);
+    if (elsewhere && elsewhere !== shown && !shown?.contains(elsewhere)) elsewhere.remove();
+  }
   if (shown && shown.dataset.workspace === item.dataset.workspace) {
     shown.replaceWith(item);
   } else {

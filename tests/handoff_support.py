@@ -4,11 +4,12 @@ long source session, settings switches."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 from django.contrib.auth import get_user_model
 
-from handoff import services
+from handoff import operations, services
 from handoff.attempt import Attempt, AttemptOutcome
 from handoff.models import HandoffRecord
 from host import log
@@ -132,3 +133,38 @@ class RecordingLLM:
     def complete(self, **kwargs: Any) -> str:
         RecordingLLM.calls.append(kwargs)
         return self.answer
+
+
+def chain_of(
+    hops: int,
+    user: Any = None,
+    *,
+    settle: Callable[[], AbstractContextManager[Any]] = nullcontext,
+    **fields: Any,
+) -> list[Session]:
+    """Hand a fresh source (``make_source(user, **fields)``) off ``hops`` times in a row; return
+    the chain's sessions, oldest first, read now (see ``hand_on``)."""
+    return hand_on(make_source(user, **fields), hops, settle=settle)
+
+
+def hand_on(
+    session: Session,
+    hops: int,
+    *,
+    settle: Callable[[], AbstractContextManager[Any]] = nullcontext,
+) -> list[Session]:
+    """Hand ``session`` off, then its successor, ``hops`` times (manual attempts, run inline);
+    return the sessions from ``session`` on, oldest first, read now.
+
+    Each successor must be idle to hand off again: use the immediate task backend, and let
+    ``settle`` run each hop's on-commit callbacks (``lambda:
+    django_capture_on_commit_callbacks(execute=True)``; a transactional test needs none).
+    """
+    sessions = [session]
+    for _ in range(hops):
+        with settle():
+            outcome = operations.run_attempt(sessions[-1].pk, manual=True)
+        sessions.append(target_of(record_of(outcome)))
+    for each in sessions:
+        each.refresh_from_db()
+    return sessions

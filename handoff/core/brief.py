@@ -69,7 +69,7 @@ def parse_brief(text: str) -> dict[str, Any]:
     return validate_brief(obj)
 
 
-_HEADINGS = {
+HEADINGS = {
     "decisions": "Decisions",
     "constraints": "Constraints",
     "artifacts": "Artifacts",
@@ -84,7 +84,7 @@ def render_brief(brief: dict[str, Any], *, source_title: str = "") -> str:
     """Render a validated brief as the successor's first message (Markdown text)."""
     origin = f" from “{source_title}”" if source_title else ""
     lines = [f"# Handoff brief{origin}", "", f"**Goal:** {brief['goal']}"]
-    for name, heading in _HEADINGS.items():
+    for name, heading in HEADINGS.items():
         if brief.get(name):
             lines += ["", f"## {heading}", *(f"- {item}" for item in brief[name])]
     return "\n".join(lines)

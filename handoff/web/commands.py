@@ -2,7 +2,11 @@
 
 ``/handoff`` and ``/handoff now`` ask for a handoff now (it runs in the background);
 ``/handoff enable`` / ``/handoff disable`` switch the session's automatic handoff;
-``/handoff status`` shows the status report (issue 4, §6: the same report as everywhere).
+``/handoff status`` shows the status report (issue 4, §6: the same report as everywhere);
+``/handoff review`` shows the handoff waiting for review, ``/handoff commit`` commits its brief
+as it stands (edits are made in the panel's review form), ``/handoff discard`` discards it;
+``/handoff review-on`` / ``/handoff review-off`` choose whether this conversation's handoffs
+wait for review.
 """
 
 from __future__ import annotations
@@ -26,7 +30,14 @@ REPLIES: dict[Action, Promise] = {
     Action.ENABLE: _("Automatic handoff enabled for this conversation."),
     Action.DISABLE: _("Automatic handoff disabled for this conversation."),
     Action.STATUS: _("Handoff status"),
+    Action.REVIEW: _("A handoff is ready for review"),
+    Action.COMMIT: _("Handoff committed: the successor starts from the reviewed brief."),
+    Action.DISCARD: _("Handoff discarded: the draft successor was archived."),
+    Action.REVIEW_ON: _("Handoffs of this conversation now wait for your review."),
+    Action.REVIEW_OFF: _("Handoffs of this conversation start the successor without review."),
 }
+# The actions whose reply shows the status report.
+REPORTED = frozenset({Action.STATUS, Action.REVIEW})
 USAGE = f"Use /handoff [{' | '.join(REPLIES)}]."
 FORWARDING_STOPPED = _(
     "Forwarding stopped: messages posted here are answered here again, and automatic handoff "
@@ -71,7 +82,7 @@ def handoff_command(
         report = operations.act(action, session.pk)
     except HandoffError as exc:
         return CommandReply(refusal(action, exc), ok=False)
-    if action != Action.STATUS:
+    if action not in REPORTED:
         return CommandReply(message)
     html = render_to_string(
         "chat/_status_report.html",

@@ -19,6 +19,7 @@ from handoff import operations, store
 from handoff.core.naming import SUFFIX
 from handoff.core.phases import COMMITTED_PHASES, UNFINISHED_PHASES, Phase
 from handoff.exceptions import HandoffError, NotAMain, SessionNotFound
+from handoff.web.review_form import BriefReview
 
 # The phases an attempt goes through on success, in order (seed 000, The transaction).
 PHASE_STEPS: tuple[tuple[Phase, Promise], ...] = (
@@ -124,12 +125,14 @@ def session_panel(session: Any) -> dict[str, Any]:
     handoff refuses this session, e.g. a subagent), ``successor`` (the redirect's destination
     session, or None), ``forwarding_stopped`` (the successor of a committed attempt whose
     redirect was removed by ``disable``, or None), ``steps``, ``deferred`` (phrases),
-    ``polling`` (an attempt is unfinished or requested).
+    ``polling`` (an attempt is unfinished or requested, and not waiting for review),
+    ``review_form`` (the brief of the handoff waiting for review as a ``BriefReview``, or None).
     """
     context: dict[str, Any] = {
         "session": session,
         "successor": None,
         "forwarding_stopped": None,
+        "review_form": None,
         "steps": [],
         "deferred": [],
     }
@@ -144,13 +147,15 @@ def session_panel(session: Any) -> dict[str, Any]:
         context["successor"] = _successor(session, redirect)
     elif last is not None and last["phase"] in COMMITTED_PHASES and last["target"]:
         context["forwarding_stopped"] = _successor(session, last["target"])
-    unfinished = last is not None and last["phase"] in UNFINISHED_PHASES
+    waiting = last is not None and last["phase"] == Phase.PREPARED and last["review_until"]
+    unfinished = last is not None and last["phase"] in UNFINISHED_PHASES and not waiting
     return context | {
         "report": report,
         "error": "",
         "steps": progress(last),
         "deferred": [describe_blocker(b) for b in report["deferred"]],
         "polling": report["requested"] or unfinished,
+        "review_form": BriefReview(last["brief"] or {}) if waiting and last else None,
     }
 
 

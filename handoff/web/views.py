@@ -1,7 +1,9 @@
-"""The conversation page's handoff panel (issue 3, §2): shown, polled, and acted on.
+"""The conversation page's handoff panel (issue 3, §2): shown, polled, and acted on; and the
+lineage page of a conversation's chain (issue 18 §3).
 
-The panel's switch and "Hand off now" act on the signed-in user's own session (anyone else's is
-a 404).
+The panel's switches and "Hand off now" act on the signed-in user's own session (anyone else's
+is a 404); so do the review form (issue 18, item 2: edit, commit or discard the brief of a
+handoff waiting for review) and the lineage page.
 """
 
 from __future__ import annotations
@@ -12,16 +14,26 @@ from uuid import UUID
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.template.loader import render_to_string
-from django.views.decorators.http import require_GET, require_POST
-from django_htmx.http import trigger_client_event
+from django.views.decorators.cache import cache_control
+from django.views.decorators.http import (
+    conditional_page,
+    require_GET,
+    require_http_methods,
+    require_POST,
+)
+from django_htmx.http import reswap, retarget, trigger_client_event
 
-from handoff import operations
-from handoff.exceptions import HandoffError, SessionNotFound
+from handoff import operations, review
+from handoff.exceptions import HandoffError, InvalidBrief, SessionNotFound
 from handoff.operations import Action
+from handoff.web.lineage import hops, neighbours
 from handoff.web.panel import session_panel, title_hint
+from handoff.web.review_form import BriefReview
 
 # What the panel's buttons post (reading the status is the panel itself).
-SESSION_ACTIONS = frozenset({Action.ENABLE, Action.DISABLE, Action.NOW})
+SESSION_ACTIONS = frozenset(
+    {Action.ENABLE, Action.DISABLE, Action.NOW, Action.REVIEW_ON, Action.REVIEW_OFF}
+)
 
 
 def _owned_session(request: HttpRequest, session_id: UUID) -> Any:
@@ -48,8 +60,11 @@ def _panel_response(
 
 
 @require_GET
+@cache_control(private=True, no_cache=True)
+@conditional_page
 def panel(request: HttpRequest, session_id: UUID) -> HttpResponse:
-    """The handoff panel of one of the user's sessions (polled while an attempt runs)."""
+    """The handoff panel of one of the user's sessions (polled by the tab that asked for an
+    attempt until its first event; 304 when unchanged: stored, revalidated each time)."""
     session = _owned_session(request, session_id)
     return _panel_response(request, session_panel(session))
 
@@ -70,3 +85,64 @@ def session_action(request: HttpRequest, session_id: UUID, action: str) -> HttpR
         context = session_panel(session) | {"action_error": str(exc)}
         return _panel_response(request, context, status=409)
     return _panel_response(request, session_panel(session))
+
+
+def _review_form(
+    request: HttpRequest, session: Any, form: BriefReview, error: str = "", status: int = 200
+) -> HttpResponse:
+    context = {"session": session, "review_form": form, "review_error": error}
+    return render(request, "chat/_review_form.html", context, status=status)
+
+
+def _panel_instead(
+    request: HttpRequest, session: Any, error: str = "", status: int = 200
+) -> HttpResponse:
+    """The whole panel, swapped in place of the review form's panel (the review ended)."""
+    context = session_panel(session) | ({"action_error": error} if error else {})
+    return reswap(
+        retarget(_panel_response(request, context, status), "#handoff-panel"), "outerHTML"
+    )
+
+
+@require_http_methods(["GET", "POST"])
+def review_brief(request: HttpRequest, session_id: UUID) -> HttpResponse:
+    """The review form of the session's handoff waiting for review, and its buttons.
+
+    GET shows the brief as the model wrote it. POST ``op``: ``add:FIELD`` shows the form with
+    one more item in that list; ``commit`` commits the edited brief (a brief the seed's rules
+    refuse is shown again with the reason, 422, nothing changed); ``discard`` discards the
+    draft. When no review waits (or the commit failed) the panel is shown instead (409).
+    """
+    session = _owned_session(request, session_id)
+    record = review.waiting(session.pk)
+    if record is None:
+        message = "No handoff of this conversation is waiting for review."
+        return _panel_instead(request, session, message, status=409)
+    op = request.POST.get("op", "")
+    if request.method == "GET":
+        return _review_form(request, session, BriefReview(record.brief or {}))
+    if op == Action.DISCARD:
+        operations.discard_review(session.pk)
+        return _panel_instead(request, session)
+    add = op.removeprefix("add:") if op.startswith("add:") else ""
+    form = BriefReview(record.brief or {}, request.POST, add=add)
+    if add or op != Action.COMMIT:
+        return _review_form(request, session, form)
+    if not form.is_valid():
+        return _review_form(request, session, form, "Correct the fields marked below.", 422)
+    try:
+        operations.commit_review(session.pk, form.brief())
+    except InvalidBrief as exc:
+        return _review_form(request, session, form, str(exc), status=422)
+    except HandoffError as exc:
+        return _panel_instead(request, session, str(exc), status=409)
+    return _panel_instead(request, session)
+
+
+@require_GET
+def lineage_page(request: HttpRequest, session_id: UUID) -> HttpResponse:
+    """The chain ``session_id`` is on: every hop with its reason, metrics, time, brief and
+    inheritance report, oldest first (a session outside any chain says so)."""
+    session = _owned_session(request, session_id)
+    context = neighbours(session) | {"hops": hops(session)}
+    return render(request, "chat/lineage.html", context)

@@ -9,6 +9,8 @@
   ``page`` in through the login form.
 - ``user_page(user)``: a fresh browser context (own cookies) signed in as ``user``, at the
   index; contexts are closed at teardown.
+- ``asgi_server`` (module scope): Daphne on the test database, for the follower's websocket
+  (``asgi_site``); ``open_page(user, session=None, …)``: a signed-in tab on it.
 - ``screenshot(page, name)``: saves ``name`` (a PNG) into the folder ``HANDOFF_SCREENSHOTS``
   names, when set (``HANDOFF_SCREENSHOTS=docs pytest tests/browser`` refreshes the README's
   screenshots); does nothing otherwise.
@@ -18,12 +20,25 @@ Mark browser tests ``pytestmark = pytest.mark.browser`` (``-m "not browser"`` le
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from asgi_site import (
+    FAST,
+    PAGE_TIMEOUT_MS,
+    RECORD_EVENTS,
+    AsgiServer,
+    database_url,
+    wait_following,
+)
+from django.test import Client
+
+from bench import follower_site
+from host.models import Session
 
 CHROMIUM = Path("/usr/bin/chromium")
 LAUNCH_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
@@ -114,3 +129,70 @@ def screenshot() -> Callable[[Any, str], None]:
             page.screenshot(path=str(Path(folder) / name))
 
     return save
+
+
+@pytest.fixture(scope="module")
+def asgi_server(
+    browser: Any, django_db_setup: None, django_db_blocker: Any
+) -> Iterator[AsgiServer]:
+    with django_db_blocker.unblock():
+        server = AsgiServer(database_url(), follower_site.free_port())
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def open_page(browser: Any, asgi_server: AsgiServer) -> Iterator[Callable[..., Any]]:
+    """Return ``open_page(user, session=None, *, path=None, server=asgi_server, wait=True,
+    config=None, setup=None)``: a signed-in page on a conversation (or ``path``, or the index).
+
+    Each user gets one browser context (one cookie jar) per server: two pages of one user are
+    two tabs. ``config`` is merged into ``FAST``; ``wait=False`` does not wait for the follower;
+    ``setup(page)`` runs before the page loads (to route requests).
+    ``page.problems`` collects the page's console errors and uncaught exceptions.
+    """
+    contexts: dict[tuple[int, int], Any] = {}
+    if asgi_server.process is None:  # a test that failed with the server stopped
+        asgi_server.start()
+
+    def context_of(user: Any, server: AsgiServer) -> Any:
+        if (user.pk, server.port) not in contexts:
+            client = Client()
+            client.force_login(user)
+            context = browser.new_context(base_url=server.url)
+            context.set_default_timeout(PAGE_TIMEOUT_MS)
+            cookie = client.cookies["sessionid"].value
+            context.add_cookies([{"name": "sessionid", "value": cookie, "url": server.url}])
+            context.add_init_script(RECORD_EVENTS)
+            contexts[user.pk, server.port] = context
+        return contexts[user.pk, server.port]
+
+    def open_(
+        user: Any,
+        session: Session | None = None,
+        *,
+        path: str | None = None,
+        server: AsgiServer = asgi_server,
+        wait: bool = True,
+        config: dict[str, Any] | None = None,
+        setup: Callable[[Any], None] | None = None,
+    ) -> Any:
+        page = context_of(user, server).new_page()
+        if setup is not None:
+            setup(page)
+        page.problems = []
+        page.on(
+            "console",
+            lambda message: page.problems.append(message.text) if message.type == "error" else None,
+        )
+        page.on("pageerror", lambda error: page.problems.append(str(error)))
+        page.add_init_script(f"window.__followerConfig = {json.dumps(FAST | (config or {}))};")
+        page.goto(path or (f"/s/{session.pk}/" if session else "/"))
+        if wait:
+            wait_following(page, session)
+        return page
+
+    yield open_
+    for context in contexts.values():
+        context.close()

@@ -1,8 +1,8 @@
 """The page-wide follower in headless Chromium (issue 3 §6; seed 003 §6.5; DESIGN.md 10–11).
 
 Websockets need an ASGI server, so these tests run Daphne on ``config.asgi`` in a subprocess
-against the test database (PostgreSQL, or SQLite in a file: the settings give the test
-database a file) and commit handoffs from the test process with
+against the test database (``asgi_site``, the fixtures ``asgi_server`` and ``open_page``) and
+commit handoffs from the test process with
 ``handoff.operations.run_attempt``, as ``handoff now --wait`` does. The server hears of the
 events through the channel layer (Redis) or, on the in-memory layer, through its process-wide
 reader of the stored events (``follower.hub``), as under ``make run``.
@@ -10,112 +10,27 @@ reader of the stored events (``follower.hub``), as under ``make run``.
 
 from __future__ import annotations
 
-import json
-import os
 import signal
-import socket
-import subprocess
-import sys
-import tempfile
-import time
-from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Iterator
 from datetime import timedelta
 from io import StringIO
-from typing import Any, TypeVar
+from typing import Any
 from unittest import mock
 
 import pytest
+from asgi_site import AsgiServer, answer, conversation, off_loop, wait_following
 from django.contrib.sessions.models import Session as DjangoSession
 from django.core.management import call_command
-from django.db import connections
 from django.test import Client
-from shared_files import ROOT
 
 from bench import follower_site
 from follower.events import prune_events
 from handoff import operations
 from handoff.models import HandoffRecord, HandoffSettings
-from host import log, tasks
 from host.models import Session
 from host.services import SessionController
-from host.sessions import create_session
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-
-T = TypeVar("T")
-TIMEOUT_MS = 15_000
-FAST = {"retryInterval": 100, "backoffBase": 200, "backoffCap": 1000}
-"""Follower settings for the tests: the seed's 12 tries about 2 s apart, only faster."""
-
-RECORD_EVENTS = """
-window.__events = [];
-window.__statuses = [];
-document.addEventListener("handoff:event", (event) => window.__events.push(event.detail));
-document.addEventListener("follower:status", (event) => window.__statuses.push(event.detail.state));
-"""
-
-
-def database_url() -> str:
-    """The test database as a DATABASE_URL another process can open; skip when it cannot."""
-    try:
-        return follower_site.database_url()
-    except ValueError:
-        pytest.skip(
-            "the ASGI server runs in another process and cannot open an in-memory test "
-            "database: set DATABASE_URL to PostgreSQL (as .ci/run does)"
-        )
-
-
-class AsgiServer:
-    """Daphne serving ``config.asgi`` on a fixed port; ``stop`` and ``start`` cut the sockets."""
-
-    def __init__(self, database: str, port: int) -> None:
-        self.port = port
-        self.url = f"http://127.0.0.1:{port}"
-        self.env = {**os.environ, "DATABASE_URL": database, "DJANGO_DEBUG": "false"}
-        self.process: subprocess.Popen[bytes] | None = None
-
-    def start(self) -> None:
-        command = [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(self.port)]
-        # A file, not a pipe: nobody reads a pipe while the server runs, and a full one would
-        # block the server's logging (and with it the server).
-        self.log = tempfile.TemporaryFile()  # noqa: SIM115 (closed in stop)
-        self.process = subprocess.Popen(
-            [*command, "config.asgi:application"],
-            cwd=ROOT,
-            env=self.env,
-            stdout=subprocess.DEVNULL,
-            stderr=self.log,
-        )
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                self.log.seek(0)
-                raise RuntimeError(f"daphne exited: {self.log.read().decode()}")
-            try:
-                socket.create_connection(("127.0.0.1", self.port), timeout=0.5).close()
-                return
-            except OSError:
-                time.sleep(0.1)
-        raise RuntimeError("daphne did not listen within 30 s")
-
-    def stop(self) -> None:
-        if self.process is not None:
-            follower_site.stop_process(self.process)
-            self.process = None
-            self.log.close()
-
-
-@pytest.fixture(scope="module")
-def asgi_server(
-    browser: Any, django_db_setup: None, django_db_blocker: Any
-) -> Iterator[AsgiServer]:
-    with django_db_blocker.unblock():
-        server = AsgiServer(database_url(), follower_site.free_port())
-    server.start()
-    yield server
-    server.stop()
 
 
 @pytest.fixture(scope="module")
@@ -126,99 +41,6 @@ def memory_server(asgi_server: AsgiServer) -> Iterator[AsgiServer]:
     server.start()
     yield server
     server.stop()
-
-
-@pytest.fixture
-def open_page(browser: Any, asgi_server: AsgiServer) -> Iterator[Callable[..., Any]]:
-    """Return ``open_page(user, session=None, *, path=None, server=asgi_server, wait=True,
-    config=None, setup=None)``: a signed-in page on a conversation (or ``path``, or the index).
-
-    Each user gets one browser context (one cookie jar) per server: two pages of one user are
-    two tabs. ``config`` is merged into ``FAST``; ``wait=False`` does not wait for the follower;
-    ``setup(page)`` runs before the page loads (to route requests).
-    ``page.problems`` collects the page's console errors and uncaught exceptions.
-    """
-    contexts: dict[tuple[int, int], Any] = {}
-    if asgi_server.process is None:  # a test that failed with the server stopped
-        asgi_server.start()
-
-    def context_of(user: Any, server: AsgiServer) -> Any:
-        if (user.pk, server.port) not in contexts:
-            client = Client()
-            client.force_login(user)
-            context = browser.new_context(base_url=server.url)
-            context.set_default_timeout(TIMEOUT_MS)
-            cookie = client.cookies["sessionid"].value
-            context.add_cookies([{"name": "sessionid", "value": cookie, "url": server.url}])
-            context.add_init_script(RECORD_EVENTS)
-            contexts[user.pk, server.port] = context
-        return contexts[user.pk, server.port]
-
-    def open_(
-        user: Any,
-        session: Session | None = None,
-        *,
-        path: str | None = None,
-        server: AsgiServer = asgi_server,
-        wait: bool = True,
-        config: dict[str, Any] | None = None,
-        setup: Callable[[Any], None] | None = None,
-    ) -> Any:
-        page = context_of(user, server).new_page()
-        if setup is not None:
-            setup(page)
-        page.problems = []
-        page.on(
-            "console",
-            lambda message: page.problems.append(message.text) if message.type == "error" else None,
-        )
-        page.on("pageerror", lambda error: page.problems.append(str(error)))
-        page.add_init_script(f"window.__followerConfig = {json.dumps(FAST | (config or {}))};")
-        page.goto(path or (f"/s/{session.pk}/" if session else "/"))
-        if wait:
-            wait_following(page, session)
-        return page
-
-    yield open_
-    for context in contexts.values():
-        context.close()
-
-
-def wait_following(page: Any, session: Session | None) -> None:
-    """Wait until the page's follower is connected and has read its snapshot."""
-    seen = f"Object.hasOwn(f.baseline, {json.dumps(str(session.pk))})" if session else "true"
-    page.wait_for_function(
-        f"() => {{ const f = window.__follower; return f && f.state === 'connected' && {seen}; }}"
-    )
-
-
-def off_loop(work: Callable[[], T]) -> T:
-    """Run ``work`` in a thread of its own, as a command runs in a process of its own.
-
-    Playwright's event loop owns the test's thread, and sending to the channel layer after a
-    commit needs a thread without one.
-    """
-
-    def run() -> T:
-        try:
-            return work()
-        finally:
-            connections.close_all()
-
-    with ThreadPoolExecutor(1) as pool:
-        return pool.submit(run).result()
-
-
-def conversation(user: Any, title: str) -> Session:
-    """An idle main with one turn (so its row shows in the sidebar)."""
-
-    def create() -> Session:
-        session = create_session(user, cwd="/work/demo", title=title)
-        log.append_message(session, role="user", source_kind="user", content="Hi", starts_turn=True)
-        log.append_message(session, role="assistant", source_kind="assistant", content="Hello.")
-        return session
-
-    return off_loop(create)
 
 
 def hand_off(source: Session, *, start: bool = True) -> Session:
@@ -240,11 +62,6 @@ def hand_off(source: Session, *, start: bool = True) -> Session:
     record = HandoffRecord.objects.get(source=source)
     assert record.target_id is not None
     return Session.objects.get(pk=record.target_id)
-
-
-def answer(session: Session) -> None:
-    """Let the agent answer the session's pending turn (the task worker's job), so it is idle."""
-    off_loop(lambda: tasks.run_agent_turn.call(str(session.pk)))
 
 
 def row(page: Any, session: Session) -> Any:

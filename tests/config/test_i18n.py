@@ -122,7 +122,8 @@ def test_every_page_renders_in_chinese_without_english_words(chinese: Client):
         headers={"HX-Request": "true"},
     )
     found["/handoff status"] = english_words(status.content.decode())
-    assert {url: words for url, words in found.items() if words} == {}
+    leftover = {url: words for url, words in found.items() if words}
+    assert leftover == {}, "\n".join(f"{url}: {' '.join(words)}" for url, words in leftover.items())
 
 
 def test_the_sign_in_page_follows_accept_language(client: Client):

@@ -13,7 +13,8 @@ from django.utils import translation
 from shared_files import TRANSCRIPTS
 
 from follower.events import EventKind, Frame, Resync, events_after
-from handoff import store
+from handoff import operations, store
+from handoff.attempt import Outcome
 from handoff.core.phases import Phase, Reason
 from handoff.shapes import MetricsOut
 from host import runtime
@@ -115,15 +116,28 @@ def test_a_record_event_carries_the_sources_panel_with_its_phase(ada):
     assert "every 1s" not in panel["html"]
 
 
-def test_redirect_committed_carries_the_banner_and_the_successors_row(ada):
+def test_redirect_committed_carries_the_successors_row(ada):
     source, successor = talked(ada), talked(ada, "next")
     before = replayed(ada)[-1]["id"]
     store.add_redirect(source.pk, successor.pk, None)
     [frame] = replayed(ada, before)
     assert frame["kind"] == EventKind.REDIRECT_COMMITTED
     assert f'id="row-{successor.pk}"' in frame["payload"]["row_html"]
-    assert "This conversation continues in" in html(frame)
-    assert f'href="/s/{successor.pk}/"' in html(frame)
+
+
+def test_the_commits_phase_event_carries_the_banner(ada):
+    source, successor = talked(ada), talked(ada, "next")
+    record = store.create_record(
+        source_id=source.pk, reason=Reason.MANUAL, metrics=NO_METRICS, source_revision=0
+    )
+    store.move(record, Phase.PREPARED, target_id=successor.pk)
+    before = replayed(ada)[-1]["id"]
+    store.add_redirect(source.pk, successor.pk, record)
+    store.move(record, Phase.COMMITTED)
+    [route, phase] = replayed(ada, before)
+    assert (route["kind"], phase["kind"]) == (EventKind.REDIRECT_COMMITTED, EventKind.HANDOFF_PHASE)
+    assert "This conversation continues in" in html(phase)
+    assert f'href="/s/{successor.pk}/"' in html(phase)
 
 
 def test_fragments_are_rendered_in_the_users_language(ada, monkeypatch: Any):
@@ -144,3 +158,16 @@ def test_fragments_are_rendered_in_the_users_language(ada, monkeypatch: Any):
     talked(ada)
     assert set(asked) == {ada.pk}
     assert rendered_in and set(rendered_in) == {"zh-hans"}
+
+
+def test_a_review_waiting_reaches_the_other_tabs_in_the_panel(ada):
+    """Issue 18's review form rides in the phase event (its post carries the page's CSRF
+    header, so the form rendered without a request still works)."""
+    source = talked(ada)
+    operations.review_on(source.pk)
+    before = replayed(ada)[-1]["id"]
+    outcome = operations.run_attempt(source.pk, manual=True)
+    assert outcome.outcome is Outcome.WAITING_FOR_REVIEW, outcome.detail
+    phases = [f for f in replayed(ada, before) if f["kind"] == EventKind.HANDOFF_PHASE]
+    assert phases[-1]["payload"]["phase"] == Phase.PREPARED
+    assert 'id="handoff-review-form"' in html(phases[-1])

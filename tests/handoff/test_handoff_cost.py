@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from django.db import connection
+from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 from handoff_support import make_source, record_of
 
@@ -31,6 +31,17 @@ def test_a_handoff_runs_as_many_statements_at_5000_messages_as_at_100():
     handoff(source_with(10))  # the settings row is created once, by the first attempt
     short, long = source_with(100), source_with(5_000)
     assert statements_of(lambda: handoff(short)) == statements_of(lambda: handoff(long))
+
+
+def test_every_statement_sent_is_counted_savepoints_included():
+    """Issue 17, item 5: nested blocks send SAVEPOINT and RELEASE; they are statements too."""
+
+    def nested() -> None:
+        with transaction.atomic(), transaction.atomic():
+            Session.objects.count()
+
+    count = statements_of(nested)
+    assert (count.statements, count.savepoints, count.writes) == (5, 4, 0)
 
 
 def test_the_summary_reads_the_log_in_one_query_however_long_it_is():

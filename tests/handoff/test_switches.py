@@ -133,7 +133,10 @@ def test_failed_automatic_attempt_is_not_retried_at_the_same_revision(immediate_
     assert HandoffRecord.objects.count() == 1
 
 
-def test_failed_automatic_attempt_runs_again_at_a_later_revision(immediate_tasks, at_point):
+def test_failed_automatic_attempt_runs_again_at_a_later_revision(
+    immediate_tasks, at_point, settings
+):
+    settings.HANDOFF_BACKOFF_BASE = 0  # no backoff (tests/handoff/test_backoff.py has it)
     auto_handoff(True)
     source = make_source()
     fail_once = [boom()]

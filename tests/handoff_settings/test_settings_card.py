@@ -164,6 +164,17 @@ def test_auto_handoff_switch_on_and_off(as_staff: Client):
     assert stored().auto_handoff is False
 
 
+def test_review_switch_on_and_off(as_staff: Client):
+    assert (
+        "Review before the successor starts"
+        in as_staff.get(reverse("handoff_settings:card")).content.decode()
+    )
+    save(as_staff, "review_handoffs", "on")
+    assert stored().review_handoffs is True
+    save(as_staff, "review_handoffs", None)
+    assert stored().review_handoffs is False
+
+
 def test_switching_auto_handoff_on_hands_off_a_due_main_in_the_background(
     as_staff: Client, settings: Any
 ):
@@ -314,6 +325,15 @@ def test_blocker_phrases():
     assert describe_blocker("owned-agent:0123456789") == "its subagent 01234567 is still live"
     assert "custom" in describe_blocker("custom-permissions-require-manual-transfer")
     assert describe_blocker("something-new") == "something-new"
+
+
+def test_panel_fetched_again_unchanged_answers_304(as_staff: Client, staff: Any):
+    session = talked(staff, "Work")
+    url = reverse("handoff_web:panel", args=[session.pk])
+    first = as_staff.get(url, headers=HTMX)
+    again = as_staff.get(url, headers={**HTMX, "If-None-Match": first["ETag"]})
+    assert "no-cache" in first["Cache-Control"]
+    assert again.status_code == 304
 
 
 def test_panel_asks_for_a_sidebar_refresh_when_the_phase_moved(as_staff: Client, staff: Any):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from functools import partial
 from typing import Any
 
@@ -16,6 +17,7 @@ from handoff.models import HandoffRecord, MainState, Redirect
 from host import log
 from host.models import Message, Role, Session, SourceKind, Workspace
 from host.sessions import create_session
+from host.signals import session_links
 from host.usage import Usage
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("immediate_tasks")]
@@ -713,3 +715,45 @@ def test_new_conversation_cannot_use_another_users_workspace(as_alice: Client, b
     response = as_alice.post(reverse("chat:new"), {"title": "X", "workspace": theirs.pk})
     assert response.status_code == 422
     assert not Session.objects.exists()
+
+
+# --- chains (issue 18 §3): the host folds what the session_links hook tells it -----------------
+
+
+@pytest.fixture
+def linked(alice: Any) -> Iterator[dict[Any, Any]]:
+    """A stand-in plugin answering ``session_links`` from this dict (source → successor)."""
+    known: dict[Any, Any] = {}
+
+    def answer(sender: Any, session_ids: list[Any], **kwargs: Any) -> dict[Any, Any]:
+        return {s: t for s, t in known.items() if s in session_ids}
+
+    session_links.connect(answer, dispatch_uid="test.linked")
+    yield known
+    session_links.disconnect(dispatch_uid="test.linked")
+
+
+def test_sidebar_folds_a_chain_into_its_newest_row(
+    as_alice: Client, alice: Any, linked: dict[Any, Any]
+):
+    hops = [talked(alice, f"Hop {i}") for i in range(3)]
+    other = talked(alice, "Other")
+    linked.update({hops[0].pk: hops[1].pk, hops[1].pk: hops[2].pk})
+
+    html = as_alice.get(reverse("chat:sidebar")).content.decode()
+
+    folded = re.search(r"<details.*?</details>", html, re.S)
+    assert folded is not None and "2 earlier handoffs" in folded.group()
+    assert rows(folded.group()) == [str(hops[1].pk), str(hops[0].pk)]
+    top = html.replace(folded.group(), "")
+    assert rows(top) == [str(other.pk), str(hops[2].pk)]
+    assert '<details class="chain-older">' in html  # closed: the page shows none of them
+
+
+def test_sidebar_opens_the_fold_holding_the_current_page(
+    as_alice: Client, alice: Any, linked: dict[Any, Any]
+):
+    old, new = talked(alice, "Old"), talked(alice, "New")
+    linked[old.pk] = new.pk
+    html = as_alice.get(reverse("chat:sidebar"), {"current": str(old.pk)}).content.decode()
+    assert '<details class="chain-older" open>' in html

@@ -1,4 +1,13 @@
-"""``python manage.py handoff status|enable|disable|now SESSION [--wait] [--json]`` (issue 2 §7).
+"""``python manage.py handoff ACTION SESSION [--wait] [--brief FILE] [--json]`` (issue 2 §7).
+
+ACTION is one of ``status``, ``enable``, ``disable``, ``now``, ``review`` (show the handoff
+waiting for review), ``commit`` (commit it; ``--brief FILE`` the edited brief as JSON, ``-``
+for standard input), ``discard``, ``review-on`` / ``review-off`` (this conversation's handoffs
+wait for review, or do not).
+
+``python manage.py handoff export [--user U] [--out FILE]`` writes seed 000's ``handoffs.json``
+version 1 (``handoff.export``): the sessions of user U (a username), or of every user without
+``--user``; to FILE, or standard output without ``--out``.
 
 SESSION is a session UUID or a unique prefix of at least six characters of one. Every action
 prints the status report (issue 4 §6: the same report as the API, the composer and the card),
@@ -15,17 +24,21 @@ from __future__ import annotations
 
 import json
 import re
+import sys
+from pathlib import Path
 from typing import Any
 
+from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from handoff import operations, services
+from handoff import export, operations, services
 from handoff.attempt import AttemptOutcome, Outcome
 from handoff.exceptions import HandoffError
-from handoff.shapes import RecordOut, StatusOut
+from handoff.shapes import BackoffOut, RecordOut, StatusOut
 from handoff.status import record_dict
 
 MIN_PREFIX = 6
+EXPORT = "export"
 EXIT_FAILED = 1
 EXIT_DEFERRED = 2
 EXIT_START_PENDING = 3
@@ -57,6 +70,18 @@ def resolve_session(text: str) -> str:
     return matches[0]
 
 
+def read_brief(path: str) -> Any:
+    """Return the JSON in file ``path`` (``-``: standard input); ``CommandError`` when it cannot
+    be read or is not JSON (the brief's own rules are checked by the commit)."""
+    try:
+        if path == "-":
+            return json.load(sys.stdin)
+        with open(path, encoding="utf-8") as handle:
+            return json.load(handle)
+    except (OSError, ValueError) as exc:
+        raise CommandError(f"--brief {path}: {exc}") from exc
+
+
 def _yes(flag: object) -> str:
     return "yes" if flag else "no"
 
@@ -81,11 +106,27 @@ def _inheritance_lines(rows: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
+def _review_line(last: RecordOut | None) -> str:
+    if last is None or not last["review_until"]:
+        return ""
+    return f" · a handoff waits for review until {last['review_until']} (commit or discard)"
+
+
+def _backoff_line(backoff: BackoffOut | None) -> str:
+    if backoff is None:
+        return "none"
+    return (
+        f"{backoff['failures']} failed automatic attempt(s): the next may run after "
+        f"{backoff['until']}; last error: {backoff['reason'] or 'none'}"
+    )
+
+
 def format_status(report: StatusOut) -> str:
     """Return the status report as a short readable block.
 
-    Switches, tokens with basis and label, deferred blockers, the last record with its
-    inheritance report, plan mode and compaction availability, and the service notices.
+    Switches, tokens with basis and label, the context meter in words, where the session came
+    from and went (lineage), deferred blockers, the last record with its inheritance report,
+    plan mode and compaction availability, and the service notices.
     """
     tokens = report["tokens"]
     available = "available" if report["plan_mode_available"] else "not available"
@@ -96,8 +137,13 @@ def format_status(report: StatusOut) -> str:
         f"{_yes(report['requested'])} · autoHandoff: {'on' if report['auto_handoff'] else 'off'}",
         f"  tokens       {tokens['value']} ({tokens['basis']}, {tokens['label']})",
         f"  turns        {report['turns']} · compactions: {report['compactions']}",
+        f"  meter        {report['meter']['summary']}",
+        f"  came from    {report['predecessor'] or 'none'} · "
+        f"went to: {report['successor'] or 'none'}",
         f"  redirect     {report['redirect'] or 'none'}",
         f"  deferred     {', '.join(report['deferred']) or 'none'}",
+        f"  review       {'on' if report['review'] else 'off'}{_review_line(report['last'])}",
+        f"  backoff      {_backoff_line(report['backoff'])}",
         f"  last         {_last_line(report['last'])}",
         f"  plan mode    {available} · automatic compaction: {compaction}",
     ]
@@ -118,6 +164,11 @@ def format_record(record: RecordOut) -> str:
     ]
     if record["error"]:
         lines.append(f"  error        {record['error']}")
+    if record["review_until"]:
+        lines.append(
+            f"  review       waiting until {record['review_until']}: "
+            f"handoff commit|discard {record['source']}"
+        )
     lines += _inheritance_lines(record["inheritance"])
     return "\n".join(lines)
 
@@ -130,31 +181,73 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument(
-            "action", choices=[action.value for action in operations.Action], help="what to do"
+            "action",
+            choices=[*(action.value for action in operations.Action), EXPORT],
+            help="what to do",
         )
         parser.add_argument(
-            "session", help=f"session UUID, or a unique prefix of at least {MIN_PREFIX} characters"
+            "session",
+            nargs="?",
+            help=f"session UUID, or a unique prefix of at least {MIN_PREFIX} characters "
+            "(every action but export)",
         )
+        parser.add_argument("--user", help="with export: only this user's sessions (username)")
+        parser.add_argument("--out", metavar="FILE", help="with export: write here, not stdout")
         parser.add_argument(
             "--wait",
             action="store_true",
             help="with now: run the attempt in this process and print its record",
+        )
+        parser.add_argument(
+            "--brief",
+            metavar="FILE",
+            help="with commit: the edited brief, a JSON file ('-': standard input)",
         )
         parser.add_argument("--json", action="store_true", help="print JSON")
 
     def handle(self, *args: Any, **options: Any) -> None:
         """Run the action; ``CommandError`` (non-zero exit) for refusals and unfinished waits."""
         action, as_json = options["action"], options["json"]
+        if action == EXPORT:
+            self._export(options["user"], options["out"])
+            return
+        if options["user"] or options["out"]:
+            raise CommandError("--user and --out apply to 'export' only.")
+        if not options["session"]:
+            raise CommandError(f"handoff {action}: give the session.")
         if options["wait"] and action != "now":
             raise CommandError("--wait applies to 'now' only.")
+        if options["brief"] and action != "commit":
+            raise CommandError("--brief applies to 'commit' only.")
         session_id = resolve_session(options["session"])
         try:
             if options["wait"]:
                 self._run_now(session_id, as_json)
+            elif options["brief"]:
+                brief = read_brief(options["brief"])
+                self._print_status(operations.commit_review(session_id, brief), as_json)
             else:
                 self._print_status(operations.act(action, session_id), as_json)
         except HandoffError as exc:
             raise CommandError(f"handoff {action}: {exc}") from exc
+
+    def _export(self, username: str | None, out: str | None) -> None:
+        """Write ``handoffs.json`` version 1; ``CommandError`` for an unknown user or a file
+        that cannot be written."""
+        owner_id = None
+        if username is not None:
+            user = get_user_model().objects.filter(username=username).first()
+            if user is None:
+                raise CommandError(f"No user {username!r}.")
+            owner_id = user.pk
+        text = json.dumps(export.export(owner_id), ensure_ascii=False, indent=2)
+        if out is None:
+            self.stdout.write(text)
+            return
+        try:
+            Path(out).write_text(text + "\n", encoding="utf-8")
+        except OSError as exc:
+            raise CommandError(f"--out {out}: {exc}") from exc
 
     def _print_status(self, report: StatusOut, as_json: bool) -> None:
         self.stdout.write(

@@ -1,5 +1,7 @@
 """``{% handoff_panel session %}``: the handoff panel on the conversation page;
 ``{% handoff_title_hint session %}``: the line under its title saying what ``· 接续`` means.
+``{% handoff_meter session_id meter %}``: its context meter (issue 18 §1);
+``{% handoff_lineage session %}``: links to its predecessor, successor and lineage page (§3).
 ``{{ html|brief_links:session }}``: a successor's brief with its "(log #N)" evidence linked.
 
 The host's page templates load these (the host's Python never imports the handoff app).
@@ -13,7 +15,10 @@ from django import template
 from django.utils.safestring import SafeString, mark_safe
 
 from handoff.inheritance import readable
+from handoff.shapes import MeterOut
+from handoff.web.lineage import neighbours
 from handoff.web.log_links import link_log_entries, source_of
+from handoff.web.meter import render_meter
 from handoff.web.panel import (
     BASIS_WORDS,
     PHASE_WORDS,
@@ -43,6 +48,18 @@ def handoff_title_hint(session: Any, oob: bool = False) -> dict[str, Any]:
 def inheritance_rows(report: list[dict[str, str]]) -> list[dict[str, object]]:
     """The inheritance report's rows in words (``handoff.inheritance.readable``)."""
     return readable(report)
+
+
+@register.simple_tag
+def handoff_meter(session_id: Any, meter: MeterOut) -> str:
+    """Render the context meter of ``session_id`` (``meter``: the status report's)."""
+    return render_meter(session_id, meter)
+
+
+@register.inclusion_tag("chat/_lineage_links.html")
+def handoff_lineage(session: Any) -> dict[str, Any]:
+    """Render the links to ``session``'s neighbours in its chain (nothing outside a chain)."""
+    return neighbours(session)
 
 
 @register.filter

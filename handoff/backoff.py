@@ -1,0 +1,55 @@
+"""Backoff after failed automatic attempts (issue 18, item 4), kept on the main's state.
+
+An automatic attempt that fails at summarize, brief validation, prepare or commit — not one
+that stopped because the source changed (seed 000 prefers deferring to racing) — counts one
+failure on its main and sets ``retry_at``: no automatic attempt before it
+(``handoff.core.backoff.delay``: ``settings.HANDOFF_BACKOFF_BASE`` seconds, default 60,
+doubling up to ``settings.HANDOFF_BACKOFF_CAP``, default 3 600). The attempt after it runs at
+the first idle past ``retry_at``. ``now`` is never held back; ``enable`` and a successful
+handoff reset it (seed 000: "fix the cause…, then enable again"). ``handoffTrigger`` itself
+stays the seed's pure function: the wait is checked beside it (step 3, and the evaluation).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+
+from handoff import store
+from handoff.core.backoff import delay
+from handoff.models import MainState
+
+
+def record_failure(session_id: Any, now: datetime) -> MainState:
+    """Count one more automatic failure on the main and set ``retry_at``; return the state.
+
+    One transaction under the main state's lock (a crash leaves the previous count).
+    """
+    with transaction.atomic():
+        state = store.lock_main_state(session_id)
+        state.failures += 1
+        wait = delay(
+            state.failures, base=settings.HANDOFF_BACKOFF_BASE, cap=settings.HANDOFF_BACKOFF_CAP
+        )
+        state.retry_at = now + timedelta(seconds=wait)
+        state.save(update_fields=["failures", "retry_at", "updated"])
+        return state
+
+
+def reset(state: MainState) -> None:
+    """Clear the failure count and ``retry_at`` on ``state`` (the caller saves it)."""
+    state.failures = 0
+    state.retry_at = None
+
+
+def holds(state: MainState | None, now: datetime) -> str | None:
+    """Return why an automatic attempt must wait now, or ``None`` when it may run."""
+    if state is None or state.retry_at is None or now >= state.retry_at:
+        return None
+    return (
+        f"backing off after {state.failures} failed automatic attempt(s): the next one may run "
+        f"after {state.retry_at.isoformat(timespec='seconds')}"
+    )

@@ -1,0 +1,21 @@
+"""How long automatic handoff waits after failures (issue 18, item 4; outside ``handoffTrigger``).
+
+Seed 000 retries a failed automatic attempt at the next revision; a model that keeps failing
+would then be called after every turn. The wait doubles with each automatic failure in a row
+and stops doubling at a cap: ``base``, ``2·base``, ``4·base`` … ``cap`` seconds.
+"""
+
+from __future__ import annotations
+
+
+def delay(failures: int, *, base: float, cap: float) -> float:
+    """Return the seconds to wait after ``failures`` automatic failures in a row.
+
+    ``base · 2^(failures − 1)``, at most ``cap``; 0 when nothing failed. Raises ``ValueError``
+    for a negative count.
+    """
+    if failures < 0:
+        raise ValueError(f"failures must be 0 or more, not {failures}")
+    if failures == 0:
+        return 0.0
+    return float(min(cap, base * 2 ** min(failures - 1, 62)))

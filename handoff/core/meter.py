@@ -1,0 +1,146 @@
+"""The context meter (issue 18 §1): how near an idle main is to the trigger, in figures and words.
+
+Built from the very ``Metrics`` and ``TriggerConfig`` the trigger (seed 000, Trigger) reads, and
+through ``trigger.threshold`` and ``trigger.handoff_trigger`` themselves, so the meter cannot say
+"due" when the trigger says no, nor name another trigger point. Plain Python, no Django.
+
+``meter(metrics, config, tokens)`` returns a ``MeterOut``:
+
+``{"tokens": {"value", "basis", "label"}, "window", "trigger_point", "trigger_source",
+"share", "turns", "min_turns", "compactions", "max_compactions", "automatic", "due", "first",
+"tokens_to_go", "turns_to_go", "compactions_to_go", "turns_estimate", "summary"}``
+
+All figures are tokens or counts. ``window`` is the capacity (0: unknown); ``trigger_point``
+the token threshold rounded up to the first whole token that fires it; ``trigger_source``
+``window`` when ``window × ratio`` is the smaller, else ``ceiling`` (``handoffTokens``);
+``share`` the token figure over the trigger point (1.0 = the point is reached);
+``max_compactions`` 0 means the compaction criterion is off; ``automatic`` is False when the
+token label is ``unavailable`` (seed 003 §5.2: automatic handoff is off, ``/handoff`` still
+works); ``due`` is the trigger's answer now; ``first`` the criterion that fires first
+(``context-pressure``, ``repeated-compaction``; None when automatic handoff is off);
+``turns_estimate`` roughly how many more turns the context fills the rest in at this
+conversation's average per turn (None when unknown); ``summary`` says it in one sentence.
+"""
+
+from __future__ import annotations
+
+import math
+
+from typing_extensions import TypedDict
+
+from handoff.core.phases import Reason
+from handoff.core.tokens import TokenLabel, TokensOut
+from handoff.core.trigger import Metrics, TriggerConfig, handoff_trigger, threshold
+
+UNAVAILABLE_SUMMARY = (
+    "Automatic handoff is off for this conversation: no token figure — the model reported no "
+    "usage and the meter measured nothing (seed 003 §5.2). /handoff still works."
+)
+
+
+class MeterOut(TypedDict):
+    """The context meter as every surface shows it (see the module's docstring)."""
+
+    tokens: TokensOut
+    window: int
+    trigger_point: int
+    trigger_source: str
+    share: float
+    turns: int
+    min_turns: int
+    compactions: int
+    max_compactions: int
+    automatic: bool
+    due: bool
+    first: str | None
+    tokens_to_go: int
+    turns_to_go: int
+    compactions_to_go: int | None
+    turns_estimate: int | None
+    summary: str
+
+
+def trigger_point(metrics: Metrics, config: TriggerConfig) -> int:
+    """Return the first whole token count at which context pressure fires (``threshold``)."""
+    return math.ceil(threshold(metrics, config))
+
+
+def _first(metrics: Metrics, config: TriggerConfig) -> Reason:
+    """The criterion that fires first: compactions once their count is reached (the trigger
+    checks them first), else the tokens, which grow every turn while compactions come only
+    near the window."""
+    limit = config.handoff_compactions
+    if limit > 0 and metrics.compactions >= limit:
+        return Reason.REPEATED_COMPACTION
+    return Reason.CONTEXT_PRESSURE
+
+
+def _turns_estimate(metrics: Metrics, tokens_to_go: int) -> int | None:
+    """Roughly how many turns until ``tokens_to_go`` is filled at the average per turn."""
+    if metrics.turns <= 0 or metrics.tokens <= 0 or tokens_to_go <= 0:
+        return None
+    return math.ceil(tokens_to_go / (metrics.tokens / metrics.turns))
+
+
+def _words(counted: int, noun: str) -> str:
+    return f"{counted:,} {noun}{'' if counted == 1 else 's'}"
+
+
+def _summary(out: MeterOut) -> str:
+    """One sentence: which criterion fires first and roughly when."""
+    if not out["automatic"]:
+        return UNAVAILABLE_SUMMARY
+    point = out["trigger_point"]
+    if out["due"]:
+        if out["first"] == Reason.REPEATED_COMPACTION:
+            return (
+                f"Due: hands off at the next idle moment ({out['compactions']} of "
+                f"{out['max_compactions']} compactions)."
+            )
+        return f"Due: hands off at the next idle moment ({point:,} tokens reached)."
+    if out["first"] == Reason.REPEATED_COMPACTION or out["tokens_to_go"] == 0:
+        reached = (
+            f"{out['max_compactions']} compactions reached"
+            if out["first"] == Reason.REPEATED_COMPACTION
+            else f"{point:,} tokens reached"
+        )
+        return f"Hands off after {_words(out['turns_to_go'], 'more turn')}: {reached}."
+    sentence = f"Hands off at {point:,} tokens: {out['tokens_to_go']:,} to go"
+    if out["turns_estimate"] is not None:
+        sentence += f", about {_words(out['turns_estimate'], 'turn')} at this pace"
+    if out["turns_to_go"] > 0:
+        sentence += f"; not before turn {out['min_turns']}"
+    return sentence + "."
+
+
+def meter(metrics: Metrics, config: TriggerConfig, tokens: TokensOut) -> MeterOut:
+    """Return the context meter of ``metrics`` under ``config`` (see the module's docstring).
+
+    ``tokens`` is the figure ``metrics.tokens`` was read as (its basis and label).
+    """
+    automatic = tokens["label"] != TokenLabel.UNAVAILABLE
+    point = trigger_point(metrics, config)
+    limit = config.handoff_compactions
+    tokens_to_go = max(0, point - metrics.tokens)
+    by_window = threshold(metrics, config) < config.handoff_tokens
+    out = MeterOut(
+        tokens=tokens,
+        window=metrics.capacity,
+        trigger_point=point,
+        trigger_source="window" if by_window else "ceiling",
+        share=metrics.tokens / point if point > 0 else 0.0,
+        turns=metrics.turns,
+        min_turns=config.handoff_min_turns,
+        compactions=metrics.compactions,
+        max_compactions=limit,
+        automatic=automatic,
+        due=automatic and handoff_trigger(metrics, config) is not None,
+        first=str(_first(metrics, config)) if automatic else None,
+        tokens_to_go=tokens_to_go,
+        turns_to_go=max(0, config.handoff_min_turns - metrics.turns),
+        compactions_to_go=max(0, limit - metrics.compactions) if limit > 0 else None,
+        turns_estimate=_turns_estimate(metrics, tokens_to_go),
+        summary="",
+    )
+    out["summary"] = _summary(out)
+    return out

@@ -1,0 +1,121 @@
+"""Review before the successor starts, in headless Chromium (issue 18, item 2): on a desktop
+and on a 390×844 phone, "Hand off now" stops at "A handoff is ready for review"; the brief is
+edited (goal changed, an item added, one removed) and committed, and the successor is seeded
+with the edited brief."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+from handoff import operations
+from handoff.core.phases import Phase
+from handoff.models import HandoffRecord
+from host.demo import DEMO_PASSWORD, seed_demo
+from host.models import Message, Session
+
+pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("immediate_tasks")]
+
+VIEWPORTS = {"desktop": (1360, 900), "phone": (390, 844)}
+
+
+@pytest.fixture(params=list(VIEWPORTS))
+def review_page(
+    request: Any,
+    browser: Any,
+    live_server: Any,
+    login: Callable[..., None],
+    transactional_db: None,
+) -> Iterator[Any]:
+    """The demo conversation, its review switched on, in a window of the param's size."""
+    session = seed_demo()[0]
+    operations.review_on(session.pk)
+    width, height = VIEWPORTS[request.param]
+    context = browser.new_context(viewport={"width": width, "height": height})
+    context.set_default_timeout(15_000)
+    page = context.new_page()
+    login(page, live_server.url, session.owner, DEMO_PASSWORD)
+    page.goto(f"{live_server.url}/s/{session.pk}/")
+    page.session = session
+    page.viewport_name = request.param
+    yield page
+    context.close()
+
+
+def test_a_review_is_edited_and_committed_and_seeds_the_successor(
+    review_page: Any, screenshot: Callable[[Any, str], None]
+):
+    page = review_page
+    page.get_by_role("button", name="Hand off now").click()
+    form = page.locator("#handoff-review-form")
+    form.get_by_role("heading", name="A handoff is ready for review").wait_for()
+
+    form.get_by_label("Goal").fill("Finish the weather CLI, as reviewed")
+    form.get_by_role("button", name="Add an item to Decisions").click()
+    page.wait_for_timeout(300)
+    added = form.locator("fieldset[data-field=decisions] textarea").last
+    added.wait_for()
+    added.fill("Decided at review: keep the output plain")
+    removed = form.locator("fieldset[data-field=artifacts] .review-item").first
+    removed.get_by_label("Remove").check()
+    assert form.bounding_box()["width"] <= VIEWPORTS[page.viewport_name][0]
+    screenshot(page, f"review-{page.viewport_name}.png")
+    form.get_by_role("button", name="Commit the brief").click()
+
+    page.locator(".banner").wait_for()
+    record = HandoffRecord.objects.get(source=page.session)
+    assert record.phase == Phase.STARTED
+    assert record.original_brief is not None and record.brief is not None
+    assert record.brief["goal"] == "Finish the weather CLI, as reviewed"
+    assert record.brief["decisions"][-1] == "Decided at review: keep the output plain"
+    assert record.brief["artifacts"] == record.original_brief["artifacts"][1:]
+    assert record.target_id is not None
+    seed = Message.objects.filter(session_id=record.target_id).earliest("seq").content
+    assert "Finish the weather CLI, as reviewed" in seed
+    assert page.locator("#handoff-review-form").count() == 0
+
+
+def test_a_review_is_refused_after_new_input_and_its_draft_discarded(review_page: Any):
+    page = review_page
+    page.get_by_role("button", name="Hand off now").click()
+    form = page.locator("#handoff-review-form")
+    form.get_by_role("heading", name="A handoff is ready for review").wait_for()
+    draft_id = HandoffRecord.objects.get(source=page.session).target_id
+    assert draft_id is not None
+
+    composer = page.get_by_role("textbox", name="Message")
+    composer.fill("One more thing: keep the cache in ~/.cache/weather.")
+    composer.press("Enter")
+    page.locator("#timeline .msg-assistant").get_by_text("Offline agent").last.wait_for()
+    page.wait_for_timeout(500)
+    form.get_by_role("button", name="Commit the brief").click()
+
+    alert = page.locator("#handoff-panel [role=alert]")
+    alert.wait_for()
+    assert "the reviewed handoff failed" in alert.inner_text()
+    assert page.locator("#handoff-review-form").count() == 0
+    assert page.locator(".banner").count() == 0
+    record = HandoffRecord.objects.get(source=page.session)
+    assert record.phase == Phase.FAILED
+    assert Session.objects.get(pk=draft_id).archived is True
+
+
+SWAP_PANEL_AS_AN_EVENT_WOULD = """async (url) => {
+  const html = (await (await fetch(url)).text())
+    .replace('<section id="handoff-panel"', '<section hx-swap-oob="true" id="handoff-panel"');
+  window.htmx.swap(document.body, html, { swapStyle: "none" });
+}"""
+
+
+def test_a_live_panel_update_keeps_the_edits_in_the_review_form(review_page: Any):
+    page = review_page
+    page.get_by_role("button", name="Hand off now").click()
+    form = page.locator("#handoff-review-form")
+    form.get_by_label("Goal").fill("Edited before the panel was updated")
+
+    page.evaluate(SWAP_PANEL_AS_AN_EVENT_WOULD, f"/handoff/sessions/{page.session.pk}/panel/")
+    page.wait_for_timeout(300)
+
+    assert form.get_by_label("Goal").input_value() == "Edited before the panel was updated"

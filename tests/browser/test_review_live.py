@@ -1,0 +1,58 @@
+"""A review on open tabs and across a server restart, in headless Chromium against Daphne
+(issue 18, item 2): the tab shows "A handoff is ready for review" as soon as the attempt waits
+(the follower's ``handoff.phase`` event carries the panel), the review survives a restart of the
+server and a recovery pass, and committing it moves the tab to the successor.
+
+The server and page fixtures are the browser tests' (``asgi_server``, ``open_page``: conftest).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import timedelta
+from io import StringIO
+from typing import Any
+
+import pytest
+from asgi_site import AsgiServer, conversation, off_loop
+from django.core.management import call_command
+from django.utils import timezone
+
+from handoff import operations, recovery
+from handoff.core.phases import Phase
+from handoff.models import HandoffRecord
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+def test_a_review_shows_live_survives_a_restart_and_commits(
+    make_user: Callable[..., Any], open_page: Callable[..., Any], asgi_server: AsgiServer
+):
+    ada = make_user("ada")
+    source = conversation(ada, "Weather CLI")
+    off_loop(lambda: operations.review_on(source.pk))
+    page = open_page(ada, source)
+    other_tab = open_page(ada, source)
+
+    off_loop(lambda: operations.run_attempt(source.pk, manual=True))
+    for tab in (page, other_tab):
+        tab.get_by_role("heading", name="A handoff is ready for review").wait_for()
+
+    asgi_server.stop()
+    later = timezone.now() + timedelta(hours=1)
+    assert off_loop(lambda: recovery.recover(later)) == []
+    off_loop(lambda: call_command("recover_handoffs", stdout=StringIO()))
+    asgi_server.start()
+
+    page.reload()
+    form = page.locator("#handoff-review-form")
+    form.get_by_label("Goal").fill("Finish the weather CLI after the restart")
+    form.get_by_role("button", name="Commit the brief").click()
+
+    record = HandoffRecord.objects.get(source=source)
+    page.wait_for_url(f"**/s/{record.target_id}/")
+    other_tab.wait_for_url(f"**/s/{record.target_id}/")
+    record.refresh_from_db()
+    assert record.phase == Phase.STARTED
+    assert record.brief is not None
+    assert record.brief["goal"] == "Finish the weather CLI after the restart"

@@ -1,0 +1,79 @@
+"""The context meter (issue 18 §1) on the status report, the API's session detail and the panel."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from django.urls import reverse
+from handoff_support import MODEL, make_source
+
+from handoff import operations, services
+from handoff.core.meter import UNAVAILABLE_SUMMARY
+from host.sessions import create_session
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def small_window() -> None:
+    """The demo's numbers: a 32 000-token window, so the trigger point is 24 000."""
+    services.settings_store().save(context_windows={MODEL: 32_000})
+
+
+@pytest.mark.usefixtures("small_window")
+def test_status_meter_names_window_trigger_point_and_what_is_left() -> None:
+    source = make_source(turns=6, tokens=22_920)
+    meter = operations.status(source.pk)["meter"]
+    assert meter["tokens"] == {"value": 22_920, "basis": "context", "label": "exact"}
+    assert (meter["window"], meter["trigger_point"], meter["tokens_to_go"]) == (
+        32_000,
+        24_000,
+        1_080,
+    )
+    assert (meter["turns"], meter["min_turns"]) == (6, 4)
+    assert (meter["compactions"], meter["max_compactions"]) == (0, 3)
+    assert meter["first"] == "context-pressure" and not meter["due"]
+    assert meter["summary"].startswith("Hands off at 24,000 tokens: 1,080 to go")
+
+
+@pytest.mark.usefixtures("small_window")
+def test_the_meter_follows_the_settings_read_now() -> None:
+    source = make_source(turns=6, tokens=22_920)
+    services.settings_store().save(handoff_ratio=0.5)
+    meter = operations.status(source.pk)["meter"]
+    assert meter["trigger_point"] == 16_000 and meter["due"]
+
+
+def test_unavailable_meter_says_automatic_handoff_is_off_and_why() -> None:
+    source = create_session(make_source().owner, cwd="/w")
+    meter = operations.status(source.pk)["meter"]
+    assert not meter["automatic"] and meter["summary"] == UNAVAILABLE_SUMMARY
+
+
+@pytest.mark.usefixtures("small_window")
+def test_api_session_detail_carries_the_meter(client: Any) -> None:
+    source = make_source(turns=6, tokens=22_920)
+    client.force_login(source.owner)
+    detail = client.get(f"/api/sessions/{source.pk}").json()
+    assert detail["meter"] == detail["handoff"]["meter"]
+    assert detail["meter"]["trigger_point"] == 24_000
+
+
+@pytest.mark.usefixtures("small_window")
+def test_conversation_page_shows_the_meter_in_words(client: Any) -> None:
+    source = make_source(turns=6, tokens=22_920)
+    client.force_login(source.owner)
+    html = client.get(reverse("chat:session", args=[source.pk])).content.decode()
+    assert f'id="handoff-meter-{source.pk}"' in html
+    assert "of 24,000 to hand off" in html
+    assert "6 turns (minimum 4)" in html and "0 of 3 compactions" in html
+    assert "Hands off at 24,000 tokens: 1,080 to go" in html
+
+
+def test_conversation_page_says_why_automatic_handoff_is_off(client: Any) -> None:
+    source = create_session(make_source().owner, cwd="/w")
+    client.force_login(source.owner)
+    html = client.get(reverse("chat:session", args=[source.pk])).content.decode()
+    assert "Automatic handoff is off for this conversation" in html
+    assert "the model reported no usage and the meter measured nothing" in html

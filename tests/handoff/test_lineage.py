@@ -1,0 +1,212 @@
+"""Lineage (issue 18 §3): predecessor and successor read from the records, on every surface."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from io import StringIO
+from typing import Any
+
+import pytest
+from django.core.management import call_command
+from django.urls import reverse
+from handoff_support import chain_of, make_source, make_user, talked
+
+from handoff import lineage, operations
+from handoff.core.phases import Phase
+from handoff.models import HandoffRecord
+from handoff.web.commands import handoff_command
+from host.models import Session
+from host.signals import session_links
+
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("immediate_tasks")]
+
+
+@pytest.fixture
+def three_hops(django_capture_on_commit_callbacks: Callable[..., Any]) -> list[Session]:
+    """A → B → C → D: a source handed off three times."""
+    return chain_of(3, settle=lambda: django_capture_on_commit_callbacks(execute=True))
+
+
+def test_each_session_names_its_neighbours(three_hops: list[Session]) -> None:
+    a, b, c, d = (s.pk for s in three_hops)
+    assert [lineage.predecessor(s) for s in (a, b, c, d)] == [None, a, b, c]
+    assert [lineage.successor(s) for s in (a, b, c, d)] == [b, c, d, None]
+
+
+def test_the_chain_is_the_same_from_every_hop(three_hops: list[Session]) -> None:
+    expected = [(s.pk, t.pk) for s, t in zip(three_hops, three_hops[1:], strict=False)]
+    for session in three_hops:
+        assert [(r.source_id, r.target_id) for r in lineage.chain(session.pk)] == expected
+
+
+def test_the_redirect_map_is_flat_but_the_successor_is_the_next_hop(
+    three_hops: list[Session],
+) -> None:
+    a, b, _, d = three_hops
+    assert operations.status(a.pk)["redirect"] == str(d.pk)  # forwarding goes to the end
+    assert operations.status(a.pk)["successor"] == str(b.pk)
+
+
+def test_status_of_a_successor_says_where_it_came_from(three_hops: list[Session]) -> None:
+    a, b, c, _ = three_hops
+    report = operations.status(b.pk)
+    assert (report["predecessor"], report["successor"]) == (str(a.pk), str(c.pk))
+    origin = report["origin"]
+    assert origin is not None and origin["source"] == str(a.pk)
+    assert origin["target"] == str(b.pk) and origin["reason"] == "manual"
+    assert origin["inheritance"][0]["setting"] == "cwd"
+
+
+def test_a_session_outside_any_chain_has_no_lineage() -> None:
+    report = operations.status(make_source().pk)
+    assert (report["predecessor"], report["successor"], report["origin"]) == (None, None, None)
+
+
+def test_disable_stops_forwarding_but_keeps_the_history(three_hops: list[Session]) -> None:
+    a, b, *_ = three_hops
+    operations.disable(a.pk)
+    report = operations.status(a.pk)
+    assert report["redirect"] is None
+    assert report["successor"] == str(b.pk)
+
+
+def test_a_failed_attempt_is_no_hop() -> None:
+    source = make_source()
+    HandoffRecord.objects.create(
+        source=source, phase=Phase.FAILED, reason="manual", source_revision=1, error="boom"
+    )
+    assert lineage.chain(source.pk) == [] and lineage.successor(source.pk) is None
+
+
+def test_the_hosts_hook_answers_who_was_handed_off_to_whom(three_hops: list[Session]) -> None:
+    a, b, c, d = three_hops
+    other = make_source(make_user("bob"))
+    answers = session_links.send(sender=Session, session_ids=[a.pk, d.pk, other.pk])
+    assert [answer for _receiver, answer in answers] == [{a.pk: b.pk, c.pk: d.pk}]  # in and out
+
+
+def test_the_api_detail_names_predecessor_and_successor(
+    three_hops: list[Session], client: Any
+) -> None:
+    a, b, c, _ = three_hops
+    client.force_login(b.owner)
+    detail = client.get(f"/api/sessions/{b.pk}").json()
+    assert (detail["predecessor"], detail["successor"]) == (str(a.pk), str(c.pk))
+    first = client.get(f"/api/sessions/{a.pk}").json()
+    assert (first["predecessor"], first["successor"]) == (None, str(b.pk))
+
+
+# --- the pages --------------------------------------------------------------------------------
+
+
+def page(client: Any, url: str) -> str:
+    response = client.get(url)
+    assert response.status_code == 200
+    return str(response.content.decode())
+
+
+def test_the_header_links_both_neighbours(three_hops: list[Session], client: Any) -> None:
+    a, b, c, _ = three_hops
+    client.force_login(b.owner)
+    html = page(client, reverse("chat:session", args=[b.pk]))
+    assert f'rel="prev" href="{reverse("chat:session", args=[a.pk])}"' in html
+    assert f'rel="next" href="{reverse("chat:session", args=[c.pk])}"' in html
+    assert reverse("handoff_web:lineage", args=[b.pk]) in html
+
+
+def test_the_lineage_page_lists_every_hop_with_its_brief_rendered(
+    three_hops: list[Session], client: Any
+) -> None:
+    client.force_login(three_hops[0].owner)
+    html = page(client, reverse("handoff_web:lineage", args=[three_hops[2].pk]))
+    records = lineage.chain(three_hops[2].pk)
+    assert re.findall(r'data-record-id="([0-9a-f-]+)"', html) == [str(r.pk) for r in records]
+    assert html.count("<h2>Goal</h2>") + html.count("<strong>Goal:</strong>") == 3
+    assert '"goal":' not in html  # Markdown, not raw JSON
+    assert html.count("<caption>Inheritance</caption>") == 3
+    assert html.count("manual ·") == 3
+
+
+def test_the_lineage_page_of_someone_elses_session_is_a_404(
+    three_hops: list[Session], client: Any
+) -> None:
+    client.force_login(make_user("mallory"))
+    response = client.get(reverse("handoff_web:lineage", args=[three_hops[1].pk]))
+    assert response.status_code == 404
+
+
+def test_slash_handoff_status_on_a_successor_says_where_it_came_from(
+    three_hops: list[Session], client: Any
+) -> None:
+    a, b, *_ = three_hops
+    reply = handoff_command(None, session=b, user=b.owner, command="handoff", argument="status")
+    assert reply is not None
+    assert "Came from" in reply.html and str(a.pk)[:8] in reply.html
+    assert "Inherited from its predecessor" in reply.html
+
+
+def test_the_sidebar_of_a_chain_of_five_is_one_row(
+    django_capture_on_commit_callbacks: Callable[..., Any], client: Any
+) -> None:
+    sessions = chain_of(4, settle=lambda: django_capture_on_commit_callbacks(execute=True))
+    client.force_login(sessions[0].owner)
+    html = page(client, reverse("chat:sidebar"))
+    folded = re.search(r"<details.*?</details>", html, re.S)
+    assert folded is not None and "4 earlier handoffs" in folded.group()
+    top = re.findall(r'data-session-id="([0-9a-f-]+)"', html.replace(folded.group(), ""))
+    assert top == [str(sessions[-1].pk)]
+
+
+def test_the_lineage_page_links_each_briefs_evidence_to_its_source(
+    three_hops: list[Session], client: Any
+) -> None:
+    a, b, *_ = three_hops
+    client.force_login(a.owner)
+    html = page(client, reverse("handoff_web:lineage", args=[a.pk]))
+    cited = re.findall(r"\(log #(\d+)\)", str(lineage.chain(a.pk)[0].brief))
+    assert cited, "the offline brief cites the log"
+    page_of_a = reverse("chat:session", args=[a.pk]) + "?all=1"
+    assert f'(<a href="{page_of_a}#entry-{cited[0]}">log #{cited[0]}</a>)' in html
+
+
+def test_handoff_status_command_says_where_a_successor_came_from(
+    three_hops: list[Session],
+) -> None:
+    a, b, c, _ = three_hops
+    out = StringIO()
+    call_command("handoff", "status", str(b.pk), stdout=out)
+    assert f"came from    {a.pk} · went to: {c.pk}" in out.getvalue()
+    assert "meter        Hands off at" in out.getvalue()
+
+
+def linked_by_records(user: Any, chains: int, hops: int) -> list[list[Session]]:
+    """``chains`` chains of ``hops`` + 1 talked-in sessions, linked by started records only."""
+    found = []
+    for c in range(chains):
+        sessions = [talked(user, f"Task {c}") for _ in range(hops + 1)]
+        for source, target in zip(sessions, sessions[1:], strict=False):
+            HandoffRecord.objects.create(
+                source=source,
+                target=target,
+                phase=Phase.STARTED,
+                reason="manual",
+                source_revision=1,
+            )
+        found.append(sessions)
+    return found
+
+
+def test_folding_costs_the_same_queries_for_one_chain_or_ten(
+    client: Any, django_assert_max_num_queries: Callable[..., Any]
+) -> None:
+    user = make_user("ada")
+    client.force_login(user)
+    linked_by_records(user, 1, 4)
+    with django_assert_max_num_queries(100) as one:
+        page(client, reverse("chat:sidebar"))
+    linked_by_records(user, 9, 4)
+    with django_assert_max_num_queries(100) as ten:
+        html = page(client, reverse("chat:sidebar"))
+    assert html.count("4 earlier handoffs") == 10
+    assert len(ten.captured_queries) == len(one.captured_queries)
