@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
+from django.urls import reverse
 
 from handoff import operations
 from handoff.models import HandoffRecord
@@ -73,6 +74,7 @@ def pages(demo: Session) -> dict[str, str]:
     return {
         "conversation": f"/s/{demo.pk}/",
         "successor": f"/s/{record.target_id}/",
+        "lineage": reverse("handoff_web:lineage", args=[record.target_id]),
         "new": "/new/",
         "settings": "/settings/",
         "admin": "/admin/",

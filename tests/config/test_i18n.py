@@ -102,6 +102,7 @@ def test_every_page_renders_in_chinese_without_english_words(chinese: Client):
         reverse("chat:session", args=[source.pk]),
         reverse("chat:session", args=[successor.pk]),
         reverse("chat:session", args=[other.pk]),
+        reverse("handoff_web:lineage", args=[successor.pk]),
         reverse("chat:new"),
         reverse("chat:sidebar"),
         reverse("handoff_settings:card"),
