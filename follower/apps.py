@@ -10,10 +10,12 @@ class FollowerConfig(AppConfig):
     verbose_name = "Follower"
 
     def ready(self) -> None:
-        """Listen to what the host and the handoff app announce, and to sign-outs."""
+        """Listen to what the host and the handoff app announce, to sign-outs and to the
+        events this process commits."""
         from django.contrib.auth.signals import user_logged_out
 
         from follower import hub, publishing
+        from follower.events import event_committed
         from handoff.signals import record_changed, redirects_changed
         from host.signals import entry_appended, session_changed
 
@@ -22,3 +24,4 @@ class FollowerConfig(AppConfig):
         record_changed.connect(publishing.record_changed, dispatch_uid="follower.record")
         redirects_changed.connect(publishing.redirects_changed, dispatch_uid="follower.redirects")
         user_logged_out.connect(hub.signed_out, dispatch_uid="follower.signed_out")
+        event_committed.connect(hub.committed, dispatch_uid="follower.committed")

@@ -147,7 +147,9 @@ class SessionController(Protocol):
         """Return the context after the last compaction, oldest first, as ``{"role",
         "source_kind", "content", "tool_name", "seq"}`` (``seq``: the entry's sequence number,
         which the brief cites as evidence), the log read in one query; the last
-        compaction's summary comes first with source_kind ``compaction``. All of it: the brief
+        compaction's summary comes first with source_kind ``compaction``, preceded by the
+        file-writing tool calls it compacted and their results, each marked ``"compacted":
+        True`` (the files edited before it, which the summary may not name). All of it: the brief
         reads the whole structure (first request, every edit, the latest todo list), and the
         summary call fits it to its window with a notice (issue 8)."""
 

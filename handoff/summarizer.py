@@ -173,6 +173,7 @@ def build_prompt(context: Sequence[Entry], *, cwd: str, window: int) -> SummaryP
     )
     budget = room - generous_tokens(header) - 120
     limit = max(budget // ENTRY_SHARE, 1) * CHARS_PER_TOKEN
+    context = [entry for entry in context if not entry.get("compacted")]  # in the digest only
     rendered = [render_entry(entry) for entry in context]
     fitted = [clip_entry(text, limit) for text in rendered]
     clipped = sum(1 for a, b in zip(rendered, fitted, strict=True) if a is not b)

@@ -48,6 +48,10 @@ DEFAULT_PRESET = "default"
 # What ``effective_context`` returns of each message, and how many rows it fetches at a time.
 CONTEXT_FIELDS = ("role", "source_kind", "content", "tool_name", "seq")
 CONTEXT_CHUNK = 200
+# The tools whose calls write files (Claude Code's, Codex's ``apply_patch``): their calls and
+# results before the last compaction come with the effective context (issue 16: the files
+# edited before it, which its summary may not name).
+FILE_TOOLS = ("Edit", "MultiEdit", "Write", "NotebookEdit", "apply_patch")
 AGENT_PRESETS: dict[str, dict[str, Any]] = {
     "default": {"options": {}, "realm": ()},
     "planner": {"options": {}, "realm": ("plan_mode", "compaction")},
@@ -176,17 +180,27 @@ class SessionController:
         )
 
     def effective_context(self, session: Session | str) -> list[dict[str, Any]]:
-        """Return the last compaction summary and the later messages, oldest first (2 queries:
-        the summary and the messages, read in chunks of ``CONTEXT_CHUNK`` rows); each message
-        carries its ``seq``, the summary none."""
+        """Return the last compaction summary and the later messages, oldest first, the
+        summary preceded by the ``FILE_TOOLS`` calls and results it compacted, each marked
+        ``"compacted": True`` (2 queries, 3 after a compaction; messages read in chunks of
+        ``CONTEXT_CHUNK`` rows); each message carries its ``seq``, the summary none."""
         target = _session(session)
         rows = agent.effective_messages(target).values(*CONTEXT_FIELDS)
         messages = list(rows.iterator(chunk_size=CONTEXT_CHUNK))
         summary = agent.compaction_summary(target)
-        head = [
-            {"role": Role.SYSTEM, "source_kind": "compaction", "content": summary, "tool_name": ""}
-        ]
-        return (head if summary else []) + messages
+        if not summary:
+            return messages
+        edits = Message.objects.filter(
+            session=target, compacted=True, forwarded_to__isnull=True, tool_name__in=FILE_TOOLS
+        ).order_by("seq")
+        earlier = [{**row, "compacted": True} for row in edits.values(*CONTEXT_FIELDS)]
+        head = {
+            "role": Role.SYSTEM,
+            "source_kind": "compaction",
+            "content": summary,
+            "tool_name": "",
+        }
+        return [*earlier, head, *messages]
 
     def seed(self, session: Session | str, content: str) -> int:
         """Append ``content`` as a plugin message (it does not clear blank); return its seq."""

@@ -27,6 +27,7 @@ Nothing here invents text: every field holds a string found in the log, cut to l
 from __future__ import annotations
 
 import functools
+import itertools
 import json
 import posixpath
 import re
@@ -53,6 +54,8 @@ GENERATED_DIRS = frozenset(
     }
 )  # fmt: skip
 BRIEF_HEADING = "# Handoff brief"
+# Directories of the system, never the work itself (scratch files, devices, installed programs).
+SYSTEM_DIRS = ("/dev/", "/proc/", "/sys/", "/usr/", "/bin/", "/sbin/", "/lib/", "/etc/", "/tmp/")
 
 _PATCH_FILE = re.compile(r"^\*\*\* (Add|Update|Delete) File: (.+?)\s*$", re.MULTILINE)
 _PATCH_MOVE = re.compile(r"^\*\*\* Move to: (.+?)\s*$", re.MULTILINE)
@@ -90,6 +93,8 @@ _VERIFYING = re.compile(
     r"|bundle exec|dotnet (?:test|build)|git (?:add|commit|push))\b",
 )
 _SEGMENT = re.compile(r"&&|\|\||;|\|")
+# Every command line ``written_paths`` finds a file in holds one of these: a cheap first look.
+_MAY_WRITE = re.compile(r">|\b(?:mv|cp|sed)\b")
 _ENV_WORD = re.compile(r"^\w+=")
 _REDIRECT = re.compile(r"^\d*[<>]")
 _FILE_LIKE = re.compile(r"\w\.[A-Za-z]\w{0,7}$")
@@ -176,7 +181,9 @@ class Digest:
     ``plan_notes``: the explanations the agent gave with its plan updates (Codex
     ``update_plan``);
     ``closing_lines``: the latest lines of tool results and assistant texts that report
-    something closed, done or complete. Texts are ``Said``: they know their log entry.
+    something closed, done or complete; ``answer_missing``: the log ends after the latest
+    request's tool results, every one of them a success, with no answer of the agent (its
+    final text lost, e.g. a line cut by a crash). Texts are ``Said``: they know their log entry.
     """
 
     requests: list[Said] = field(default_factory=list)
@@ -194,6 +201,7 @@ class Digest:
     answers: list[Said] = field(default_factory=list)
     plan_notes: list[Said] = field(default_factory=list)
     closing_lines: list[str] = field(default_factory=list)
+    answer_missing: bool = False
 
 
 def is_request(entry: Entry) -> bool:
@@ -404,6 +412,38 @@ def staged_paths(command: str) -> list[str]:
     return [p for p in paths if "*" not in p]
 
 
+def written_paths(command: str) -> list[tuple[str, str]]:
+    """Return ``(path, action)`` for the files a shell command line writes: the target of each
+    ``>`` / ``>>`` redirection, of ``mv`` / ``cp`` and each file of ``sed -i`` (``iconv a >
+    b.csv && mv b.csv a.csv``: ``b.csv`` and ``a.csv``); targets in ``SYSTEM_DIRS`` (``/tmp/``,
+    ``/dev/null``) are left out."""
+    if not _MAY_WRITE.search(command):
+        return []
+    found = []
+    for part in _SEGMENT.split(command.split("\n")[0]):
+        words = [w for w in words_of(part.strip()) if not _ENV_WORD.match(w)]
+        if not words:
+            continue
+        program = posixpath.basename(words[0])
+        for before, word in itertools.pairwise(words):
+            if before in (">", ">>") or re.fullmatch(r"\d?>>?\S+", word):
+                target = word if before in (">", ">>") else re.sub(r"^\d?>>?", "", word)
+                found.append((target, f"written by `{program}`"))
+        operands = [w for w in words[1:] if not w.startswith("-") and not _REDIRECT.match(w)]
+        if program in ("mv", "cp") and len(operands) >= 2:
+            found.append((operands[-1], f"written by `{program}`"))
+        elif program == "sed" and any(w.startswith("-i") for w in words[1:]):
+            found += [(w, "edited by `sed -i`") for w in operands[1:] if _is_path(w)]
+    return [(p, a) for p, a in found if _is_path(p) and not p.startswith(SYSTEM_DIRS)]
+
+
+def only_stages(command: str) -> bool:
+    """Whether every segment of ``command`` that checks or records the work is a ``git add``:
+    staging files checks nothing (the commit that records them does), so such a run closes an
+    earlier refused ``git add`` but verifies nothing (issue 16, false verified)."""
+    return set(intents(command)) == {"git add"}
+
+
 def _staged_action(command: str) -> str:
     return "committed" if any(w[:2] == ["git", "commit"] for w in _segments(command)) else "staged"
 
@@ -473,6 +513,8 @@ class _Reader:
         self.pending_calls: list[tuple[int, str, dict[str, Any]]] = []
         self.touches: dict[str, FileTouch] = {}
         self.sessions: dict[str, tuple[int, str]] = {}
+        # The latest request's tool results (judged once the log is read).
+        self.results: list[str] = []
 
     def read(self, entries: Sequence[Entry]) -> Digest:
         for index, entry in enumerate(entries):
@@ -485,6 +527,7 @@ class _Reader:
             elif role == "assistant" and entry.get("tool_name"):
                 self._call(index, entry["tool_name"], tool_input(content), entry)
             elif role == "tool":
+                self.results.append(content)
                 self._closing(content)
                 self._result(entry.get("tool_name", ""), _said(content, entry, index))
             elif role == "assistant" and content.strip():
@@ -496,6 +539,13 @@ class _Reader:
                 self.digest.requests.append(_said(content.strip(), entry, index))
                 self.digest.previous_texts = self.digest.texts_after_request
                 self.digest.texts_after_request = []
+                self.results = []
+        self.digest.answer_missing = bool(
+            self.digest.requests
+            and self.results
+            and not (self.pending_calls or self.digest.texts_after_request)
+            and all(outcome_of(output)[1] is not False for output in self.results)
+        )
         for call in self.pending_calls:  # calls without a result (the log ended): assume done
             self._apply(*call, output=Said(""))
         self.digest.files = sorted(self.touches.values(), key=lambda t: t.last, reverse=True)
@@ -574,6 +624,9 @@ class _Reader:
         outcome, ok = outcome_of(output)
         if ok is None and claude_bash and output.seq:
             outcome, ok = "exit code 0", True  # Claude Code states any other exit code
+        if ok:
+            for path, action in written_paths(text):
+                self._touch(absolute(path, self.cwd), action, index)
         if not text or ok is None or not verifies(text):
             return
         self.digest.commands.append(Command(text, outcome, ok, index, output.seq))

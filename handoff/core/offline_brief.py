@@ -36,6 +36,7 @@ from typing import Any
 
 from handoff.core.brief import validate_brief
 from handoff.core.digest import (
+    SYSTEM_DIRS,
     Command,
     Digest,
     Entry,
@@ -46,6 +47,7 @@ from handoff.core.digest import (
     digest,
     is_generated_path,
     mentions,
+    only_stages,
     task_ids,
 )
 from handoff.core.digest import section as summary_section
@@ -76,7 +78,8 @@ _RULE_WORDS = (
 _DECISION_WORDS = (
     "decision:", "decided", "'ll use", "will use", "let's use", "lets use", "go with",
     "going with", "instead of", "rather than", "switched to", "chose", "opted", "in favo",
-    "fall back to", "falling back to", "established that", "treating", "改用", "就用",
+    "fall back to", "falling back to", "established that", "treating", "i kept", "i've kept",
+    "改用", "就用",
 )  # fmt: skip
 # A choice the user states in a later request ("leave plot.py for now"); with ``_RULE`` the
 # user's later directions are accepted corrections (decisions) too.
@@ -85,7 +88,7 @@ _USER_CHOICE_WORDS = ("for now", "leave", "keep", "instead", "switch")
 _DECISION = re.compile(
     r"\bdecision:|\b(decided|we'll use|we will use|i'll use|let's use|lets use|going with|"
     r"go with|instead of|rather than|switched to|chose|opted|in favou?r of|fall(?:ing)? back to|"
-    r"established that|treating)\b|改用|就用",
+    r"established that|treating|i(?:'ve)? kept)\b|改用|就用",
     re.IGNORECASE,
 )
 _FINISHED = re.compile(
@@ -111,7 +114,8 @@ _NOT_DONE = re.compile(
 _CLAIMED = re.compile(
     r"\btests?\b[^.;:]{0,40}?\bpass(?:es|ed|ing)?\b|\btests? (?:are )?green\b"
     r"|\bbuild (?:succeeds|succeeded|passes|is clean)\b|\bworks (?:now|correctly|as expected)\b"
-    r"|\bverified\b|\b(?:checked|confirmed|made sure) that\b|\bready (?:for|to) use\b",
+    r"|\bverified\b|\b(?:checked|confirmed|made sure) that\b|\bready (?:for|to) use\b"
+    r"|^(?:it|this|the \w+)(?: now| also)* (?:handles|supports)\b",
     re.IGNORECASE,
 )
 # A claim of a check the assistant ran itself: backed only by a command it names.
@@ -133,7 +137,6 @@ _SUMMARY_FILE = re.compile(
     re.MULTILINE,
 )
 _MENTIONED_FILE = re.compile(r"(?<![\w.:/~-])(/(?:[\w.@+~-]+/)+[\w@+~-]+\.[A-Za-z]\w{0,7})\b")
-_SYSTEM_DIRS = ("/dev/", "/proc/", "/sys/", "/usr/", "/bin/", "/sbin/", "/lib/", "/etc/", "/tmp/")
 MAX_MENTIONED = 10
 _QUOTED = re.compile(r"[\"“]([^\"”]{3,300})[\"”]")
 _BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+(.+)$", re.MULTILINE)
@@ -224,9 +227,12 @@ def goal_of(d: Digest) -> str:
 def rules_of(d: Digest) -> list[str]:
     """User sentences and answers that state rules, each citing its entry, the predecessor's
     constraints first (the earliest ``MAX_ITEMS``; the log is read only until they are found).
-    Rules quoted in the compaction summary cite it."""
+    Rules of the compaction summary's primary request and of the user messages it quotes cite
+    the summary: after a compaction the request that set them is only there."""
     quoted = _QUOTED.findall(summary_section(d.summary, "user messages"))
-    said = [*(Said(q) for q in quoted), *d.requests]  # the summary's messages came first
+    primary = summary_section(d.summary, "primary request")
+    # The summary's request and messages came first.
+    said = [*(Said(q) for q in [primary, *quoted] if q), *d.requests]
     stated = (
         _cite_or_summary(s, text.seq)
         for text in said
@@ -337,7 +343,7 @@ def mentioned_files(d: Digest) -> list[str]:
     for text in reversed(d.assistant_texts):  # read from the end, only until enough are found
         named = reversed(_MENTIONED_FILE.findall(text)) if "/" in text else ()
         for path in named:
-            if not path.startswith(_SYSTEM_DIRS) and not is_generated_path(path):
+            if not path.startswith(SYSTEM_DIRS) and not is_generated_path(path):
                 found.setdefault(path)
         if len(found) >= MAX_MENTIONED:
             break
@@ -356,8 +362,13 @@ def _latest_runs(d: Digest) -> list[Command]:
 
 def verified_of(d: Digest) -> list[str]:
     """Commands whose latest run passed, each citing the entry with its outcome, oldest first,
-    the latest ``MAX_ITEMS``; a run with no entry to cite is not verified."""
-    own = [cited(_shown(c), c.seq) for c in _latest_runs(d) if c.ok and c.seq]
+    the latest ``MAX_ITEMS``; a run with no entry to cite, or one that only stages files
+    (``git add``), is not verified."""
+    own = [
+        cited(_shown(c), c.seq)
+        for c in _latest_runs(d)
+        if c.ok and c.seq and not only_stages(c.text)
+    ]
     return unique([*inherited(d.predecessor.get("verified", [])), *own][-MAX_ITEMS:])
 
 
@@ -376,9 +387,11 @@ def open_failures(d: Digest) -> list[Command]:
 
 def finished(d: Digest) -> bool:
     """The assistant reports the work finished since the latest request and goes on no further
-    (any sentence that says so, not one phrasing; "not done", "once done" do not count)."""
+    (any sentence that says so, not one phrasing; "not done", "once done" do not count); or,
+    its answer missing (``Digest.answer_missing``), every tool run of the latest request
+    succeeded and nothing is left open."""
     if not d.texts_after_request:
-        return False
+        return d.answer_missing and not leftovers(d)
     last = d.texts_after_request[-1]
     said = (s for text in d.texts_after_request for s in sentences(text))
     return any(_FINISHED.search(s) and not _UNFINISHED.search(s) for s in said) and not (
@@ -487,12 +500,13 @@ def next_steps_of(d: Digest, done: bool, pending: list[str]) -> list[str]:
     if not last and work:
         state = f"Current state (the compaction summary): {clip(' '.join(sentences(work)[:2]))}"
     if done:
-        return unique(
-            [
-                "The session reports its work finished; wait for the user's next request.",
-                state,
-            ]
+        said = (
+            "The session reports its work finished"
+            if d.texts_after_request
+            else "The latest request's tool runs all succeeded and the log ends before the "
+            "agent's answer: the work looks finished"
         )
+        return unique([f"{said}; wait for the user's next request.", state])
     doing = [f"Continue: {t.text}" for t in d.todos if t.status == "in_progress"]
     step = summary_section(d.summary, "next step")
     if not doing and step and not d.assistant_texts:
@@ -518,6 +532,8 @@ def uncertainties_of(d: Digest, count: int, done: bool) -> list[str]:
     items = []
     if d.summary:
         items.append("Work before the last compaction is known only from its summary.")
+    if d.answer_missing:
+        items.append("The log ends without the agent's answer to the latest request.")
     if d.failed_edits:
         items.append(f"{d.failed_edits} file edit(s) in the log failed and changed nothing.")
     if done:
@@ -535,7 +551,9 @@ def uncertainties_of(d: Digest, count: int, done: bool) -> list[str]:
 
 
 def offline_brief(context: Sequence[Entry], *, cwd: str) -> dict[str, Any]:
-    """Build a valid brief from the effective ``context`` (oldest first) without a model."""
+    """Build a valid brief from the effective ``context`` (oldest first) without a model; its
+    entries marked ``compacted`` (file edits before the last compaction) add to the
+    artifacts only."""
     d = digest(context, cwd=cwd)
     done = finished(d)
     pending = pending_of(d, done)
@@ -547,6 +565,6 @@ def offline_brief(context: Sequence[Entry], *, cwd: str) -> dict[str, Any]:
         "verified": verified_of(d),
         "pending": pending,
         "next_steps": next_steps_of(d, done, pending),
-        "uncertainties": uncertainties_of(d, len(context), done),
+        "uncertainties": uncertainties_of(d, sum(not e.get("compacted") for e in context), done),
     }
     return validate_brief(brief)

@@ -2,9 +2,7 @@
 brief written here, then the embedded brief of every probed log against its probes.
 
 The targets — every probe held, no false pending, no false verified, the finished state right —
-are reached by the offline brief's fixes (issue 16, Deliver 1); the logs whose brief still
-misses are marked ``xfail(strict=True)`` naming what it misses, so the mark must go when a fix
-lands (a strict xfail that passes fails the run).
+hold on every probed log (issue 16, Deliver 1 and Done when).
 """
 
 from __future__ import annotations
@@ -156,32 +154,7 @@ def test_the_table_ends_with_a_row_over_all_logs_when_there_are_several() -> Non
     assert lines[4] == "| all logs | — | — | 1/2 | 0/4 | — | — | — | — | 1/1 | 0/0 | 1/2 right |"
 
 
-# What the embedded brief still misses, per log, with issue 16's fixes (docs/briefs.md has the
-# table); a log that comes with the fixes is skipped until it is in the checkout.
-STILL_MISSED = {
-    "claude-code-damaged": "the file converted by a shell command; not said finished",
-    "briefs-compaction-commit-failed": "the file edited before the compaction, not committed",
-    "briefs-compaction-committed-files": "the rule 'keep the API stable'",
-    "briefs-failure-closed-by-later-success": "a forced git add listed as verified",
-    "briefs-prose-outcomes": "the never-stored decision; the prose claim about empty notes",
-}
-
-
-def probed() -> list[Any]:
-    """Every probe file, marked xfail when its log's brief still misses (``STILL_MISSED``)."""
-    return [
-        pytest.param(
-            probes,
-            id=probes.name,
-            marks=[pytest.mark.xfail(reason=STILL_MISSED[probes.name], strict=True)]
-            if probes.name in STILL_MISSED
-            else [],
-        )
-        for probes in briefs.load_all()
-    ]
-
-
-@pytest.mark.parametrize("probes", probed())
+@pytest.mark.parametrize("probes", briefs.load_all(), ids=lambda probes: probes.name)
 def test_the_brief_of_each_probed_log_holds_its_probes(probes: LogProbes) -> None:
     if not probes.path().is_file():  # a shared transcript, or a log that comes with a fix
         pytest.skip(f"{probes.path()} is not in this checkout")

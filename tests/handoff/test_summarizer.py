@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 from handoff_support import RecordingLLM, make_source
@@ -97,6 +98,24 @@ def test_the_prompt_starts_with_the_digest_of_the_logs_structure():
     digest = text.index("Digest parsed from the log's structure")
     assert digest < text.index("Conversation since the last compaction")
     assert "/srv/app/parser.py — written" in text[digest:]
+
+
+def test_file_edits_before_the_compaction_reach_the_digest_but_not_the_conversation():
+    edit = entry("assistant", '{"file_path":"/srv/app/store.py","content":"x"}', tool="Write")
+    context: list[dict[str, Any]] = [
+        {**edit, "compacted": True},
+        {**entry("tool", "File created successfully", tool="Write"), "compacted": True},
+        entry(
+            "system",
+            "Summary:\n1. Primary Request and Intent:\n   Rename the store.",
+            kind="compaction",
+        ),
+        entry("assistant", "Renamed."),
+    ]
+    text = summarizer.build_prompt(context, cwd="/srv/app", window=32_000).text
+    conversation = text.index("Conversation since the last compaction")
+    assert "/srv/app/store.py — written" in text[:conversation]
+    assert "store.py" not in text[conversation:]
 
 
 def test_a_huge_tool_result_is_clipped_with_a_marker_and_older_entries_are_kept():

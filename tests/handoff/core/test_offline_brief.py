@@ -48,6 +48,17 @@ def test_constraints_are_the_users_rule_statements():
     ]
 
 
+def test_after_a_compaction_the_rules_of_the_summarys_primary_request_are_kept():
+    summary = (
+        "Summary:\n1. Primary Request and Intent:\n   Rename the store and keep the API "
+        "stable.\n\n2. Current Work:\n   The rename is done.\n"
+    )
+    log = [say("system", summary, "compaction"), say("assistant", "Committed.")]
+    assert offline_brief(log, cwd="")["constraints"] == [
+        "Rename the store and keep the API stable. (compaction summary)"
+    ]
+
+
 def test_decisions_are_stated_decisions_of_user_and_assistant():
     log = [
         say("user", "Decision: SQLite for now. Write the store."),
@@ -84,6 +95,18 @@ def test_a_failing_test_run_is_pending_and_a_passing_one_verified():
     assert brief["verified"] == ["`ruff check .` → exit code 0 (log #4)"]
 
 
+def test_staging_files_verifies_nothing_but_the_commit_that_records_them_does():
+    log = [
+        call("Bash", {"command": "git add -f build/search.log"}),
+        result("Bash", ""),
+        call("Bash", {"command": "git add src/a.py && git commit -m 'Search'"}),
+        result("Bash", "[main 3f9a2c1] Search\n 1 file changed"),
+    ]
+    assert offline_brief(log, cwd="")["verified"] == [
+        "`git add src/a.py && git commit -m 'Search'` → [main 3f9a2c1] Search (log #4)"
+    ]
+
+
 def test_a_finished_session_says_it_is_finished():
     log = [
         say("user", "Implement the epic and push it"),
@@ -92,6 +115,63 @@ def test_a_finished_session_says_it_is_finished():
     steps = offline_brief(log, cwd="")["next_steps"]
     assert steps[0] == "The session reports its work finished; wait for the user's next request."
     assert steps[1].startswith("Current state (the last assistant message): “All done.")
+
+
+def test_a_file_a_shell_command_wrote_is_an_artifact():
+    log = [
+        call("Bash", {"command": "iconv -t utf-8 a.csv > a.utf8.csv && mv a.utf8.csv b.csv"}),
+        result("Bash", ""),
+        call("Bash", {"command": "pytest -q > /tmp/out.txt; cp a.csv /tmp/a.csv"}),
+        result("Bash", "3 passed in 0.1s"),
+        call("Bash", {"command": "sed -i s/x/y/ src/c.py 2>&1 > /dev/null"}),
+        result("Bash", "Exit code 2\nsed: can't read src/c.py"),
+    ]
+    assert offline_brief(log, cwd="/w")["artifacts"] == [
+        "workspace: /w",
+        "/w/a.utf8.csv — written by `iconv`",
+        "/w/b.csv — written by `mv`",
+    ]
+
+
+def test_a_log_cut_before_the_answer_to_runs_that_all_succeeded_is_finished():
+    log = [
+        say("user", "Convert the file to UTF-8 and keep a backup"),
+        call("Bash", {"command": "iconv -t utf-8 a.csv > b.csv && mv b.csv a.csv"}),
+        result("Bash", ""),
+    ]
+    brief = offline_brief(log, cwd="")
+    assert brief["pending"] == []
+    assert brief["next_steps"][0].endswith(
+        "the work looks finished; wait for the user's next request."
+    )
+    assert (
+        "The log ends without the agent's answer to the latest request." in brief["uncertainties"]
+    )
+
+
+def test_a_log_cut_after_a_failed_run_is_not_finished():
+    log = [
+        say("user", "Convert the file to UTF-8 and keep a backup"),
+        call("Bash", {"command": "iconv -t utf-8 a.csv > b.csv"}),
+        result("Bash", "Exit code 1\niconv: cannot open a.csv"),
+    ]
+    assert "finished" not in offline_brief(log, cwd="")["next_steps"][0]
+
+
+def test_an_assistants_kept_choice_is_a_decision_and_a_behaviour_it_states_is_not_verified():
+    log = [
+        say("user", "Add a word count. Never change the storage format."),
+        say(
+            "assistant",
+            "I kept the storage format: the count is computed when shown, never stored. "
+            "It also handles empty notes.",
+        ),
+    ]
+    brief = offline_brief(log, cwd="")
+    assert brief["decisions"] == [
+        "I kept the storage format: the count is computed when shown, never stored. (log #2)"
+    ]
+    assert "stated, not verified: It also handles empty notes. (log #2)" in brief["uncertainties"]
 
 
 def test_a_session_that_goes_on_is_not_finished():
