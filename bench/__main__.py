@@ -5,7 +5,8 @@ Without an argument every benchmark runs; ``follower`` runs only the follower's 
 minutes at most: simulated tabs and sockets on loopback against one Daphne worker), ``pages``
 only its page mode (``bench/follower_pages.py``), ``handoff``
 only what one handoff costs (``bench/handoff_cost.py``, about ten seconds), ``briefs`` only the
-brief evaluation (``bench/briefs.py``: each log's brief against its probes, under a minute).
+brief evaluation (``bench/briefs.py``: each log's brief against its probes, under a minute),
+``soak`` the outage soak (``bench/soak.py``: private PostgreSQL and Redis cut under load).
 """
 
 from __future__ import annotations
@@ -16,7 +17,16 @@ import tempfile
 
 
 def main() -> None:
-    """Set Django up on a scratch database, migrate it, then run the benchmarks asked for."""
+    """Set Django up on a scratch database, migrate it, then run the benchmarks asked for.
+
+    ``soak`` (``bench/soak.py``, about two and a half minutes) sets Django up on its own
+    private PostgreSQL and Redis instead, and runs only when asked for.
+    """
+    if sys.argv[1:] == ["soak"]:
+        from bench import soak
+
+        soak.main()
+        return
     scratch = tempfile.mkdtemp(prefix="handoff-bench-")
     os.environ.setdefault("DATABASE_URL", f"sqlite:///{scratch}/bench.sqlite3")
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
@@ -48,7 +58,7 @@ def main() -> None:
     )  # fmt: skip
     chosen = sys.argv[1:]
     if len(chosen) > 1 or (chosen and chosen[0] not in groups):
-        raise SystemExit(f"usage: python -m bench [{'|'.join(groups)}]")
+        raise SystemExit(f"usage: python -m bench [{'|'.join([*groups, 'soak'])}]")
     modules = groups[chosen[0]] if chosen else everything
     for module in modules:
         module.run()

@@ -73,14 +73,14 @@ def database_url() -> str:
 class Site:
     """One Daphne worker and one signed-in user of it (see the module docstring)."""
 
-    def __init__(self, username: str) -> None:
+    def __init__(self, username: str, port: int | None = None) -> None:
         # A new user each run: its channel-layer group is fresh too.
         user = get_user_model().objects.create_user(f"{username}-{uuid.uuid4().hex[:8]}")
         self.user = user
         client = Client()
         client.force_login(user)
         self.cookie = f"sessionid={client.cookies['sessionid'].value}"
-        self.port = free_port()
+        self.port = port or free_port()
         self.origin = f"http://127.0.0.1:{self.port}"
         self.env = {**os.environ, "DATABASE_URL": database_url(), "DJANGO_DEBUG": "false"}
         command = [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(self.port)]

@@ -10,10 +10,12 @@ class FollowerConfig(AppConfig):
     verbose_name = "Follower"
 
     def ready(self) -> None:
-        """Listen to what the host and the handoff app announce, and to sign-outs."""
+        """Listen to what the host and the handoff app announce, to sign-outs and to the
+        events this process commits."""
         from django.contrib.auth.signals import user_logged_out
 
         from follower import hub, publishing
+        from follower.events import event_committed
         from handoff.signals import (
             main_switched,
             record_changed,
@@ -29,3 +31,4 @@ class FollowerConfig(AppConfig):
         settings_changed.connect(publishing.settings_changed, dispatch_uid="follower.settings")
         main_switched.connect(publishing.main_switched, dispatch_uid="follower.switch")
         user_logged_out.connect(hub.signed_out, dispatch_uid="follower.signed_out")
+        event_committed.connect(hub.committed, dispatch_uid="follower.committed")

@@ -7,8 +7,11 @@ Protocol, one JSON object per frame:
   by the later event frames, then ``{"type": "ready", "last_event_id": int}``; or by
   ``{"type": "resync", "last_event_id": int}`` when some were pruned. ``null`` (a page without
   a rendered id) is answered by ``ready`` with the newest id, which the page's snapshot covers.
-- client → server ``{"type": "ping"}`` at any time, answered by ``{"type": "pong"}`` (the
-  page's heartbeat: a page that hears no pong takes the socket for dead and reconnects).
+- client → server ``{"type": "ping"}`` at any time, answered by ``{"type": "pong",
+  "last_event_id": int | null}`` (the page's heartbeat: a page that hears no pong takes the
+  socket for dead and reconnects). The id is the newest event of the user this process knows
+  of (``Hub.newest_id``, no database read): a page that applied less missed events (a channel
+  layer outage) and says ``hello`` again with its last id to get them.
 - server → client event frames ``{"type": "event", "id", "kind", "payload"}`` (see
   ``follower.events``), in id order, each once, only the signed-in user's own.
 - server → client ``{"type": "error", "detail": str}`` for a bad frame (not JSON, not an
@@ -109,7 +112,8 @@ class FollowConsumer(AsyncWebsocketConsumer):
         """Answer a ``ping`` with ``pong``, handle the page's ``hello``; error on anything else."""
         kind = content.get("type") if isinstance(content, dict) else None
         if kind == "ping":
-            await self.send(text_data='{"type": "pong"}')
+            newest = [i for i in (self.hub.newest_id(self.user_id), self.cursor) if i is not None]
+            await self._send_json({"type": "pong", "last_event_id": max(newest, default=None)})
             return
         if kind != "hello":
             await self._error('unknown frame: expected {"type": "hello", "last_event_id": ...}')
@@ -127,7 +131,10 @@ class FollowConsumer(AsyncWebsocketConsumer):
                 self.cursor = await database_sync_to_async(current_event_id)(self.user_id)
                 caught_up = True
             else:
-                caught_up = await self._catch_up(last)
+                # Said again on an open socket (the pong named a newer event): what this
+                # socket already sent is on its way; replay only what it has not.
+                start = last if self.cursor is None else max(last, self.cursor)
+                caught_up = await self._catch_up(start)
             if caught_up:
                 await self._send_json({"type": "ready", "last_event_id": self.cursor})
 

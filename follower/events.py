@@ -23,6 +23,7 @@ from channels.layers import get_channel_layer
 from django.conf import settings
 from django.db import transaction
 from django.db.models import F, Max
+from django.dispatch import Signal
 from django.utils import timezone
 
 from config import sql
@@ -32,6 +33,10 @@ from follower.models import FollowerCursor, FollowerEvent
 logger = logging.getLogger(__name__)
 
 Frame = dict[str, Any]
+
+event_committed = Signal()
+"""Sent in the publishing process once an event committed, before its channel-layer send is
+done: keyword arguments ``user_id`` and ``event_id`` (the hubs of the process keep the id)."""
 
 SWEEP_EVERY = 100
 """A user's every this-many-th event sweeps all users' expired events after its commit."""
@@ -97,11 +102,11 @@ def publish(user_id: int, kind: EventKind | str, payload: dict[str, Any]) -> Fra
     cursor row locked by its bump, so numbers have no gaps and the event exists exactly when the
     caller's change committed: two statements (the bump, the insert), plus the deletion of the
     user's oldest events once they pass ``FOLLOWER_EVENT_LIMIT``. A crash half-way leaves
-    neither the number nor the event; a failure of the channel layer after the commit is logged
-    and the event still reaches the page on its next catch-up (the consumer also reads stored
-    events). Every ``SWEEP_EVERY``-th event of a user also sweeps every user's expired events
-    after the commit (``prune_events``), so users who went quiet are pruned too. Returns the
-    event frame.
+    neither the number nor the event. After the commit the send is queued, never waited for
+    (``follower.sending``); a failure of the channel layer is logged and the event still
+    reaches the page from storage (the hub's re-join, the page's heartbeat). Every
+    ``SWEEP_EVERY``-th event of a user also sweeps every user's expired events after the commit
+    (``prune_events``), so users who went quiet are pruned too. Returns the event frame.
     """
     with transaction.atomic():
         last_seq, pruned_through = _bump(user_id)
@@ -114,6 +119,7 @@ def publish(user_id: int, kind: EventKind | str, payload: dict[str, Any]) -> Fra
         frame = _frame(event)
 
         def send_after_commit() -> None:
+            event_committed.send(FollowerEvent, user_id=user_id, event_id=last_seq)
             _send(user_id, frame)
 
         transaction.on_commit(send_after_commit, robust=True)

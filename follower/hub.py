@@ -13,6 +13,24 @@ The hub, not each socket, hears of events:
   count, so events written by another process (the task worker under ``make run``) reach the
   page too. With Redis nothing is polled.
 
+The channel layer may forget the hub: a Redis restarted empty loses every group membership,
+and a Redis that paused or went away loses the messages sent meanwhile (``follower.sending``
+gives each a few seconds). Neither is an error the hub's reader sees for sure (redis-py
+reconnects by itself), so every ``PROBE_INTERVAL`` seconds the hub sends a probe to a group
+only its own channel is in; when the probe does not come back within ``PROBE_TIMEOUT`` seconds
+the hub joins its groups again, retrying until the layer takes them, then sends every local
+user's sockets what storage holds after their cursors; so it does, too, after an event came
+but could not be delivered (the database was down for the sign-in check). Channels and
+channels-redis offer no public notice of a new layer connection (redis-py's
+``redis_connect_func`` is per pooled connection and would have to be set in
+``CHANNEL_LAYERS``), and the probe also notices lost messages, so the hub checks the layer's
+behaviour rather than its connections.
+
+The hub also keeps, per local user, the newest event id this process knows of (delivered here,
+or committed by a request or task of this process: ``events.event_committed``); the consumer's
+``pong`` carries it, so a page behind it replays (``static/follower.js``), without a read of the
+database per ping.
+
 Before delivering an event the hub checks each distinct sign-in of the user's sockets here
 once (not once per socket), in a thread of the hub's own (``Reads``): never on asgiref's one
 shared thread, where every sync view of the process (the page requests) runs, so a herd of
@@ -26,6 +44,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import uuid
 import weakref
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -83,6 +102,13 @@ def _fresh(read: Callable[..., T], args: tuple[Any, ...]) -> T:
         close_old_connections()
 
 
+PROBE_INTERVAL = 1.0
+"""Seconds between the hub's probes of its layer memberships (none on the in-memory layer)."""
+
+PROBE_TIMEOUT = 2.0
+"""Seconds a probe (or a group join) may take before the memberships count as lost."""
+
+
 class Hub:
     """The sockets of one process (one event loop) and the one path their events take."""
 
@@ -93,6 +119,13 @@ class Hub:
         self.tasks: list[asyncio.Task[None]] = []
         self.membership = asyncio.Lock()
         """Held while sockets join or leave (they await the layer meanwhile)."""
+        self.newest: dict[int, int] = {}
+        """The newest event id this process knows of, per local user."""
+        self.probe_group = f"follow.hub.{uuid.uuid4().hex}"
+        self.probed = asyncio.Event()
+        """Set when the probe came back through the layer."""
+        self.missed = False
+        """A message came but was not delivered (the database was down): catch up."""
         self.reads: Reads | None = None
 
     async def join(self, socket: FollowConsumer) -> None:
@@ -116,16 +149,29 @@ class Hub:
             if user_sockets:
                 return
             self.sockets.pop(socket.user_id, None)
+            self.newest.pop(socket.user_id, None)
             if self.layer is not None and self.channel is not None:
                 await self.layer.group_discard(group_name(socket.user_id), self.channel)
             if not self.sockets:
                 self._stop()
+
+    def saw(self, user_id: int, event_id: int) -> None:
+        """Note that ``user_id``'s events go up to ``event_id`` at least (kept for local users)."""
+        if user_id in self.sockets:
+            self.newest[user_id] = max(self.newest.get(user_id, 0), event_id)
+
+    def newest_id(self, user_id: int) -> int | None:
+        """Return the newest event id of ``user_id`` this process knows of (None: none yet)."""
+        return self.newest.get(user_id)
 
     async def _start(self) -> None:
         self.reads = Reads()
         if self.layer is not None:
             self.channel = await self.layer.new_channel()
             self.tasks.append(asyncio.create_task(self._listen()))
+        if self.layer is not None and not isinstance(self.layer, InMemoryChannelLayer):
+            await self.layer.group_add(self.probe_group, self.channel)
+            self.tasks.append(asyncio.create_task(self._watch()))
         if isinstance(self.layer, InMemoryChannelLayer) and _poll_interval() > 0:
             self.tasks.append(asyncio.create_task(self._poll()))
 
@@ -155,11 +201,57 @@ class Hub:
                     await self.deliver(int(message["user"]), [frame])
                 elif message.get("type") == "follow.signed_out":
                     await self._close_sign_in(message["session_key"])
+                elif message.get("type") == "follow.probe":
+                    self.probed.set()
             except asyncio.CancelledError:
                 raise
             except Exception:
                 logger.exception("follower hub: a channel-layer message was not delivered")
+                self.missed = True
                 await asyncio.sleep(1)
+
+    async def _watch(self) -> None:
+        """Probe the layer every ``PROBE_INTERVAL`` seconds; re-join when it forgot the hub."""
+        while True:
+            await asyncio.sleep(PROBE_INTERVAL)
+            if self.missed or not await self._probe():
+                await self._rejoin()
+
+    async def _probe(self) -> bool:
+        """Return whether a message to the probe group came back within ``PROBE_TIMEOUT``."""
+        assert self.layer is not None
+        self.probed.clear()
+        try:
+            async with asyncio.timeout(PROBE_TIMEOUT):
+                await self.layer.group_send(self.probe_group, {"type": "follow.probe"})
+                await self.probed.wait()
+        except Exception:
+            return False
+        return True
+
+    async def _rejoin(self) -> None:
+        """Join the probe group and every local user's group again, then send each user's
+        sockets what storage holds after their cursors; retried until both succeed.
+
+        Until then the sockets may miss events; a crash half-way leaves at worst some groups
+        joined twice (a join is idempotent) and the catch-up to do again.
+        """
+        assert self.layer is not None and self.channel is not None
+        while True:
+            self.missed = False
+            try:
+                async with self.membership:
+                    for group in [self.probe_group, *map(group_name, self.sockets)]:
+                        async with asyncio.timeout(PROBE_TIMEOUT):
+                            await self.layer.group_add(group, self.channel)
+                for user_id, sockets in list(self.sockets.items()):
+                    cursor = _lowest_cursor(sockets)
+                    if cursor is not None:
+                        await self._catch_up(user_id, cursor)
+                return
+            except Exception as error:
+                logger.warning("follower hub: re-joining the channel layer failed: %r", error)
+                await asyncio.sleep(PROBE_INTERVAL)
 
     async def _poll(self) -> None:
         """Read the stored events of every local user now and then (one query for all).
@@ -205,6 +297,7 @@ class Hub:
         sockets = list(self.sockets.get(user_id, ()))
         if not sockets or not frames:
             return
+        self.saw(user_id, int(frames[-1]["id"]))
         keys = {s.session_key for s in sockets if s.session_key is not None}
         signed_in = await self._read(_still_signed_in, user_id, keys)
         encoded = [(int(f["id"]), json.dumps(f)) for f in frames]
@@ -233,6 +326,13 @@ def hub() -> Hub:
     if current is None or (current.layer is not layer and not current.sockets):
         current = _hubs[loop] = Hub(layer)
     return current
+
+
+def committed(sender: Any, user_id: int, event_id: int, **kwargs: Any) -> None:
+    """``events.event_committed`` receiver: tell this process's hubs the user's newest id."""
+    for loop, current in list(_hubs.items()):
+        if not loop.is_closed():
+            loop.call_soon_threadsafe(current.saw, user_id, event_id)
 
 
 def signed_out(sender: Any, request: Any, user: Any, **kwargs: Any) -> None:

@@ -1,16 +1,19 @@
-"""Send channel-layer messages from sync code without a new event loop per message.
+"""Send channel-layer messages from sync code without waiting for the layer (issue 15, item 2).
 
-``asgiref.sync.async_to_sync`` called from a plain thread (a task worker, a management command)
-starts a thread and a fresh event loop for every call, and channels-redis then opens fresh Redis
-connections for that loop: about 2.5 ms per follower event on Redis, against 0.3 ms on a loop
-that stays. ``group_send`` therefore runs:
+Follower events are stored before they are sent, so a request (or a task) never needs to wait
+for the channel layer: ``group_send`` queues the message and returns at once, whether Redis is
+fast, restarting or paused, and the pages catch up from storage on whatever the layer missed
+(``follower.hub``). It runs:
 
 - through ``async_to_sync`` on the in-memory layer when the calling thread is one an ASGI
   server runs sync code in (a view under Daphne): the call goes to the server's own loop, where
-  the consumers wait, since the in-memory layer's queues are not thread-safe;
-- everywhere else on one process-wide loop kept in a daemon thread, made anew after a fork. Each
-  call waits for its send (at most ``SEND_TIMEOUT`` seconds), so messages leave in the order
-  they were sent and a process that exits right after loses none.
+  the consumers wait, since the in-memory layer's queues are not thread-safe (it does no I/O);
+- everywhere else through the process's ``Sender``: one loop in a daemon thread (made anew
+  after a fork) and one task on it that sends the queued messages one after another, so they
+  leave in the order they were queued, each given at most ``SEND_TIMEOUT`` seconds. A process
+  that exits waits for its queue (``flush``, at most ``SEND_TIMEOUT`` seconds) so it loses none
+  while the layer answers. ``asgiref.sync.async_to_sync`` is not used there: from a plain thread
+  it starts a thread and a fresh event loop per call, and channels-redis fresh connections.
 
 Which thread is a server's is read from ``asgiref``'s ``SyncToAsync.threadlocal`` (set by
 ``sync_to_async`` for the threads it runs code in; asgiref documents no public way to ask).
@@ -19,6 +22,8 @@ Which thread is a server's is read from ``asgiref``'s ``SyncToAsync.threadlocal`
 from __future__ import annotations
 
 import asyncio
+import atexit
+import logging
 import os
 import threading
 from typing import Any
@@ -26,12 +31,95 @@ from typing import Any
 from asgiref.sync import SyncToAsync, async_to_sync
 from channels.layers import BaseChannelLayer, InMemoryChannelLayer
 
+logger = logging.getLogger(__name__)
+
 SEND_TIMEOUT = 5.0
-"""Seconds one ``group_send`` may take on the shared loop before it counts as failed."""
+"""Seconds one queued ``group_send`` may take before it is given up (and logged)."""
+
+QUEUE_LIMIT = 10_000
+"""Messages a process holds for a layer that does not answer; more are dropped (and logged)."""
+
+Message = tuple[BaseChannelLayer, str, dict[str, Any]]
+"""A queued send: the layer, the group and the message."""
+
+
+class Sender:
+    """One process's sending loop and its queue, sent in order by one task."""
+
+    def __init__(self) -> None:
+        self.pid = os.getpid()
+        self.loop = asyncio.new_event_loop()
+        self.queue: asyncio.Queue[Message] = asyncio.Queue(QUEUE_LIMIT)
+        thread = threading.Thread(target=self.loop.run_forever, name="follower-sender", daemon=True)
+        thread.start()
+        asyncio.run_coroutine_threadsafe(self._drain(), self.loop)
+
+    def put(self, message: Message) -> None:
+        """Queue ``message`` from any thread; returns at once."""
+        self.loop.call_soon_threadsafe(self._put, message)
+
+    def _put(self, message: Message) -> None:
+        try:
+            self.queue.put_nowait(message)
+        except asyncio.QueueFull:
+            logger.warning(
+                "follower: %s messages wait for the channel layer; one dropped", QUEUE_LIMIT
+            )
+
+    async def _drain(self) -> None:
+        while True:
+            layer, group, message = await self.queue.get()
+            try:
+                await asyncio.wait_for(layer.group_send(group, message), SEND_TIMEOUT)
+            except Exception as error:
+                logger.warning("follower: a message to %s was not sent: %r", group, error)
+            finally:
+                self.queue.task_done()
+
+    def flush(self, timeout: float) -> bool:
+        """Wait at most ``timeout`` seconds for the queue to be sent; return whether it was."""
+        future = asyncio.run_coroutine_threadsafe(self.queue.join(), self.loop)
+        try:
+            future.result(timeout)
+        except TimeoutError:
+            future.cancel()
+            return False
+        return True
+
 
 _lock = threading.Lock()
-_loop: asyncio.AbstractEventLoop | None = None
-_loop_pid = 0
+_sender: Sender | None = None
+
+
+def _forget_after_fork() -> None:
+    """In a forked child: the parent's loop thread did not come along, and ``_lock`` may have
+    been held by another of the parent's threads; start afresh."""
+    global _lock, _sender
+    _lock, _sender = threading.Lock(), None
+
+
+os.register_at_fork(after_in_child=_forget_after_fork)
+
+
+def _process_sender() -> Sender:
+    """Return this process's sender, starting it on first use (and after a fork)."""
+    global _sender
+    with _lock:
+        if _sender is None or _sender.pid != os.getpid():
+            _sender = Sender()
+        return _sender
+
+
+@atexit.register
+def flush(timeout: float = SEND_TIMEOUT) -> bool:
+    """Wait at most ``timeout`` seconds for this process's queued messages to be sent.
+
+    Returns True when nothing is left (also when nothing was ever queued). Runs at exit.
+    """
+    sender = _sender
+    if sender is None or sender.pid != os.getpid():
+        return True
+    return sender.flush(timeout)
 
 
 def _in_server_thread() -> bool:
@@ -41,34 +129,12 @@ def _in_server_thread() -> bool:
     return loop is not None and pid == os.getpid()
 
 
-def _forget_after_fork() -> None:
-    """In a forked child: the parent's loop thread did not come along, and ``_lock`` may have
-    been held by another of the parent's threads; start afresh."""
-    global _lock, _loop
-    _lock, _loop = threading.Lock(), None
-
-
-os.register_at_fork(after_in_child=_forget_after_fork)
-
-
-def _shared_loop() -> asyncio.AbstractEventLoop:
-    """Return this process's sending loop, starting its thread on first use (and after fork)."""
-    global _loop, _loop_pid
-    with _lock:
-        if _loop is None or _loop_pid != os.getpid() or _loop.is_closed():
-            loop = asyncio.new_event_loop()
-            thread = threading.Thread(target=loop.run_forever, name="follower-sender", daemon=True)
-            thread.start()
-            _loop, _loop_pid = loop, os.getpid()
-        return _loop
-
-
 def group_send(layer: BaseChannelLayer, group: str, message: dict[str, Any]) -> None:
-    """Send ``message`` to ``group`` on ``layer`` from sync code; returns once it was sent.
+    """Send ``message`` to ``group`` on ``layer`` from sync code, without waiting for the layer.
 
-    Raises what the layer raises (Redis down …), ``TimeoutError`` after ``SEND_TIMEOUT``
-    seconds on the shared loop (the send is cancelled then, so a hung layer does not pile sends
-    up), and ``RuntimeError`` when called from a thread running an event loop (await
+    The message is queued and sent after every message queued before it in this process; a
+    layer that fails or takes over ``SEND_TIMEOUT`` seconds loses it (logged). Raises
+    ``RuntimeError`` when called from a thread running an event loop (await
     ``layer.group_send`` there).
     """
     try:
@@ -80,9 +146,4 @@ def group_send(layer: BaseChannelLayer, group: str, message: dict[str, Any]) -> 
     if isinstance(layer, InMemoryChannelLayer) and _in_server_thread():
         async_to_sync(layer.group_send)(group, message)
         return
-    future = asyncio.run_coroutine_threadsafe(layer.group_send(group, message), _shared_loop())
-    try:
-        future.result(SEND_TIMEOUT)
-    except TimeoutError:
-        future.cancel()
-        raise
+    _process_sender().put((layer, group, message))

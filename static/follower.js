@@ -22,7 +22,9 @@
 //   Nothing is refetched, except the list when a row has no group to go in, and the list, the
 //   log and the panel after a resync (conditional requests: 304 when nothing changed);
 // - heartbeat: a ping every heartbeatInterval ms; no answer within heartbeatTimeout ms means
-//   the socket is dead (or half-open): close it and reconnect;
+//   the socket is dead (or half-open): close it and reconnect. The pong carries the newest
+//   event id the server knows of: a higher one than the page applied means events were lost
+//   on the way (a channel-layer outage), and the page says hello again to have them replayed;
 // - reconnect with exponential backoff, sending the last applied id; on "resync" read a fresh
 //   snapshot and compare it with the baseline, so a handoff committed while offline still moves
 //   the page, and refresh the session list (the pruned events would have).
@@ -71,7 +73,7 @@ function connect() {
   const socket = new WebSocket(`${scheme}://${location.host}${config.socketPath}?user=${user}`);
   follower.socket = socket;
   socket.onopen = () => {
-    socket.send(JSON.stringify({ type: "hello", last_event_id: follower.lastId }));
+    hello(socket);
     heartbeat = setInterval(() => ping(socket), config.heartbeatInterval);
   };
   socket.onmessage = (message) => {
@@ -80,6 +82,11 @@ function connect() {
     receive(JSON.parse(message.data));
   };
   socket.onclose = (close) => closed(close.code);
+}
+
+// Ask for every event after the last one applied (answered by them, then "ready" or "resync").
+function hello(socket) {
+  socket.send(JSON.stringify({ type: "hello", last_event_id: follower.lastId }));
 }
 
 function closed(code) {
@@ -119,6 +126,8 @@ function receive(frame) {
   } else if (frame.type === "event") {
     if (loaded) apply(frame);
     else pending.push(frame);
+  } else if (frame.type === "pong") {
+    if (loaded && frame.last_event_id > (follower.lastId ?? 0)) hello(follower.socket);
   } else if (frame.type === "error") {
     console.warn("follower:", frame.detail);
   }

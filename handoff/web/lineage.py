@@ -20,13 +20,15 @@ from handoff.status import record_dict
 @dataclass(frozen=True)
 class Hop:
     """One handoff of a chain: its record (``RecordOut``), when it was made, both sessions
-    (None when gone) and its brief as Markdown (empty when the record has none)."""
+    (None when gone), its brief as Markdown (empty when the record has none) and, when a review
+    edited the brief, the model's original as Markdown (else empty)."""
 
     record: RecordOut
     created: datetime
     source: Any
     target: Any
     brief_markdown: str
+    original_markdown: str
 
 
 def _session(session_id: Any) -> Any:
@@ -35,8 +37,9 @@ def _session(session_id: Any) -> Any:
 
 
 def neighbours(session: Any) -> dict[str, Any]:
-    """Return ``{"predecessor", "successor"}``: the sessions next to ``session`` in its chain
-    (None at either end); the header links them."""
+    """Return ``{"session", "predecessor", "successor"}``: ``session`` and the sessions next to
+    it in its chain (None at either end), as the header's links show them. Two queries, plus
+    one per neighbour found."""
     before, after = lineage.predecessor(session.pk), lineage.successor(session.pk)
     return {
         "session": session,
@@ -51,5 +54,6 @@ def hops(session: Any) -> list[Hop]:
     for record in lineage.chain(session.pk):
         source, target = _session(record.source_id), _session(record.target_id)
         brief = render_brief(record.brief) if record.brief else ""
-        found.append(Hop(record_dict(record), record.created, source, target, brief))
+        original = render_brief(record.original_brief) if record.original_brief else ""
+        found.append(Hop(record_dict(record), record.created, source, target, brief, original))
     return found

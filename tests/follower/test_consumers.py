@@ -335,7 +335,36 @@ async def test_an_event_reaches_the_page_while_page_requests_hold_the_shared_thr
 
 async def test_ping_is_answered_with_pong(ada_socket):
     await ada_socket.send_json_to({"type": "ping"})
-    assert await ada_socket.receive_json_from() == {"type": "pong"}
+    assert await ada_socket.receive_json_from() == {"type": "pong", "last_event_id": None}
+
+
+async def test_a_hello_said_again_on_an_open_socket_sends_nothing_already_sent(ada, ada_socket):
+    """The page said hello again while events were on their way: none is sent twice."""
+    await hello(ada_socket, None)
+    ready = await ada_socket.receive_json_from()
+    frames = [await emit(ada), await emit(ada)]
+    assert [await ada_socket.receive_json_from() for _ in frames] == frames
+    await hello(ada_socket, ready["last_event_id"])
+    assert await ada_socket.receive_json_from() == {
+        "type": "ready",
+        "last_event_id": frames[-1]["id"],
+    }
+
+
+async def test_a_pong_tells_the_page_of_an_event_the_layer_lost_and_hello_replays_it(
+    ada, ada_socket
+):
+    """An event committed in this process whose send the channel layer lost (Redis restarted or
+    paused): the heartbeat's answer carries its id, so the page says hello again (issue 15)."""
+    await hello(ada_socket, None)
+    ready = await ada_socket.receive_json_from()
+    with mock.patch.object(events, "_send"):
+        frame = await emit(ada)
+    assert await ada_socket.receive_nothing()
+    await ada_socket.send_json_to({"type": "ping"})
+    assert await ada_socket.receive_json_from() == {"type": "pong", "last_event_id": frame["id"]}
+    await hello(ada_socket, ready["last_event_id"])
+    assert await ada_socket.receive_json_from() == frame
 
 
 # --- bad frames ------------------------------------------------------------------------------

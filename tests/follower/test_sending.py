@@ -22,6 +22,7 @@ def test_sends_from_a_plain_thread_arrive_in_the_order_sent():
     def worker() -> None:
         for n in range(20):
             sending.group_send(layer, group, {"type": "test.message", "n": n})
+        assert sending.flush()
 
     thread = threading.Thread(target=worker)
     thread.start()

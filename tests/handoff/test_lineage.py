@@ -210,3 +210,21 @@ def test_folding_costs_the_same_queries_for_one_chain_or_ten(
         html = page(client, reverse("chat:sidebar"))
     assert html.count("4 earlier handoffs") == 10
     assert len(ten.captured_queries) == len(one.captured_queries)
+
+
+def test_the_lineage_page_keeps_the_models_brief_beside_the_reviewed_one(client: Any) -> None:
+    user = make_user("ada")
+    source, successor = talked(user, "Parser"), talked(user, "Parser, continued")
+    HandoffRecord.objects.create(
+        source=source,
+        target=successor,
+        phase=Phase.STARTED,
+        reason="manual",
+        source_revision=1,
+        brief={"goal": "Ship the streaming parser, reviewed"},
+        original_brief={"goal": "Ship the parser"},
+    )
+    client.force_login(user)
+    html = page(client, reverse("handoff_web:lineage", args=[successor.pk]))
+    assert "Ship the streaming parser, reviewed" in html
+    assert "before the review edited it" in html and "Ship the parser<" in html
