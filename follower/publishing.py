@@ -23,6 +23,7 @@ from django.contrib.auth import get_user_model
 from follower.events import EventKind, publish
 from follower.fragments import Fragment, fragment, render
 from follower.snapshot import live_session, owner_of, row_of
+from handoff.settings_store import EDITABLE
 from handoff.web.meter import TEMPLATE as METER
 from handoff.web.meter import live_meter_context
 from handoff.web.panel import session_panel
@@ -109,14 +110,7 @@ def redirects_changed(changes: list[Any], **kwargs: Any) -> None:
 
 
 # The settings a page shows (the card's fields); context windows live in the admin.
-SHOWN_SETTINGS = (
-    "auto_handoff",
-    "handoff_ratio",
-    "handoff_tokens",
-    "handoff_min_turns",
-    "handoff_compactions",
-    "token_basis",
-)
+SHOWN_SETTINGS = tuple(name for name in EDITABLE if name != "context_windows")
 
 
 def settings_changed(values: Any, **kwargs: Any) -> None:
