@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 PORT ?= 8000
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: run test lint bench install
+.PHONY: run test lint bench install messages
 
 install: $(VENV)/.installed
 
@@ -34,3 +34,10 @@ test: install lint
 
 bench: install
 	$(BIN)/python -m bench
+
+# After changing a translated string: refresh locale/*.po, translate the new entries, then build
+# the .mo files (both are committed; needs gettext's msgfmt).
+messages: install
+	$(BIN)/python manage.py makemessages -l zh_Hans --ignore=.venv --ignore=tests --ignore=bench --ignore=samples --ignore='*.egg-info'
+	$(BIN)/python manage.py makemessages -d djangojs -l zh_Hans --ignore=.venv --ignore=tests --ignore='static/vendor/*' --ignore='*.egg-info'
+	$(BIN)/python manage.py compilemessages --ignore=.venv

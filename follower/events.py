@@ -60,6 +60,12 @@ class EventKind(StrEnum):
     """``{"source", "destination", "previous", "session", "row_html", "fragments"}``:
     ``source`` now forwards to ``destination``; ``previous`` is where it forwarded before
     (None: it did not); ``session`` is the destination's row."""
+    SETTINGS_CHANGED = "settings.changed"
+    """``{"settings": {name: value}, "version": int}``: the global settings as stored now (the
+    card's fields; every user's pages get it)."""
+    HANDOFF_SWITCH = "handoff.switch"
+    """``{"session", "enabled", "fragments"}``: a conversation's own automatic-handoff switch
+    changed (the fragment: its panel)."""
 
 
 @dataclass(frozen=True)

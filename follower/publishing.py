@@ -18,9 +18,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.contrib.auth import get_user_model
+
 from follower.events import EventKind, publish
 from follower.fragments import Fragment, fragment, render
 from follower.snapshot import live_session, owner_of, row_of
+from handoff.settings_store import EDITABLE
 from handoff.web.meter import TEMPLATE as METER
 from handoff.web.meter import live_meter_context
 from handoff.web.panel import session_panel
@@ -104,6 +107,40 @@ def redirects_changed(changes: list[Any], **kwargs: Any) -> None:
             "row_html": found["row_html"],
         }
         publish(owner, EventKind.REDIRECT_COMMITTED, payload)
+
+
+# The settings a page shows (the card's fields); context windows live in the admin.
+SHOWN_SETTINGS = tuple(name for name in EDITABLE if name != "context_windows")
+
+
+def settings_changed(values: Any, **kwargs: Any) -> None:
+    """Publish ``settings.changed`` with the stored values to every active user: the settings
+    are global, and any of their pages may show them (the card applies the values; an open
+    conversation reloads its panel for the global switch's note: ``static/app.js``).
+
+    One event per active user (two statements each), in the saving transaction: a settings
+    change is rare and made by staff, so the cost grows with the users, not with traffic.
+    """
+    payload = {
+        "settings": {name: getattr(values, name) for name in SHOWN_SETTINGS},
+        "version": values.version,
+    }
+    users = get_user_model()._default_manager.filter(is_active=True).order_by("pk")
+    for user_id in users.values_list("pk", flat=True):
+        publish(user_id, EventKind.SETTINGS_CHANGED, payload)
+
+
+def main_switched(session_id: Any, enabled: bool, **kwargs: Any) -> None:
+    """Publish ``handoff.switch`` with the session's panel: its own switch is on or off now."""
+    owner = owner_of(session_id)
+    if owner is None:
+        return
+    payload = {
+        "session": str(session_id),
+        "enabled": enabled,
+        "fragments": _panel(owner, session_id),
+    }
+    publish(owner, EventKind.HANDOFF_SWITCH, payload)
 
 
 def entry_appended(session: Any, entry: Any, **kwargs: Any) -> None:

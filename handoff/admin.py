@@ -19,10 +19,14 @@ from django.core.exceptions import PermissionDenied
 from django.db.models import Model, QuerySet
 from django.http import HttpRequest, HttpResponseRedirect
 from django.shortcuts import get_object_or_404
+from django.template.loader import render_to_string
 from django.urls import URLPattern, path, reverse
 from django.utils.formats import date_format
 from django.utils.html import format_html
+from django.utils.safestring import mark_safe
 from django.utils.timezone import localtime
+from django.utils.translation import gettext, ngettext
+from django.utils.translation import gettext_lazy as _
 from django.views.decorators.http import require_POST
 
 from handoff import operations
@@ -38,10 +42,10 @@ RECORD_FIELDS = (
     "source_revision",
     "error",
     "metrics_json",
-    "brief_json",
-    "original_brief_json",
+    "brief_view",
+    "original_brief_view",
     "review_until",
-    "inheritance_json",
+    "inheritance_view",
     "created",
     "updated",
 )
@@ -53,12 +57,45 @@ def pretty_json(value: Any) -> str:
     return format_html("<pre>{}</pre>", json.dumps(value, indent=2, ensure_ascii=False))
 
 
+DISABLED = _("Disabled")
+ENABLED = _("Enabled")
+
+# The brief's lists under their headings (seed 000, Brief schema), as people read them.
+BRIEF_HEADINGS = {
+    "decisions": _("Decisions"),
+    "constraints": _("Constraints"),
+    "artifacts": _("Artifacts"),
+    "verified": _("Verified"),
+    "pending": _("Pending"),
+    "next_steps": _("Next steps"),
+    "uncertainties": _("Uncertainties"),
+}
+
+
+def rendered_brief(brief: dict[str, Any] | None) -> str:
+    """Return the brief as HTML (the goal, then each non-empty list under its heading); "—"
+    for a record without one."""
+    if not brief:
+        return "—"
+    sections = [(heading, brief.get(name) or []) for name, heading in BRIEF_HEADINGS.items()]
+    html = render_to_string("handoff/_brief.html", {"brief": brief, "sections": sections})
+    return mark_safe(html)  # noqa: S308 - rendered by the template, which escapes every value
+
+
+def rendered_inheritance(rows: list[dict[str, str]] | None) -> str:
+    """Return the inheritance report as the table the status report shows; "—" when empty."""
+    if not rows:
+        return "—"
+    html = render_to_string("chat/_inheritance.html", {"rows": rows})
+    return mark_safe(html)  # noqa: S308 - rendered by the template, which escapes every value
+
+
 def _apply(
     modeladmin: admin.ModelAdmin[Any],
     request: HttpRequest,
     session_ids: list[Any],
     operation: Any,
-    done: str,
+    done: object,
 ) -> None:
     """Run ``operation`` on each session id; report successes and each refusal as messages."""
     succeeded = 0
@@ -70,7 +107,8 @@ def _apply(
         else:
             succeeded += 1
     if succeeded:
-        modeladmin.message_user(request, f"{done} for {succeeded} session(s).", messages.SUCCESS)
+        text = ngettext("%(done)s for %(n)d session.", "%(done)s for %(n)d sessions.", succeeded)
+        modeladmin.message_user(request, text % {"done": done, "n": succeeded}, messages.SUCCESS)
 
 
 def _open(
@@ -82,7 +120,7 @@ def _open(
     targets = list({s.pk: s for s in sessions if s is not None}.values())
     if len(targets) != 1:
         modeladmin.message_user(
-            request, "Select exactly one entry that has a successor.", messages.WARNING
+            request, _("Select exactly one entry that has a successor."), messages.WARNING
         )
         return None
     successor = targets[0]
@@ -92,14 +130,21 @@ def _open(
     if not request.user.has_perm("host.view_session"):
         modeladmin.message_user(
             request,
-            f"The successor belongs to {owner}: only they open its chat page, and you may not "
-            "view sessions in the admin.",
+            gettext(
+                "The successor belongs to %(owner)s: only they open its chat page, and you may "
+                "not view sessions in the admin."
+            )
+            % {"owner": owner},
             messages.WARNING,
         )
         return None
     modeladmin.message_user(
         request,
-        f"The successor belongs to {owner}: only they open its chat page; here is its admin page.",
+        gettext(
+            "The successor belongs to %(owner)s: only they open its chat page; here is its admin "
+            "page."
+        )
+        % {"owner": owner},
         messages.INFO,
     )
     return HttpResponseRedirect(reverse("admin:host_session_change", args=[successor.pk]))
@@ -157,55 +202,67 @@ class HandoffRecordAdmin(ReadOnlyAdmin):
     class Media:
         css = {"all": ["handoff/admin.css"]}
 
-    @admin.display(description="record")
+    @admin.display(description=_("record"))
     def short_id(self, obj: HandoffRecord) -> str:
         return str(obj.id)[:8]
 
-    @admin.display(description="source", ordering="source__title")
+    @admin.display(description=_("source"), ordering="source__title")
     def source_title(self, obj: HandoffRecord) -> str:
         return str(obj.source)
 
-    @admin.display(description="target", ordering="target__title")
+    @admin.display(description=_("target"), ordering="target__title")
     def target_title(self, obj: HandoffRecord) -> str:
         return str(obj.target) if obj.target is not None else "—"
 
-    @admin.display(description="created", ordering="created")
+    @admin.display(description=_("created"), ordering="created")
     def when(self, obj: HandoffRecord) -> str:
         return date_format(localtime(obj.created), "SHORT_DATETIME_FORMAT")
 
-    @admin.display(description="tokens")
+    @admin.display(description=_("tokens"))
     def tokens(self, obj: HandoffRecord) -> Any:
         return (obj.metrics or {}).get("tokens")
 
-    @admin.display(description="metrics")
+    @admin.display(description=_("metrics"))
     def metrics_json(self, obj: HandoffRecord) -> str:
         return pretty_json(obj.metrics)
 
-    @admin.display(description="brief")
-    def brief_json(self, obj: HandoffRecord) -> str:
-        return pretty_json(obj.brief)
+    @admin.display(description=_("brief"))
+    def brief_view(self, obj: HandoffRecord) -> str:
+        return rendered_brief(obj.brief)
 
-    @admin.display(description="the model's brief (before review)")
-    def original_brief_json(self, obj: HandoffRecord) -> str:
-        return pretty_json(obj.original_brief)
+    @admin.display(description=_("the model's brief (before review)"))
+    def original_brief_view(self, obj: HandoffRecord) -> str:
+        return rendered_brief(obj.original_brief)
 
-    @admin.display(description="inheritance")
-    def inheritance_json(self, obj: HandoffRecord) -> str:
-        return pretty_json(obj.inheritance)
+    @admin.display(description=_("inheritance"))
+    def inheritance_view(self, obj: HandoffRecord) -> str:
+        return rendered_inheritance(obj.inheritance)
 
-    @admin.action(description="Open the successor")
+    @admin.action(description=_("Open the successor"))
     def open_successor(
         self, request: HttpRequest, queryset: QuerySet[HandoffRecord]
     ) -> HttpResponseRedirect | None:
         return _open(self, request, [r.target for r in queryset])
 
-    @admin.action(description="Disable (stops forwarding)")
+    @admin.action(description=_("Disable (stops forwarding)"))
     def disable_source(self, request: HttpRequest, queryset: QuerySet[HandoffRecord]) -> None:
-        _apply(self, request, [r.source_id for r in queryset], operations.disable, "Disabled")
+        _apply(
+            self,
+            request,
+            [r.source_id for r in queryset],
+            operations.disable,
+            DISABLED,
+        )
 
-    @admin.action(description="Enable again")
+    @admin.action(description=_("Enable again"))
     def enable_source(self, request: HttpRequest, queryset: QuerySet[HandoffRecord]) -> None:
-        _apply(self, request, [r.source_id for r in queryset], operations.enable, "Enabled")
+        _apply(
+            self,
+            request,
+            [r.source_id for r in queryset],
+            operations.enable,
+            ENABLED,
+        )
 
     @admin.action(description="Commit the review (the brief as it stands)")
     def commit_review(self, request: HttpRequest, queryset: QuerySet[HandoffRecord]) -> None:
@@ -228,13 +285,25 @@ class MainStateAdmin(ReadOnlyAdmin):
     list_select_related = ["session", "inherited_from"]
     actions = ["disable_main", "enable_main"]
 
-    @admin.action(description="Disable (stops forwarding)")
+    @admin.action(description=_("Disable (stops forwarding)"))
     def disable_main(self, request: HttpRequest, queryset: QuerySet[MainState]) -> None:
-        _apply(self, request, [m.session_id for m in queryset], operations.disable, "Disabled")
+        _apply(
+            self,
+            request,
+            [m.session_id for m in queryset],
+            operations.disable,
+            DISABLED,
+        )
 
-    @admin.action(description="Enable again")
+    @admin.action(description=_("Enable again"))
     def enable_main(self, request: HttpRequest, queryset: QuerySet[MainState]) -> None:
-        _apply(self, request, [m.session_id for m in queryset], operations.enable, "Enabled")
+        _apply(
+            self,
+            request,
+            [m.session_id for m in queryset],
+            operations.enable,
+            ENABLED,
+        )
 
 
 @admin.register(Redirect)
@@ -261,12 +330,18 @@ class RedirectAdmin(ReadOnlyAdmin):
         _apply(self, request, [redirect.source_id], operations.disable, "Forwarding stopped")
         return HttpResponseRedirect(reverse("admin:handoff_redirect_changelist"))
 
-    @admin.action(description="Open the successor")
+    @admin.action(description=_("Open the successor"))
     def open_destination(
         self, request: HttpRequest, queryset: QuerySet[Redirect]
     ) -> HttpResponseRedirect | None:
         return _open(self, request, [r.destination for r in queryset])
 
-    @admin.action(description="Disable (stops forwarding)")
+    @admin.action(description=_("Disable (stops forwarding)"))
     def disable_source(self, request: HttpRequest, queryset: QuerySet[Redirect]) -> None:
-        _apply(self, request, [r.source_id for r in queryset], operations.disable, "Disabled")
+        _apply(
+            self,
+            request,
+            [r.source_id for r in queryset],
+            operations.disable,
+            DISABLED,
+        )

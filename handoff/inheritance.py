@@ -19,6 +19,8 @@ import logging
 from collections.abc import Callable
 
 from django.db import transaction
+from django.utils.functional import Promise
+from django.utils.translation import gettext_lazy as _
 
 from handoff import services
 from handoff.services import HostSession, PermissionPresets, SessionController
@@ -32,10 +34,43 @@ CUSTOM = "custom"
 
 Row = dict[str, str]
 
+# What people read for a row (seed 003 §6.1: 已继承 / 回退 / 未继承（原因）); the identifiers
+# above stay in the API and the command's JSON.
+OUTCOME_LABELS: dict[str, Promise] = {
+    INHERITED: _("inherited"),
+    FALLBACK: _("fallback"),
+    NOT_INHERITED: _("not inherited"),
+}
+SETTING_LABELS: dict[str, Promise] = {
+    "cwd": _("Working directory"),
+    "workspace": _("Workspace"),
+    "agent-preset": _("Agent preset"),
+    "model": _("Model"),
+    "permission-preset": _("Permission preset"),
+    "approval-policy": _("Approval policy"),
+    "sandbox-tier": _("Sandbox tier"),
+    "plan-mode": _("Plan mode"),
+    "log": _("Log"),
+}
+
 
 def row(setting: str, outcome: str, detail: str) -> Row:
     """Return one report row."""
     return {"setting": setting, "outcome": outcome, "detail": detail}
+
+
+def readable(report: list[Row]) -> list[dict[str, object]]:
+    """Return the report's rows as people read them: ``setting`` and ``outcome`` in words (an
+    unknown identifier as it is), ``detail`` unchanged, ``code`` the outcome's identifier."""
+    return [
+        {
+            "setting": SETTING_LABELS.get(r["setting"], r["setting"]),
+            "outcome": OUTCOME_LABELS.get(r["outcome"], r["outcome"]),
+            "detail": r.get("detail", ""),
+            "code": r["outcome"],
+        }
+        for r in report
+    ]
 
 
 def _agent_preset(source: HostSession) -> tuple[str | None, Row]:

@@ -23,6 +23,7 @@ from django.db import transaction
 from handoff.core.tokens import TokenBasis
 from handoff.core.trigger import TriggerConfig
 from handoff.models import HandoffSettings
+from handoff.signals import settings_changed
 
 _DEFAULTS = TriggerConfig()
 
@@ -56,6 +57,15 @@ class SettingsValues:
     def as_dict(self) -> dict[str, Any]:
         """Return the values as a JSON-ready dict."""
         return asdict(self)
+
+
+def rendered_value(value: object) -> str:
+    """A setting's value as the card renders it and sends it back with a save ("true",
+    "0.75", "120000", "context"): a save whose field changed since is refused by comparing
+    these. The same text as JavaScript's ``String(value)`` of the value in a follower event."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
 
 
 EDITABLE = tuple(f.name for f in fields(SettingsValues) if f.name != "version")
@@ -130,7 +140,8 @@ class DatabaseSettingsStore:
         """Validate and store ``changes``, bumping ``version``; return the new settings.
 
         Raises ``ValidationError`` and changes nothing on bad input. Runs in one transaction
-        with the row locked: a crash half-way leaves the previous settings.
+        with the row locked, announcing the change in it (``handoff.signals.settings_changed``):
+        a crash half-way leaves the previous settings and no announcement.
         """
         HandoffSettings.objects.get_or_create(pk=1)
         with transaction.atomic():
@@ -140,7 +151,9 @@ class DatabaseSettingsStore:
                 setattr(row, name, getattr(values, name))
             row.version += 1
             row.save()
-            return _values_of(row)
+            stored = _values_of(row)
+            settings_changed.send(sender=HandoffSettings, values=stored)
+            return stored
 
 
 class ProcessSettingsStore:
@@ -155,12 +168,14 @@ class ProcessSettingsStore:
             return ProcessSettingsStore._values
 
     def save(self, **changes: Any) -> SettingsValues:
-        """Validate and keep ``changes`` in this process; raises ``ValidationError``."""
+        """Validate and keep ``changes`` in this process (announced as ``settings_changed``);
+        raises ``ValidationError``."""
         with self._lock:
             current = ProcessSettingsStore._values
             values = replace(validate(current, changes), version=current.version + 1)
             ProcessSettingsStore._values = values
-            return values
+        settings_changed.send(sender=HandoffSettings, values=values)
+        return values
 
     @classmethod
     def reset(cls) -> None:

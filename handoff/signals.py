@@ -7,6 +7,10 @@ or roll back with the change:
   phase or got its successor (seed 000, the transaction's phases).
 - ``redirects_changed(sender=Redirect, changes=list[RouteChange])``: redirects were added,
   re-pointed (the map stays flat, DESIGN.md invariant 5) or removed.
+- ``settings_changed(sender=HandoffSettings, values=SettingsValues)``: the global settings were
+  saved (the switch, a threshold, the token basis, the context windows).
+- ``main_switched(sender=MainState, session_id=UUID, enabled=bool)``: a main's own
+  automatic-handoff switch changed.
 """
 
 from __future__ import annotations
@@ -18,6 +22,8 @@ from django.dispatch import Signal
 
 record_changed = Signal()
 redirects_changed = Signal()
+settings_changed = Signal()
+main_switched = Signal()
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ from handoff.core.redirects import RedirectGraph
 from handoff.exceptions import PhaseError
 from handoff.models import HandoffRecord, MainState, Redirect
 from handoff.shapes import MetricsOut
-from handoff.signals import RouteChange, record_changed, redirects_changed
+from handoff.signals import RouteChange, main_switched, record_changed, redirects_changed
 
 
 def key(session_id: str | UUID) -> UUID:
@@ -55,13 +55,17 @@ def lock_main_state(session_id: str | UUID) -> MainState:
 def update_main_state(session_id: str | UUID, **fields: Any) -> MainState:
     """Set ``fields`` on the session's main state under a row lock; return it.
 
-    One transaction: a crash half-way leaves the previous state.
+    One transaction: a crash half-way leaves the previous state. A change of ``enabled`` is
+    announced (``handoff.signals.main_switched``), so open pages show the switch.
     """
     with transaction.atomic():
         state = lock_main_state(session_id)
+        enabled = state.enabled
         for name, value in fields.items():
             setattr(state, name, value)
         state.save()
+        if state.enabled != enabled:
+            main_switched.send(sender=MainState, session_id=state.session_id, enabled=state.enabled)
         return state
 
 

@@ -14,17 +14,25 @@ from typing import Any
 from django import forms
 from django.core.exceptions import ValidationError
 from django.db import transaction
+from django.utils.text import format_lazy
+from django.utils.translation import gettext_lazy as _
 
 from handoff import services, tasks
-from handoff.core.tokens import BASIS_LABELS
 from handoff.core.trigger import RANGES
 from handoff.models import HandoffSettings
-from handoff.settings_store import EDITABLE, SettingsValues
+from handoff.settings_store import EDITABLE, SettingsValues, rendered_value
 
 
 def _bounds(name: str) -> dict[str, Any]:
+    """The field's range (seed 000) and the card's own sentence for a value outside it,
+    instead of Django's stock "Ensure this value is greater than or equal to …"."""
     low, high = RANGES[name]
-    return {"min_value": low, "max_value": high}
+    outside = format_lazy(_("Out of range: enter a value from {range}."), range=_range_text(name))
+    return {
+        "min_value": low,
+        "max_value": high,
+        "error_messages": {"min_value": outside, "max_value": outside},
+    }
 
 
 def _range_text(name: str) -> str:
@@ -33,25 +41,39 @@ def _range_text(name: str) -> str:
 
 
 _THOUSANDS = re.compile(r"(?<=\d)[,_](?=\d{3}(?!\d))")
+DECIMAL_COMMA = "decimal_comma"
+_DECIMAL_COMMA = re.compile(r"^[+-]?\d*,\d+$")
 
 
 def parse_number(text: str) -> float:
     """Return the number typed in ``text`` ("0.5", "120,000", "1e5"), thousands separators
     (``,`` or ``_``) allowed. Raises ``ValidationError`` saying what is wrong ("“abc” is not a
-    number.") for anything else, infinities and NaN included."""
+    number.") for anything else, infinities and NaN included. A decimal comma ("0,6") is told
+    that a comma only groups thousands, so "120,000" and "0,6" follow one rule."""
+    if _DECIMAL_COMMA.match(text) and not _THOUSANDS.search(text):
+        raise ValidationError(
+            _(
+                "“%(text)s”: a comma only groups thousands (120,000); write decimals with a "
+                "point: %(number)s."
+            ),
+            code=DECIMAL_COMMA,
+            params={"text": text, "number": text.replace(",", ".")},
+        )
     try:
         number = float(_THOUSANDS.sub("", text))
     except ValueError:
         number = math.nan
     if not math.isfinite(number):
-        raise ValidationError(f"“{text}” is not a number.", code="invalid")
+        raise ValidationError(
+            _("“%(text)s” is not a number."), code="invalid", params={"text": text}
+        )
     return number
 
 
 class NumberField(forms.FloatField):
     """A number typed as text; what is wrong with a refused one is said (issue 10, item 13)."""
 
-    default_error_messages = {"required": "Enter a number: the field is empty."}
+    default_error_messages = {"required": _("Enter a number: the field is empty.")}
     widget = forms.TextInput(attrs={"inputmode": "decimal"})
 
     def to_python(self, value: Any) -> float | None:  # type: ignore[override]
@@ -62,7 +84,7 @@ class NumberField(forms.FloatField):
 class WholeNumberField(forms.IntegerField):
     """A whole number typed as digits ("120000" or "120,000")."""
 
-    default_error_messages = {"required": "Enter a whole number: the field is empty."}
+    default_error_messages = {"required": _("Enter a whole number: the field is empty.")}
     widget = forms.TextInput(attrs={"inputmode": "numeric"})
 
     def to_python(self, value: Any) -> int | None:
@@ -71,13 +93,19 @@ class WholeNumberField(forms.IntegerField):
             return None
         try:
             number = parse_number(text)
-        except ValidationError:
+        except ValidationError as exc:
+            if exc.code == DECIMAL_COMMA:
+                raise
             number = math.nan
         if not number.is_integer():
-            raise ValidationError(f"“{text}” is not a whole number.", code="invalid")
+            raise ValidationError(
+                _("“%(text)s” is not a whole number."), code="invalid", params={"text": text}
+            )
         if not re.fullmatch(r"[+-]?[\d,_]+", text):
             raise ValidationError(
-                f"“{text}” is not written in digits: enter {int(number)}.", code="invalid"
+                _("“%(text)s” is not written in digits: enter %(number)s."),
+                code="invalid",
+                params={"text": text, "number": int(number)},
             )
         return int(number)
 
@@ -110,55 +138,74 @@ class SwitchField(forms.BooleanField):
         if text in self.ON or text in self.OFF:
             return text in self.ON
         raise forms.ValidationError(
-            "%(label)s is a switch: send on or off, not %(value)r.",
+            _("%(label)s is a switch: send on or off, not %(value)r."),
             code="invalid",
             params={"label": self.label, "value": value},
         )
+
+
+class StaleSetting(Exception):
+    """The field's stored value changed since the card rendered it; nothing was saved.
+
+    ``values`` are the settings as stored now.
+    """
+
+    def __init__(self, name: str, values: SettingsValues) -> None:
+        self.name = name
+        self.values = values
+        super().__init__(f"{name} changed since it was shown")
 
 
 class HandoffSettingsForm(forms.Form):
     """The card's fields; ``only`` binds the form to that one field (the others are dropped)."""
 
     auto_handoff = SwitchField(
-        label="Automatic handoff",
+        label=_("Automatic handoff"),
         required=False,
-        help_text="Global switch. A conversation also needs its own switch on.",
+        help_text=_("Global switch. A conversation also needs its own switch on."),
     )
     review_handoffs = SwitchField(
-        label="Review before the successor starts",
+        label=_("Review before the successor starts"),
         required=False,
-        help_text=(
+        help_text=_(
             "A handoff stops with its brief and successor ready and waits for you to edit, "
             "commit or discard it. A conversation may choose otherwise in its panel."
         ),
     )
     handoff_ratio = NumberField(
-        label="Window ratio",
+        label=_("Window ratio"),
         **_bounds("handoff_ratio"),
-        help_text=f"Fraction of the model's context window ({_range_text('handoff_ratio')}).",
+        help_text=format_lazy(
+            _("Fraction of the model's context window ({range})."),
+            range=_range_text("handoff_ratio"),
+        ),
     )
     handoff_tokens = WholeNumberField(
-        label="Token ceiling",
+        label=_("Token ceiling"),
         **_bounds("handoff_tokens"),
-        help_text=f"Absolute ceiling in tokens ({_range_text('handoff_tokens')}).",
+        help_text=format_lazy(
+            _("Absolute ceiling in tokens ({range})."), range=_range_text("handoff_tokens")
+        ),
     )
     handoff_min_turns = WholeNumberField(
-        label="Minimum turns",
+        label=_("Minimum turns"),
         **_bounds("handoff_min_turns"),
-        help_text=f"Stops successor chains ({_range_text('handoff_min_turns')}).",
+        help_text=format_lazy(
+            _("Stops successor chains ({range})."), range=_range_text("handoff_min_turns")
+        ),
     )
     handoff_compactions = WholeNumberField(
-        label="Compactions",
+        label=_("Compactions"),
         **_bounds("handoff_compactions"),
-        help_text=(
-            f"Hand off after this many compactions; 0 turns it off "
-            f"({_range_text('handoff_compactions')})."
+        help_text=format_lazy(
+            _("Hand off after this many compactions; 0 turns it off ({range})."),
+            range=_range_text("handoff_compactions"),
         ),
     )
     token_basis = forms.ChoiceField(
-        label="Token basis",
-        choices=list(BASIS_LABELS.items()),
-        help_text=(
+        label=_("Token basis"),
+        choices=[("context", _("Current context")), ("cumulative", _("Cumulative usage"))],
+        help_text=_(
             "Current context: the prompt of the latest model call. "
             "Cumulative: the four usage buckets summed over the whole conversation."
         ),
@@ -171,8 +218,13 @@ class HandoffSettingsForm(forms.Form):
                 raise KeyError(f"unknown setting {only!r}")
             self.fields = {only: self.fields[only]}
 
-    def save(self) -> tuple[SettingsValues, bool]:
+    def save(self, rendered: dict[str, str] | None = None) -> tuple[SettingsValues, bool]:
         """Store the bound fields; return (the settings as stored now, whether anything changed).
+
+        ``rendered`` maps a field to its value as the card showed it (``rendered_value``); when
+        that field's stored value is another one now (changed in another tab, by someone else),
+        ``StaleSetting`` is raised and nothing is saved. Fields not in it are not checked, so
+        saves of different fields from two tabs both land.
 
         Idempotent: values equal to the stored ones are not written again, so a double submit
         makes one change (one ``version`` bump). The comparison and the write happen in one
@@ -188,6 +240,9 @@ class HandoffSettingsForm(forms.Form):
         with transaction.atomic():
             HandoffSettings.objects.select_for_update().get_or_create(pk=1)
             current = store.load()
+            for name, shown in (rendered or {}).items():
+                if rendered_value(getattr(current, name)) != shown:
+                    raise StaleSetting(name, current)
             changes = {
                 name: value
                 for name, value in self.cleaned_data.items()

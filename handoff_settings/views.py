@@ -18,17 +18,26 @@ from django_htmx.http import trigger_client_event
 from handoff import operations, services
 from handoff.exceptions import HandoffError
 from handoff.models import HandoffRecord, MainState
+from handoff.settings_store import rendered_value
 from handoff.web.panel import describe_blocker
-from handoff_settings.forms import HandoffSettingsForm
+from handoff_settings.forms import HandoffSettingsForm, StaleSetting
 
 
-def _field_context(form: HandoffSettingsForm, name: str, **extra: Any) -> dict[str, Any]:
-    return {"field": form[name], "name": name, **extra}
+def _field_context(
+    form: HandoffSettingsForm, name: str, values: Any, **extra: Any
+) -> dict[str, Any]:
+    """A field's context: the bound field and its stored value as rendered (sent back with a
+    save, so a save of a value changed meanwhile is refused)."""
+    return {
+        "field": form[name],
+        "name": name,
+        "rendered": rendered_value(getattr(values, name)),
+    } | extra
 
 
-def _stored_form() -> tuple[HandoffSettingsForm, int]:
+def _stored_form() -> tuple[HandoffSettingsForm, Any]:
     values = services.load_settings()
-    return HandoffSettingsForm(initial=values.as_dict()), values.version
+    return HandoffSettingsForm(initial=values.as_dict()), values
 
 
 def _status_channel() -> str:
@@ -63,11 +72,11 @@ def activity_context(user: Any) -> dict[str, Any]:
 @require_GET
 def card(request: HttpRequest) -> HttpResponse:
     """The Conversation Collaboration card."""
-    form, version = _stored_form()
+    form, values = _stored_form()
     context = {
-        "fields": [_field_context(form, name) for name in form.fields],
+        "fields": [_field_context(form, name, values) for name in form.fields],
         "can_edit": request.user.is_staff,
-        "version": version,
+        "version": values.version,
         "status_channel": _status_channel(),
     } | activity_context(request.user)
     return render(request, "settings/card.html", context)
@@ -83,7 +92,9 @@ def activity(request: HttpRequest) -> HttpResponse:
 def save_field(request: HttpRequest, name: str) -> HttpResponse:
     """Validate and store one setting; answer with the field as the server stored it.
 
-    Invalid input: 422, the field shows the error next to it and nothing is saved. An unchanged
+    Invalid input: 422, the field shows the error next to it and nothing is saved. A save whose
+    ``rendered`` value (the field's value when the card showed it) is not the stored one any
+    more: 409, the field shows the current value and says so, nothing is saved. An unchanged
     value is not written again (a double submit makes one change). A change answers with the
     ``settings:saved`` client event, on which the activity card refreshes. Non-staff: 403.
     """
@@ -93,24 +104,39 @@ def save_field(request: HttpRequest, name: str) -> HttpResponse:
         form = HandoffSettingsForm(request.POST, only=name)
     except KeyError as exc:
         raise Http404(f"No setting {name!r}.") from exc
+    shown = request.POST.get("rendered")
     if form.is_valid():
         try:
-            values, changed = form.save()
+            values, changed = form.save(rendered=None if shown is None else {name: shown})
+        except StaleSetting as stale:
+            return _stale_response(request, name, stale.values)
         except ValidationError as exc:
             form.add_error(None, exc)
         else:
-            stored = HandoffSettingsForm(initial=values.as_dict(), only=name)
-            context = _field_context(
-                stored, name, can_edit=True, saved=True, changed=changed, version=values.version
-            )
-            response = render(request, "settings/_field.html", context)
+            response = _stored_field(request, name, values, saved=True, changed=changed)
             # The "Your handoffs" card shows the switch and the basis: it refreshes at once.
             return trigger_client_event(response, "settings:saved") if changed else response
+    stored = services.load_settings()
     context = _field_context(
         form,
         name,
+        stored,
         can_edit=True,
-        stored_value=getattr(services.load_settings(), name),
+        stored_value=getattr(stored, name),
         errors=[str(e) for errs in form.errors.values() for e in errs],
     )
     return render(request, "settings/_field.html", context, status=422)
+
+
+def _stored_field(
+    request: HttpRequest, name: str, values: Any, status: int = 200, **extra: Any
+) -> HttpResponse:
+    """The field rendered with its stored value."""
+    stored = HandoffSettingsForm(initial=values.as_dict(), only=name)
+    context = _field_context(stored, name, values, can_edit=True, version=values.version, **extra)
+    return render(request, "settings/_field.html", context, status=status)
+
+
+def _stale_response(request: HttpRequest, name: str, values: Any) -> HttpResponse:
+    """409: the field changed since it was shown; show the current value, nothing saved."""
+    return _stored_field(request, name, values, status=409, stale=True)

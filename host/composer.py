@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from django.utils.translation import gettext
+
 from host.compaction import COMMAND as COMPACT
 from host.intake import InvalidInput, post_message
 from host.models import Session
@@ -54,10 +56,11 @@ def _post(session: Session, content: str, client_id: str) -> SubmitResult:
     if result.forwarded_to:
         successor = Session.objects.filter(pk=result.forwarded_to).first()
         name = (successor.title or str(successor.pk)) if successor else result.forwarded_to
-        return SubmitResult("forwarded", f"Forwarded to {name}", forwarded_to=successor)
+        text = gettext("Forwarded to %(name)s") % {"name": name}
+        return SubmitResult("forwarded", text, forwarded_to=successor)
     if content == COMPACT:
-        return SubmitResult("command", "Compacted: older turns are summarized in place.")
-    return SubmitResult("posted", "Sent.")
+        return SubmitResult("command", gettext("Compacted: older turns are summarized in place."))
+    return SubmitResult("posted", gettext("Sent."))
 
 
 def run_command(
@@ -66,7 +69,9 @@ def run_command(
     """Run one slash command on ``session`` for ``user``; an unknown command is an error."""
     if f"/{name}" == COMPACT:
         if argument:
-            return SubmitResult("error", f"{COMPACT} takes no argument.")
+            return SubmitResult(
+                "error", gettext("%(command)s takes no argument.") % {"command": COMPACT}
+            )
         return _post(session, COMPACT, client_id)
     replies = composer_command.send(
         sender=Session, session=session, user=user, command=name, argument=argument
@@ -74,7 +79,8 @@ def run_command(
     for _receiver, reply in replies:
         if isinstance(reply, CommandReply):
             return SubmitResult("command" if reply.ok else "error", reply.text, reply.html)
-    return SubmitResult("error", f"Unknown command /{name}. Try /handoff status or {COMPACT}.")
+    unknown = gettext("Unknown command /%(name)s. Try /handoff status or %(compact)s.")
+    return SubmitResult("error", unknown % {"name": name, "compact": COMPACT})
 
 
 def submit(session: Session, user: Any, text: str, client_id: str) -> SubmitResult:

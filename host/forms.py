@@ -7,6 +7,7 @@ from typing import Any
 
 from django import forms
 from django.conf import settings
+from django.utils.translation import gettext_lazy as _
 
 from host.models import Session, Workspace
 from host.sessions import create_session
@@ -18,11 +19,11 @@ class ComposerForm(forms.Form):
     """One message or slash command. ``client_id`` makes a double submit post once."""
 
     text = forms.CharField(
-        label="Message",
+        label=_("Message"),
         max_length=MAX_MESSAGE_CHARS,
         strip=True,
         widget=forms.Textarea(
-            attrs={"rows": 3, "placeholder": "Message, or /handoff, /handoff status, /compact…"}
+            attrs={"rows": 3, "placeholder": _("Message, or /handoff, /handoff status, /compact…")}
         ),
     )
     client_id = forms.CharField(max_length=64, widget=forms.HiddenInput)
@@ -40,18 +41,23 @@ class NewSessionForm(forms.Form):
     """
 
     title = forms.CharField(
+        label=_("Title"),
         max_length=300,
         required=False,
-        widget=forms.TextInput(attrs={"placeholder": "What is this conversation about?"}),
+        widget=forms.TextInput(attrs={"placeholder": _("What is this conversation about?")}),
     )
     workspace = forms.ModelChoiceField(
-        queryset=Workspace.objects.none(), required=False, empty_label="No workspace"
+        queryset=Workspace.objects.none(),
+        required=False,
+        empty_label=_("No workspace"),
+        label=_("Workspace"),
+        widget=forms.Select(attrs={"translate": "no"}),  # the user's workspace names
     )
     cwd = forms.CharField(
-        label="Working directory",
+        label=_("Working directory"),
         max_length=1024,
         required=False,
-        help_text="Absolute path; defaults to the workspace's directory.",
+        help_text=_("Absolute path; defaults to the workspace's directory."),
     )
 
     def __init__(self, *args: Any, owner: Any, **kwargs: Any) -> None:
@@ -64,7 +70,7 @@ class NewSessionForm(forms.Form):
     def clean_cwd(self) -> str:
         cwd: str = self.cleaned_data["cwd"].strip()
         if cwd and not cwd.startswith("/"):
-            raise forms.ValidationError("Give an absolute path (starting with /).")
+            raise forms.ValidationError(_("Give an absolute path (starting with /)."))
         return cwd
 
     def clean(self) -> dict[str, Any]:

@@ -21,7 +21,7 @@ from django.db import IntegrityError, transaction
 
 from host import compaction, log, runtime
 from host.models import InboxItem, InboxStage, Message, Role, Session, SessionStatus, SourceKind
-from host.signals import StepRejected, before_step
+from host.signals import StepRejected, announce, before_step
 from host.usage import MAX_CALL_TOKENS, Usage
 
 logger = logging.getLogger(__name__)
@@ -33,6 +33,7 @@ SOURCE_KINDS: dict[str, str] = {
 }
 USAGE_FIELDS = ("uncached_input", "output", "cache_read", "cache_write")
 MAX_CLIENT_ID = 200
+TITLE_CHARS = 60
 
 
 class InvalidInput(ValueError):
@@ -104,6 +105,7 @@ def post_message(
             )
             return PostResult(message, rejected.forwarded_to, rejected.relay_id)
         if role == Role.USER:
+            _title_untitled(session, content)
             _start_or_queue(session, message)
     return PostResult(message)
 
@@ -206,6 +208,21 @@ def _claimed(session: Session, message: Message) -> StepRejected | None:
         if isinstance(answer, StepRejected):
             return answer
     return None
+
+
+def title_from(content: str) -> str:
+    """A title made of a message: its first non-empty line, single-spaced, clipped to
+    ``TITLE_CHARS`` characters (an ellipsis marks the cut)."""
+    line = next((" ".join(part.split()) for part in content.splitlines() if part.strip()), "")
+    return line if len(line) <= TITLE_CHARS else line[: TITLE_CHARS - 1].rstrip() + "…"
+
+
+def _title_untitled(session: Session, content: str) -> None:
+    """Give a session created without a title the title of its first user message (announced:
+    the sidebar and open pages show it); a titled session keeps its own."""
+    if Session.objects.filter(pk=session.pk, title="").update(title=title_from(content)):
+        session.refresh_from_db(fields=["title"])
+        announce(session.pk)
 
 
 def _start_or_queue(session: Session, message: Message) -> None:

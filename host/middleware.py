@@ -1,4 +1,4 @@
-"""Every page requires a signed-in user (issue 3, §1: accounts)."""
+"""Every page requires a signed-in user (issue 3, §1: accounts); pages speak the user's language."""
 
 from __future__ import annotations
 
@@ -7,6 +7,10 @@ from typing import Any
 
 from django.contrib.auth.middleware import LoginRequiredMiddleware as DjangoLoginRequired
 from django.http import HttpRequest, HttpResponseBase
+from django.middleware.locale import LocaleMiddleware
+from django.utils import translation
+
+from host.models import stored_language
 
 # The URL app name django-ninja gives every route of a NinjaAPI.
 NINJA_APP_NAME = "ninja"
@@ -34,3 +38,17 @@ class LoginRequiredMiddleware(DjangoLoginRequired):
             request, view_func, view_args, view_kwargs
         )
         return response
+
+
+class UserLocaleMiddleware(LocaleMiddleware):
+    """Django's ``LocaleMiddleware`` (cookie, then Accept-Language), except that a signed-in
+    user's stored language (``host.models.LanguagePreference``) comes first. Placed after the
+    authentication middleware."""
+
+    def process_request(self, request: HttpRequest) -> None:
+        super().process_request(request)
+        user = getattr(request, "user", None)
+        language = stored_language(user.pk) if user is not None and user.is_authenticated else ""
+        if language:
+            translation.activate(language)
+            request.LANGUAGE_CODE = translation.get_language()

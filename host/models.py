@@ -8,9 +8,11 @@ append-only: compaction marks older messages as compacted, nothing is deleted or
 from __future__ import annotations
 
 import uuid
+from typing import Any
 
 from django.conf import settings
 from django.db import models
+from django.utils.translation import gettext_lazy as _
 
 
 class Workspace(models.Model):
@@ -32,10 +34,10 @@ class Workspace(models.Model):
 
 
 class SessionStatus(models.TextChoices):
-    IDLE = "idle"
-    RUNNING = "running"
-    FINISHED = "finished"
-    DISPOSED = "disposed"
+    IDLE = "idle", _("Idle")
+    RUNNING = "running", _("Running")
+    FINISHED = "finished", _("Finished")
+    DISPOSED = "disposed", _("Disposed")
 
 
 class PermissionPreset(models.TextChoices):
@@ -323,3 +325,22 @@ class ApiToken(models.Model):
 
     def __str__(self) -> str:
         return f"API token of {self.user_id}"
+
+
+class LanguagePreference(models.Model):
+    """The language a user chose for the pages (one of ``settings.LANGUAGES``); it also
+    renders what follower events carry to them."""
+
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, primary_key=True, on_delete=models.CASCADE
+    )
+    language = models.CharField(max_length=10)
+
+    def __str__(self) -> str:
+        return f"{self.user_id}: {self.language}"
+
+
+def stored_language(user_id: Any) -> str:
+    """Return the language ``user_id`` chose, or "" when they chose none."""
+    found = LanguagePreference.objects.filter(user_id=user_id).values_list("language", flat=True)
+    return found.first() or ""

@@ -15,6 +15,7 @@ app_name = "chat"
 urlpatterns: list[URLPattern] = [
     path("", views.index, name="index"),
     path("new/", views.new_session, name="new"),
+    path("language/", login_not_required(views.choose_language), name="language"),
     path("sidebar/", views.sidebar, name="sidebar"),
     path("s/<uuid:session_id>/", views.session_page, name="session"),
     path("s/<uuid:session_id>/messages/", views.messages, name="messages"),

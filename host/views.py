@@ -10,6 +10,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 from uuid import UUID
 
+from django.conf import settings
 from django.http import HttpRequest, HttpResponse, HttpResponseBase
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.cache import cache_control, never_cache
@@ -19,12 +20,13 @@ from django.views.decorators.http import (
     require_http_methods,
     require_POST,
 )
+from django.views.i18n import set_language
 from django_htmx.http import trigger_client_event
 from django_htmx.middleware import HtmxDetails
 
 from host.composer import submit
 from host.forms import ComposerForm, NewSessionForm
-from host.models import Session
+from host.models import LanguagePreference, Session
 from host.sidebar import sidebar_page
 from host.timeline import LATEST, timeline
 
@@ -178,3 +180,19 @@ def new_session(request: HttpRequest) -> HttpResponse:
     return render(
         request, "chat/new.html", _page_context(request, None) | {"form": form}, status=status
     )
+
+
+@require_POST
+def choose_language(request: HttpRequest) -> HttpResponseBase:
+    """Switch the pages' language (``language``: one of ``settings.LANGUAGES``) and go back to
+    ``next``: Django's ``set_language`` (the language cookie), and for a signed-in user the
+    choice is stored (``LanguagePreference``), so it follows them to every browser and into
+    what follower events render for them. An unknown language changes nothing."""
+    response = set_language(request)
+    language = request.POST.get("language", "")
+    known = {code for code, _name in settings.LANGUAGES}
+    if request.user.is_authenticated and language in known:
+        LanguagePreference.objects.update_or_create(
+            user_id=request.user.pk, defaults={"language": language}
+        )
+    return response

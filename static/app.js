@@ -1,4 +1,5 @@
 // Page behaviours of the chat and the settings card (the follower lives in follower.js).
+// Strings people read go through Django's JavaScript catalog (gettext, loaded by base.html).
 
 // The composer sends on Enter; Shift+Enter adds a line.
 document.addEventListener("keydown", (event) => {
@@ -17,7 +18,7 @@ document.addEventListener("follower:status", (event) => {
   if (!badge || badge.dataset.service === "missing") return;
   const connected = event.detail && event.detail.state === "connected";
   badge.dataset.state = connected ? "connected" : "unavailable";
-  badge.textContent = connected ? "status channel connected" : "status channel unavailable";
+  badge.textContent = connected ? gettext("status channel connected") : gettext("status channel unavailable");
 });
 
 // The conversation opens at its latest message and keeps following new ones while the reader
@@ -80,9 +81,11 @@ document.addEventListener("submit", (event) => {
 // hx-sync "queue last": when it was changed again while its save was in flight, the older
 // answer is not swapped in (that would replace the control and drop the queued save); the
 // queued save then sends the newer value and its answer is shown.
+const CONTROLS = "input:not([type=hidden]), select";
+
 function lastWinsControl(element) {
   if (!(element instanceof Element) || !element.hasAttribute("data-last-wins")) return null;
-  return element.matches("input, select") ? element : element.querySelector("input, select");
+  return element.matches(CONTROLS) ? element : element.querySelector(CONTROLS);
 }
 
 function controlValue(control) {
@@ -103,6 +106,77 @@ document.addEventListener("htmx:beforeSwap", (event) => {
   const control = lastWinsControl(event.detail.requestConfig ? event.detail.requestConfig.elt : null);
   if (control && control.isConnected && control.dataset.sent !== controlValue(control)) {
     event.detail.shouldSwap = false;
+    adoptRendered(control, event.detail.serverResponse);
+  }
+});
+
+// The dropped answer still says what is stored now: the queued save carries that as the value
+// it was shown (a settings field's "rendered"), so this tab's own earlier save never makes its
+// next one look stale.
+function adoptRendered(control, html) {
+  const shown = control.form && control.form.querySelector("input[name=rendered]");
+  if (!shown || typeof html !== "string") return;
+  const stored = new DOMParser().parseFromString(html, "text/html").querySelector("input[name=rendered]");
+  if (stored) shown.value = stored.value;
+}
+
+// The conversation list as a drawer (phones and tablets, static/css/app.css): the button opens
+// and closes it, focus moves into it and back to the button; Escape, a tap beside it and
+// choosing a conversation close it.
+function drawerApp() {
+  return document.getElementById("chat-app");
+}
+
+function setDrawer(open) {
+  const app = drawerApp();
+  const toggle = app && app.querySelector(".drawer-toggle");
+  if (!toggle) return;
+  app.classList.toggle("drawer-open", open);
+  toggle.setAttribute("aria-expanded", String(open));
+  app.querySelector(".drawer-backdrop").hidden = !open;
+  if (open) {
+    // Once the drawer is shown (a hidden element takes no focus).
+    const first = app.querySelector("#chat-sidebar .is-current, #chat-sidebar a");
+    if (first) requestAnimationFrame(() => first.focus());
+  } else if (app.contains(document.activeElement) && document.activeElement.closest("#chat-sidebar")) {
+    toggle.focus();
+  }
+}
+
+document.addEventListener("click", (event) => {
+  const app = drawerApp();
+  if (!app || !(event.target instanceof Element)) return;
+  if (event.target.closest(".drawer-toggle")) {
+    setDrawer(!app.classList.contains("drawer-open"));
+  } else if (event.target.closest(".drawer-backdrop")) {
+    setDrawer(false);
+  } else if (event.target.closest("#chat-sidebar .session-row")) {
+    setDrawer(false);
+  }
+});
+
+document.addEventListener("keydown", (event) => {
+  const app = drawerApp();
+  if (event.key === "Escape" && app && app.classList.contains("drawer-open")) setDrawer(false);
+});
+
+// Live settings: a "settings.changed" follower event carries the stored values; every field of
+// the card shows its new value, and the value it sends back with a save ("rendered") becomes
+// the new one. A field being edited (focused) is left alone: its save then carries the old
+// value and is refused (409) with the current one shown, instead of overwriting it silently.
+document.addEventListener("handoff:event", (event) => {
+  if (event.detail.kind !== "settings.changed") return;
+  // The conversation's panel says whether the global switch holds it back: it reloads.
+  if (window.htmx && document.getElementById("handoff-panel")) {
+    window.htmx.trigger(document.body, "handoff:refresh");
+  }
+  for (const [name, value] of Object.entries(event.detail.payload.settings)) {
+    const form = document.getElementById(`setting-${name}`);
+    const control = form && form.querySelector(CONTROLS);
+    if (!control || control === document.activeElement) continue;
+    if (control.type === "checkbox") control.checked = value === true;
+    else control.value = String(value);
+    form.querySelector("input[name=rendered]").value = String(value);
   }
 });
 
@@ -126,11 +200,11 @@ function showSignedOut() {
   notice.id = "signed-out";
   notice.className = "signed-out";
   notice.setAttribute("role", "alert");
-  notice.append("You were signed out. ");
+  notice.append(gettext("You were signed out."), " ");
   const link = document.createElement("a");
   link.href = login.pathname + login.search;
-  link.textContent = "Sign in";
-  notice.append(link, " to continue; what you typed is kept.");
+  link.textContent = gettext("Sign in");
+  notice.append(link, " ", gettext("to continue; what you typed is kept."));
   document.body.prepend(notice);
 }
 

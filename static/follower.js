@@ -13,6 +13,8 @@
 //   no such event comes, the seed's rule: refresh the session list, open the row once it is
 //   there and not blank, else try again (retryInterval ms apart, retryLimit tries), then give
 //   up quietly. Other pages only update their session list;
+// - a page whose composer holds unsent text does not move: it shows a banner linking to the
+//   successor; a page that moved says so on the next page ("Moved here from …", aria-live);
 // - events carry what they change, rendered on the server (follower/fragments.py): a session's
 //   row (payload.row_html) goes into the session list in place, and the fragments
 //   (payload.fragments: the handoff panel, a new log entry, the "working" line) are swapped in
@@ -258,7 +260,7 @@ function destination() {
 // The event carried the successor's row: open it when started, else wait for its start and
 // fall back on the seed's refresh-and-retry when that does not come in time.
 function startJump(row) {
-  if (follower.jump === "retrying" || follower.jump === "opening") return;
+  if (["retrying", "opening", "held"].includes(follower.jump)) return;
   follower.tries = 0;
   if (row && openIfStarted(row)) return;
   follower.jump = "waiting";
@@ -272,10 +274,67 @@ function startJump(row) {
 
 function openIfStarted(row) {
   if (row.id !== destination() || row.blank || row.archived) return false;
-  follower.jump = "opening";
-  location.assign(`/s/${row.id}/`);
+  open(`/s/${row.id}/`, row.title);
   return true;
 }
+
+// Opening the successor. A tab whose composer holds unsent text stays (the text would be
+// lost): it shows a banner linking to the successor instead (the old conversation still
+// forwards what is sent). Otherwise the page moves and the next page announces the move
+// (aria-live): "Moved here from …".
+const MOVED_KEY = "follower-moved-from";
+// Strings in the page's language: Django's JavaScript catalog (gettext, interpolate).
+
+function unsentText() {
+  const field = document.querySelector("#composer textarea");
+  return field !== null && field.value.trim() !== "";
+}
+
+function open(url, title) {
+  if (unsentText()) {
+    follower.jump = "held";
+    holdBanner(url, title);
+    return;
+  }
+  follower.jump = "opening";
+  const from = document.querySelector(".conv-title");
+  sessionStorage.setItem(MOVED_KEY, from ? from.textContent.trim() : document.title);
+  location.assign(url);
+}
+
+function holdBanner(url, title) {
+  if (document.getElementById("follow-held")) return;
+  const banner = document.createElement("div");
+  banner.id = "follow-held";
+  banner.className = "banner follow-held";
+  banner.setAttribute("role", "status");
+  const link = document.createElement("a");
+  link.href = url;
+  link.textContent = title || gettext("its successor");
+  const [before, after] = gettext("This conversation continues in %(link)s.").split("%(link)s");
+  banner.append(before ?? "", link, after ?? "");
+  banner.append(" ", gettext("Your unsent text stays here; what you send here is forwarded."));
+  const main = document.getElementById("main") || document.body;
+  main.prepend(banner);
+}
+
+function announceMove() {
+  const from = sessionStorage.getItem(MOVED_KEY);
+  if (from === null) return;
+  sessionStorage.removeItem(MOVED_KEY);
+  const region = document.createElement("p");
+  region.id = "follow-moved";
+  region.className = "follow-moved";
+  region.setAttribute("aria-live", "polite");
+  region.setAttribute("role", "status");
+  document.body.prepend(region);
+  // Filled once the region is in the page, so screen readers announce the change.
+  setTimeout(() => {
+    region.textContent = interpolate(gettext("Moved here from “%(from)s”."), { from }, true);
+  }, 100);
+}
+
+announceMove();
 
 // The retry rule: refresh the list first (the server recomputes blank), open only a row that
 // is there and not blank, give up quietly after retryLimit tries.
@@ -291,8 +350,8 @@ async function tryOpen() {
   if (follower.jump !== "retrying") return;
   const row = document.querySelector(`#session-list .session-row[data-session-id="${target}"]`);
   if (row && row.dataset.blank !== "true") {
-    follower.jump = "opening";
-    location.assign(row.getAttribute("href") || `/s/${target}/`);
+    const title = row.querySelector(".row-title");
+    open(row.getAttribute("href") || `/s/${target}/`, title ? title.textContent.trim() : "");
   } else if (follower.tries >= config.retryLimit) {
     follower.jump = "gave-up";
   } else {

@@ -16,9 +16,9 @@ the token threshold rounded up to the first whole token that fires it; ``trigger
 ``share`` the token figure over the trigger point (1.0 = the point is reached);
 ``max_compactions`` 0 means the compaction criterion is off; ``automatic`` is False when the
 token label is ``unavailable`` (seed 003 §5.2: automatic handoff is off, ``/handoff`` still
-works) or a ``Hold`` keeps automatic handoff from running (the conversation was handed off,
-its own switch is off, the global ``autoHandoff`` is off: the summary says which, never "due");
-``due`` is the trigger's answer now; ``first`` the criterion that fires first
+works); ``due`` is the trigger's answer now, and False while a ``Hold`` keeps automatic
+handoff from running (the conversation was handed off, its own switch is off, the global
+``autoHandoff`` is off: the summary says which instead of counting down); ``first`` the criterion that fires first
 (``context-pressure``, ``repeated-compaction``; None when automatic handoff is off);
 ``turns_estimate`` roughly how many more turns the context fills the rest in at this
 conversation's average per turn (None when unknown); ``summary`` says it in one sentence.
@@ -52,10 +52,10 @@ class Hold(StrEnum):
 HOLD_SUMMARY = {
     Hold.HANDED_OFF: "Handed off: this conversation continues in its successor and does not "
     "hand off again.",
-    Hold.SESSION_OFF: "Automatic handoff is off for this conversation: it hands off only when "
-    "asked (/handoff now), at {point:,} tokens once switched on.",
-    Hold.GLOBAL_OFF: "Automatic handoff waits for the global switch in Settings: nothing hands "
-    "off by itself until then (the trigger point is {point:,} tokens). /handoff now still works.",
+    Hold.SESSION_OFF: "Hands off only when asked (/handoff now): this conversation's own "
+    "switch is off; once it is on, at {point:,} tokens.",
+    Hold.GLOBAL_OFF: "Hands off by itself only once the global switch in Settings is on (the "
+    "trigger point is {point:,} tokens); /handoff now works meanwhile.",
 }
 
 
@@ -145,7 +145,7 @@ def meter(
     ``tokens`` is the figure ``metrics.tokens`` was read as (its basis and label); ``hold``
     why automatic handoff will not run now (None: it runs when the trigger fires).
     """
-    automatic = tokens["label"] != TokenLabel.UNAVAILABLE and hold is None
+    automatic = tokens["label"] != TokenLabel.UNAVAILABLE
     point = trigger_point(metrics, config)
     limit = config.handoff_compactions
     tokens_to_go = max(0, point - metrics.tokens)
@@ -161,7 +161,7 @@ def meter(
         compactions=metrics.compactions,
         max_compactions=limit,
         automatic=automatic,
-        due=automatic and handoff_trigger(metrics, config) is not None,
+        due=automatic and hold is None and handoff_trigger(metrics, config) is not None,
         first=str(_first(metrics, config)) if automatic else None,
         tokens_to_go=tokens_to_go,
         turns_to_go=max(0, config.handoff_min_turns - metrics.turns),

@@ -14,28 +14,35 @@ from __future__ import annotations
 from typing import Any
 
 from django.template.loader import render_to_string
+from django.utils.functional import Promise
+from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
 
-from handoff import operations, services
+from handoff import operations, services, store
 from handoff.exceptions import AlreadyHandedOff, HandoffError, NotAMain
 from handoff.operations import Action
 from handoff.web.panel import describe_blocker
 from host.signals import CommandReply
 
 COMMAND = "handoff"
-REPLIES: dict[Action, str] = {
-    Action.NOW: "Handoff requested: the brief is being written.",
-    Action.ENABLE: "Automatic handoff enabled for this conversation.",
-    Action.DISABLE: "Automatic handoff disabled for this conversation.",
-    Action.STATUS: "Handoff status",
-    Action.REVIEW: "A handoff is ready for review",
-    Action.COMMIT: "Handoff committed: the successor starts from the reviewed brief.",
-    Action.DISCARD: "Handoff discarded: the draft successor was archived.",
-    Action.REVIEW_ON: "Handoffs of this conversation now wait for your review.",
-    Action.REVIEW_OFF: "Handoffs of this conversation start the successor without review.",
+REPLIES: dict[Action, Promise] = {
+    Action.NOW: _("Handoff requested: the brief is being written."),
+    Action.ENABLE: _("Automatic handoff enabled for this conversation."),
+    Action.DISABLE: _("Automatic handoff disabled for this conversation."),
+    Action.STATUS: _("Handoff status"),
+    Action.REVIEW: _("A handoff is ready for review"),
+    Action.COMMIT: _("Handoff committed: the successor starts from the reviewed brief."),
+    Action.DISCARD: _("Handoff discarded: the draft successor was archived."),
+    Action.REVIEW_ON: _("Handoffs of this conversation now wait for your review."),
+    Action.REVIEW_OFF: _("Handoffs of this conversation start the successor without review."),
 }
 # The actions whose reply shows the status report.
 REPORTED = frozenset({Action.STATUS, Action.REVIEW})
 USAGE = f"Use /handoff [{' | '.join(REPLIES)}]."
+FORWARDING_STOPPED = _(
+    "Forwarding stopped: messages posted here are answered here again, and automatic handoff "
+    "is off for this conversation."
+)
 
 
 def refusal(action: str, error: HandoffError) -> str:
@@ -44,13 +51,13 @@ def refusal(action: str, error: HandoffError) -> str:
     if isinstance(error, AlreadyHandedOff):
         controller = services.session_controller()
         successor = controller.get(str(error.destination)) if controller is not None else None
-        title = (successor.title if successor is not None else "") or "its successor"
-        return (
-            f"This conversation was already handed off to “{title}”: what you type here goes "
+        title = (successor.title if successor is not None else "") or gettext("its successor")
+        return gettext(
+            "This conversation was already handed off to “%(title)s”: what you type here goes "
             "there. /handoff disable stops forwarding."
-        )
+        ) % {"title": title}
     if isinstance(error, NotAMain):
-        return "This is a helper agent's conversation: only main conversations hand off."
+        return gettext("This is a helper agent's conversation: only main conversations hand off.")
     return f"/handoff {action}: {error}"
 
 
@@ -66,8 +73,11 @@ def handoff_command(
         return None
     action = argument or Action.NOW
     if action not in REPLIES:
-        return CommandReply(f"Unknown /handoff action “{argument}”. {USAGE}", ok=False)
-    message = REPLIES[Action(action)]
+        unknown = gettext("Unknown /handoff action “%(action)s”.") % {"action": argument}
+        return CommandReply(f"{unknown} {USAGE}", ok=False)
+    message = str(REPLIES[Action(action)])
+    if action == Action.DISABLE and store.redirect_of(str(session.pk)) is not None:
+        message = str(FORWARDING_STOPPED)
     try:
         report = operations.act(action, session.pk)
     except HandoffError as exc:

@@ -12,36 +12,65 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from handoff import operations
+from django.utils.functional import Promise
+from django.utils.translation import gettext_lazy as _
+
+from handoff import operations, store
+from handoff.core.naming import SUFFIX
 from handoff.core.phases import COMMITTED_PHASES, UNFINISHED_PHASES, Phase, discarded_note
 from handoff.exceptions import HandoffError, NotAMain, SessionNotFound
 from handoff.web.review_form import BriefReview
 
 # The phases an attempt goes through on success, in order (seed 000, The transaction).
-PHASE_STEPS: tuple[tuple[Phase, str], ...] = (
-    (Phase.SUMMARIZING, "Summarizing"),
-    (Phase.PREPARED, "Successor prepared"),
-    (Phase.COMMITTED, "Committed"),
-    (Phase.STARTED, "Successor started"),
+PHASE_STEPS: tuple[tuple[Phase, Promise], ...] = (
+    (Phase.SUMMARIZING, _("Summarizing")),
+    (Phase.PREPARED, _("Successor prepared")),
+    (Phase.COMMITTED, _("Committed")),
+    (Phase.STARTED, _("Successor started")),
 )
 
 _BLOCKER_TEXT = {
-    "active-team-roster": "it leads a team with more than one member",
-    "pending-inbox": "messages are queued for its next turn",
-    "custom-permissions-require-manual-transfer": (
+    "active-team-roster": _("it leads a team with more than one member"),
+    "pending-inbox": _("messages are queued for its next turn"),
+    "custom-permissions-require-manual-transfer": _(
         "its permissions are custom: hand it off yourself with “Hand off now”"
     ),
+}
+
+# What people read for the report's identifiers (seed 003 §5.2: 精确 / 估算 / 不可用); the
+# identifiers stay in the API and the command's JSON.
+TOKEN_LABELS: dict[str, Promise] = {
+    "exact": _("exact"),
+    "estimated": _("estimated"),
+    "unavailable": _("unavailable"),
+}
+BASIS_WORDS: dict[str, Promise] = {
+    "context": _("current context"),
+    "cumulative": _("cumulative usage"),
+}
+PHASE_WORDS: dict[str, Promise] = {
+    "summarizing": _("summarizing"),
+    "prepared": _("prepared"),
+    "committed": _("committed"),
+    "committed-start-pending": _("committed, start pending"),
+    "started": _("started"),
+    "failed": _("failed"),
+}
+REASON_WORDS: dict[str, Promise] = {
+    "manual": _("manual"),
+    "context-pressure": _("context pressure"),
+    "repeated-compaction": _("repeated compaction"),
 }
 
 
 def describe_blocker(blocker: str) -> str:
     """Return a blocker name (DESIGN.md, blocker) as a phrase a user understands."""
-    kind, _, detail = blocker.partition(":")
+    kind, _sep, detail = blocker.partition(":")
     if kind == "activity":
-        return f"something is in flight ({detail})"
+        return str(_("something is in flight (%(what)s)") % {"what": detail})
     if kind == "owned-agent":
-        return f"its subagent {detail[:8]} is still live"
-    return _BLOCKER_TEXT.get(blocker, blocker)
+        return str(_("its subagent %(id)s is still live") % {"id": detail[:8]})
+    return str(_BLOCKER_TEXT.get(blocker, blocker))
 
 
 @dataclass(frozen=True)
@@ -49,7 +78,7 @@ class PhaseStep:
     """One step of the progress list; ``state`` is done, current, failed or todo."""
 
     phase: str
-    label: str
+    label: Promise | str
     state: str
 
 
@@ -64,12 +93,12 @@ def progress(last: Mapping[str, Any] | None) -> list[PhaseStep]:
         return []
     phase = last["phase"]
     if discarded_note(phase, last["error"]):
-        return [PhaseStep(Phase.FAILED.value, "Discarded at review", "discarded")]
+        return [PhaseStep(Phase.FAILED.value, _("Discarded at review"), "discarded")]
     if phase == Phase.FAILED:
-        return [PhaseStep(Phase.FAILED.value, "Failed", "failed")]
+        return [PhaseStep(Phase.FAILED.value, _("Failed"), "failed")]
     if phase == Phase.COMMITTED_START_PENDING:
         done = [PhaseStep(p.value, label, "done") for p, label in PHASE_STEPS[:-1]]
-        pending = PhaseStep(phase, "Start pending: open the successor", "failed")
+        pending = PhaseStep(phase, _("Start pending: open the successor"), "failed")
         return [*done, pending]
     index = [p for p, _ in PHASE_STEPS].index(Phase(phase))
     return [
@@ -131,3 +160,16 @@ def session_panel(session: Any) -> dict[str, Any]:
         "polling": report["requested"] or unfinished,
         "review_form": BriefReview(last["brief"] or {}) if waiting and last else None,
     }
+
+
+FORWARDING_HINT = _("handed off to a successor")
+STOPPED_HINT = _("handed off to a successor earlier; forwarding stopped, it is answered here again")
+
+
+def title_hint(session: Any) -> Promise | str:
+    """The line under a conversation's title that explains its ``· 接续`` suffix (seed 000: the
+    handed-off source's title): whether it still forwards or ``disable`` stopped that; "" for
+    a title without the suffix."""
+    if SUFFIX not in (session.title or ""):
+        return ""
+    return FORWARDING_HINT if store.redirect_of(str(session.pk)) is not None else STOPPED_HINT

@@ -13,6 +13,8 @@ from uuid import UUID
 
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
+from django.template.loader import render_to_string
+from django.utils.translation import gettext_lazy as _
 from django.views.decorators.cache import cache_control
 from django.views.decorators.http import (
     conditional_page,
@@ -26,7 +28,7 @@ from handoff import operations, review
 from handoff.exceptions import HandoffError, InvalidBrief, SessionNotFound
 from handoff.operations import Action
 from handoff.web.lineage import hops, neighbours
-from handoff.web.panel import session_panel
+from handoff.web.panel import session_panel, title_hint
 from handoff.web.review_form import BriefReview
 
 # What the panel's buttons post (reading the status is the panel itself).
@@ -34,7 +36,7 @@ SESSION_ACTIONS = frozenset(
     {Action.ENABLE, Action.DISABLE, Action.NOW, Action.REVIEW_ON, Action.REVIEW_OFF}
 )
 
-DISCARDED = "Discarded at review: no successor starts, and this conversation continues here."
+DISCARDED = _("Discarded at review: no successor starts, and this conversation continues here.")
 
 
 def _owned_session(request: HttpRequest, session_id: UUID) -> Any:
@@ -51,9 +53,12 @@ def _panel_response(
     status: int = 200,
     template: str = "chat/handoff_panel.html",
 ) -> HttpResponse:
-    """Render the panel; ask the page to refresh its sidebar when the attempt's phase moved
-    (``?phase=`` is the phase the page showed) or the user acted."""
+    """Render the panel and, out of band, the title's hint; ask the page to refresh its sidebar
+    when the attempt's phase moved (``?phase=`` is the phase the page showed) or the user
+    acted."""
     response = render(request, template, context, status=status)
+    hint = {"hint": title_hint(context["session"]), "oob": True}
+    response.write(render_to_string("chat/_conv_hint.html", hint, request))
     last = (context.get("report") or {}).get("last") or {}
     if request.method == "POST" or request.GET.get("phase", "") != last.get("phase", ""):
         trigger_client_event(response, "sidebar:refresh")
@@ -96,7 +101,7 @@ def _review_form(
 
 
 def _panel_instead(
-    request: HttpRequest, session: Any, error: str = "", status: int = 200, note: str = ""
+    request: HttpRequest, session: Any, error: str = "", status: int = 200, note: object = ""
 ) -> HttpResponse:
     """The whole panel, swapped out of band in place of the page's panel (the review ended);
     the form itself is not swapped. The line under the composer (which may still say the

@@ -426,7 +426,7 @@ def test_admin_records_show_every_column_and_the_brief_wraps(
     assert "250000" in page.locator("#result_list").inner_text()
 
     page.goto(f"{live_server.url}/admin/handoff/handoffrecord/{record.pk}/change/")
-    brief = page.locator(".field-brief_json pre")
+    brief = page.locator(".field-brief_view .brief")
     assert brief.evaluate("e => e.scrollWidth <= e.clientWidth")
     assert fits(page)
 

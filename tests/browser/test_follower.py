@@ -26,7 +26,7 @@ from django.test import Client
 from bench import follower_site
 from follower.events import prune_events
 from handoff import operations
-from handoff.models import HandoffRecord
+from handoff.models import HandoffRecord, HandoffSettings
 from host.models import Session
 from host.services import SessionController
 
@@ -441,6 +441,96 @@ def test_signing_out_while_retrying_leaves_the_sidebar_alone(make_user, open_pag
     page.wait_for_function("() => window.__follower.jump === 'gave-up'")
     assert page.locator("#session-list form").count() == 0
     assert row(page, source).is_visible()
+
+
+def test_a_tab_with_unsent_text_stays_with_a_banner_and_a_moved_tab_is_announced(
+    make_user, open_page
+):
+    ada = make_user("ada")
+    source = conversation(ada, "Refactor the parser")
+    typing, idle = open_page(ada, source), open_page(ada, source)
+    typing.locator("#composer textarea").fill("half a thought")
+
+    successor = hand_off(source)
+
+    idle.wait_for_url(f"**/s/{successor.pk}/")
+    moved = idle.locator("#follow-moved")
+    assert moved.get_attribute("aria-live") == "polite"
+    idle.wait_for_function(
+        "() => document.getElementById('follow-moved').textContent"
+        " === 'Moved here from “Refactor the parser”.'"
+    )
+    held = typing.locator("#follow-held")
+    held.wait_for()
+    assert "This conversation continues in" in held.inner_text()
+    assert held.get_by_role("link").get_attribute("href") == f"/s/{successor.pk}/"
+    typing.wait_for_timeout(500)
+    assert typing.url.endswith(f"/s/{source.pk}/")
+    assert typing.locator("#composer textarea").input_value() == "half a thought"
+    assert follower(typing)["jump"] == "held"
+    assert typing.problems == [] and idle.problems == []
+
+
+# --- live settings (issue 19, item 3) -----------------------------------------------------------
+
+
+def type_setting(page: Any, name: str, value: str, *, leave: bool = True) -> None:
+    """Type ``value`` into a setting of the card; ``leave`` it (the change event saves it)."""
+    field = page.locator(f"#id_{name}")
+    field.fill(value)
+    if leave:
+        field.press("Tab")
+
+
+def test_a_settings_change_shows_in_every_open_tab(make_user, open_page):
+    root = make_user("root", staff=True)
+    session = conversation(root, "Refactor the parser")
+    off_loop(lambda: operations.enable(session.pk))
+    first, second = open_page(root, path="/settings/"), open_page(root, path="/settings/")
+    chat, other_chat = open_page(root, session), open_page(root, session)
+    assert chat.get_by_text("The global switch is off").is_visible()
+
+    type_setting(first, "handoff_ratio", "0.6")
+    first.get_by_label("Automatic handoff").check()
+
+    second.wait_for_function("() => document.getElementById('id_handoff_ratio').value === '0.6'")
+    second.wait_for_function("() => document.getElementById('id_auto_handoff').checked")
+    chat.get_by_text("The global switch is off").wait_for(state="detached")
+    chat.get_by_role("switch", name="Automatic handoff").uncheck()
+    other_chat.wait_for_function("() => !document.getElementById('handoff-switch').checked")
+    assert first.problems == [] and second.problems == [] and chat.problems == []
+
+
+def test_a_stale_save_of_one_field_is_refused_and_shows_the_current_value(make_user, open_page):
+    root = make_user("root", staff=True)
+    first, second = open_page(root, path="/settings/"), open_page(root, path="/settings/")
+    type_setting(second, "handoff_ratio", "0.5", leave=False)  # being edited, not saved yet
+
+    type_setting(first, "handoff_ratio", "0.6")
+    first.locator("#setting-handoff_ratio").get_by_text("Saved").wait_for()
+    second.wait_for_function("() => window.__events.some((e) => e.kind === 'settings.changed')")
+    second.locator("#id_handoff_ratio").press("Tab")
+
+    refused = second.locator("#setting-handoff_ratio .field-error")
+    refused.wait_for()
+    assert "Changed meanwhile" in refused.inner_text()
+    assert second.locator("#id_handoff_ratio").input_value() == "0.6"
+    assert HandoffSettings.objects.get(pk=1).handoff_ratio == 0.6
+
+
+def test_two_fields_saved_from_two_tabs_both_land(make_user, open_page):
+    root = make_user("root", staff=True)
+    first, second = open_page(root, path="/settings/"), open_page(root, path="/settings/")
+
+    type_setting(first, "handoff_ratio", "0.6")
+    type_setting(second, "handoff_min_turns", "6")
+
+    first.locator("#setting-handoff_ratio").get_by_text("Saved").wait_for()
+    second.locator("#setting-handoff_min_turns").get_by_text("Saved").wait_for()
+    first.wait_for_function("() => document.getElementById('id_handoff_min_turns').value === '6'")
+    second.wait_for_function("() => document.getElementById('id_handoff_ratio').value === '0.6'")
+    stored = HandoffSettings.objects.get(pk=1)
+    assert (stored.handoff_ratio, stored.handoff_min_turns) == (0.6, 6)
 
 
 def test_the_banner_and_a_new_message_arrive_in_the_other_tab_without_a_request(

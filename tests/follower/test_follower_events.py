@@ -18,6 +18,7 @@ from django.db import transaction
 from django.test import RequestFactory
 from django.utils import timezone
 
+from follower import sending
 from follower.channel import StatusChannel
 from follower.events import (
     SWEEP_EVERY,
@@ -92,6 +93,9 @@ def listen(user: AbstractBaseUser) -> str:
 
 
 def received(channel: str) -> dict[str, Any]:
+    # The in-memory layer's queues are not thread-safe: let the process's sender finish its
+    # send before this thread's loop waits on the queue, or a waiter is never woken.
+    assert sending.flush()
     message: dict[str, Any] = async_to_sync(get_channel_layer().receive)(channel)
     return message
 

@@ -84,12 +84,23 @@ def test_records_search_by_source_id(admin_client: Client, handed_off: Any):
     assert response.context["cl"].result_count == 0
 
 
-def test_record_page_shows_brief_and_metrics_as_json(admin_client: Client, handed_off: Any):
+def test_record_page_shows_the_brief_and_inheritance_rendered(
+    admin_client: Client, handed_off: Any
+):
+    HandoffRecord.objects.filter(pk=handed_off.pk).update(
+        inheritance=[
+            {"setting": "cwd", "outcome": "inherited", "detail": "/work/demo"},
+            {"setting": "sandbox-tier", "outcome": "not-inherited", "detail": "custom preset"},
+        ]
+    )
     url = reverse("admin:handoff_handoffrecord_change", args=[handed_off.pk])
     html = admin_client.get(url).content.decode()
-    assert "&quot;goal&quot;: &quot;Ship the weather CLI&quot;" in html
+    assert "<strong>Goal:</strong> Ship the weather CLI" in html
+    assert "<h4>Next steps</h4>" in html and "<li>add --json</li>" in html
+    assert "&quot;goal&quot;" not in html and "not-inherited</td>" not in html
+    assert '<td>Working directory</td><td class="outcome-inherited">inherited</td>' in html
+    assert '<td class="outcome-not-inherited">not inherited</td><td translate="no">custom' in html
     assert "&quot;tokens&quot;: 150000" in html
-    assert "<pre>" in html
     assert 'name="_save"' not in html  # read-only: no save button
 
 

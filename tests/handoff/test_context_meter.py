@@ -91,14 +91,14 @@ def test_conversation_page_says_why_automatic_handoff_is_off(client: Any) -> Non
 def test_the_meter_says_why_nothing_hands_off_by_itself_instead_of_due() -> None:
     source = make_source(turns=6, tokens=30_000)
     meter = operations.status(source.pk)["meter"]
-    assert not meter["due"] and not meter["automatic"]
-    assert meter["summary"].startswith("Automatic handoff is off for this conversation")
+    assert not meter["due"]
+    assert meter["summary"].startswith("Hands off only when asked (/handoff now)")
 
     operations.act("enable", source.pk)
     services.settings_store().save(auto_handoff=False)
     meter = operations.status(source.pk)["meter"]
     assert not meter["due"] and "Due" not in meter["summary"]
-    assert meter["summary"].startswith("Automatic handoff waits for the global switch in Settings")
+    assert meter["summary"].startswith("Hands off by itself only once the global switch")
 
     services.settings_store().save(auto_handoff=True)
     assert operations.status(source.pk)["meter"]["due"]

@@ -128,6 +128,12 @@ def test_an_unknown_session_is_refused():
     assert "No session id starts with 'ffffffffff'" in str(error)
 
 
+def test_an_unknown_action_lists_the_actions_by_name():
+    error, _ = handoff_failing("sideways", "abcdef")
+    assert "choose from 'enable', 'disable', 'now', 'status'" in str(error)
+    assert "Action." not in str(error)
+
+
 def test_wait_applies_to_now_only():
     source = make_source()
 

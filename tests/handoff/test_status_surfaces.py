@@ -18,6 +18,8 @@ from django.utils.formats import number_format
 from handoff_support import make_source, make_user
 
 from handoff import operations
+from handoff.inheritance import readable
+from handoff.web.panel import BASIS_WORDS
 from host.models import Session
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -64,20 +66,21 @@ def card_html(client: Client) -> str:
 
 
 def facts(report: dict[str, Any]) -> list[str]:
-    """What a reader must find on an HTML surface, as the report states it."""
+    """What a reader must find on an HTML surface, as the report states it (an inheritance row
+    in words, its outcome's identifier in the cell's class)."""
     last = report["last"]
     return [
         report["session"],
         number_format(report["tokens"]["value"], force_grouping=True),
-        f"basis {report['tokens']['basis']}",
+        str(BASIS_WORDS[report["tokens"]["basis"]]),
         report["tokens"]["label"],
         "disabled" if not report["enabled"] else "enabled",
         str(report["turns"]),
         last["phase"],
         last["reason"],
         str(last["target"])[:8],
-        *(row["setting"] for row in report["inheritance"]),
-        *(row["outcome"] for row in report["inheritance"]),
+        *(str(row["setting"]) for row in readable(report["inheritance"])),
+        *(f'class="outcome-{row["outcome"]}"' for row in report["inheritance"]),
     ]
 
 

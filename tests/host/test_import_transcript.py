@@ -187,8 +187,20 @@ def test_reimport_adds_nothing_and_says_so() -> None:
     call_command("import_transcript", str(path), "--json", stdout=out, stderr=err)
 
     assert log_size() == before
-    assert out.getvalue() == ""
-    assert "already imported" in err.getvalue()
+    assert json.loads(out.getvalue()) == {
+        "path": str(path),
+        "skipped": "already-imported",
+        "session": str(Session.objects.get(parent=None).pk),
+    }
+    assert err.getvalue() == ""
+
+
+def test_reimport_without_json_says_so_in_a_sentence() -> None:
+    path = transcript("claude-code-1.0-short")
+    import_json(path)
+    err = StringIO()
+    call_command("import_transcript", str(path), stdout=StringIO(), stderr=err)
+    assert "already imported as session" in err.getvalue()
 
 
 def test_an_unreadable_line_is_skipped_and_reported_and_the_rest_imported(

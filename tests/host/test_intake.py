@@ -71,6 +71,26 @@ def test_blank_clears_on_the_first_turn(
     assert not session.blank
 
 
+def test_a_conversation_created_empty_takes_the_title_of_its_first_message(
+    owner: AbstractBaseUser, django_capture_on_commit_callbacks: Callable[..., Any]
+):
+    untitled = create_session(owner)
+    text = "\n  Please   port the weather CLI to a streaming parser and keep the flags as is\n"
+    post(untitled, django_capture_on_commit_callbacks, content=text)
+    post(untitled, django_capture_on_commit_callbacks, content="and add tests")
+    untitled.refresh_from_db()
+    assert untitled.title == "Please port the weather CLI to a streaming parser and keep…"
+    assert len(untitled.title) <= 60
+
+
+def test_a_titled_conversation_keeps_its_title(
+    session: Session, django_capture_on_commit_callbacks: Callable[..., Any]
+):
+    post(session, django_capture_on_commit_callbacks, content="hello")
+    session.refresh_from_db()
+    assert session.title == "Work"
+
+
 def test_a_plugin_message_does_not_clear_blank(session: Session):
     log.append_message(session, role="user", source_kind=SourceKind.PLUGIN, content="# Brief")
     session.refresh_from_db()

@@ -254,8 +254,8 @@ def test_tool_calls_and_results_are_folded(as_alice: Client, alice: Any):
     )
     log.append_message(session, role=Role.TOOL, source_kind=SourceKind.TOOL, content="total 0")
     html = page(as_alice, session)
-    assert "<summary>Tool call · shell</summary>" in html
-    assert "<summary>Tool result</summary>" in html
+    assert '<summary translate="no">Tool call · shell</summary>' in html
+    assert '<summary translate="no">Tool result</summary>' in html
     assert html.count('<details class="msg msg-tool') == 2
 
 
@@ -267,7 +267,7 @@ def test_brief_is_a_titled_card_rendered_as_markdown(as_alice: Client, alice: An
     )
     log.append_message(session, role=Role.USER, source_kind=SourceKind.PLUGIN, content=brief)
     html = page(as_alice, session)
-    assert '<h2 class="msg-title">Handoff brief from “Weather CLI”</h2>' in html
+    assert '<h2 class="msg-title" translate="no">Handoff brief from “Weather CLI”</h2>' in html
     assert "<p><strong>Goal:</strong> Ship the CLI</p>" in html
     assert "<h2>Next steps</h2>" in html
     assert "<li>write tests</li>" in html
@@ -306,7 +306,7 @@ def test_assistant_markdown_is_rendered_and_user_text_is_not(as_alice: Client, a
     html = page(as_alice, session)
     assert "<p>Use <code>pytest</code>:</p>" in html
     assert "<li><strong>fast</strong></li>" in html
-    assert '<div class="msg-body prewrap">**not bold**\n- a</div>' in html
+    assert '<div class="msg-body prewrap" translate="no">**not bold**\n- a</div>' in html
 
 
 def test_markdown_cannot_inject_script_or_javascript_links(as_alice: Client, alice: Any):
@@ -485,13 +485,13 @@ def test_handed_off_session_shows_the_banner(as_alice: Client, alice: Any):
 
 def test_a_continued_title_explains_its_suffix(as_alice: Client, alice: Any):
     source = talked(alice, "Weather CLI · 接续abc123")
+    Redirect.objects.create(source=source, destination=talked(alice, "Weather CLI"))
     html = page(as_alice, source)
-    assert '<h1 class="conv-title" title="handed off to a successor">' in html
-    assert ">Weather CLI · 接续abc123</h1>" in html
-    assert 'class="conv-hint muted small"' in html
+    assert '<h1 class="conv-title" translate="no">Weather CLI · 接续abc123</h1>' in html
+    assert 'id="conv-hint" class="conv-hint muted small"' in html
     assert ">handed off to a successor</p>" in html
     assert (
-        '<span class="row-title" title="Weather CLI · 接续abc123 '
+        '<span class="row-title" translate="no" title="Weather CLI · 接续abc123 '
         '(handed off to a successor)">Weather CLI · 接续abc123</span>' in html
     )
 
@@ -569,6 +569,30 @@ def test_composer_handoff_on_a_handed_off_session_names_the_successor(
     assert "/handoff disable stops forwarding" in html
     assert str(successor.pk) not in html.split("feedback-error", 1)[1].split("</div>", 1)[0]
     assert not MainState.objects.filter(session=source, requested=True).exists()
+
+
+def test_composer_handoff_disable_on_a_relay_says_forwarding_stopped(as_alice: Client, alice: Any):
+    source = talked(alice, "Weather CLI · 接续abc123")
+    Redirect.objects.create(source=source, destination=talked(alice, "Weather CLI"))
+
+    flash = compose(as_alice, source, "/handoff disable").content.decode()
+    header = page(as_alice, source).split('<section id="handoff-panel"', 1)[0]
+
+    assert "Forwarding stopped: messages posted here are answered here again" in flash
+    assert "Automatic handoff disabled" not in flash
+    assert "forwarding stopped, it is answered here again</p>" in header
+    assert ">handed off to a successor</p>" not in header
+
+
+def test_the_panel_after_disable_updates_the_title_hint_in_place(as_alice: Client, alice: Any):
+    source = talked(alice, "Weather CLI · 接续abc123")
+    Redirect.objects.create(source=source, destination=talked(alice, "Weather CLI"))
+    url = reverse("handoff_web:session_action", args=[source.pk, "disable"])
+
+    html = as_alice.post(url, headers=HTMX).content.decode()
+
+    assert '<p id="conv-hint" class="conv-hint muted small" hx-swap-oob="true"' in html
+    assert "forwarding stopped, it is answered here again</p>" in html
 
 
 def test_composer_handoff_on_a_subagent_says_only_mains_hand_off(as_alice: Client, alice: Any):

@@ -182,7 +182,11 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("action", choices=[*operations.Action, EXPORT], help="what to do")
+        parser.add_argument(
+            "action",
+            choices=[*(action.value for action in operations.Action), EXPORT],
+            help="what to do",
+        )
         parser.add_argument(
             "session",
             nargs="?",

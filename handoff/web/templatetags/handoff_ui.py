@@ -1,4 +1,5 @@
 """``{% handoff_panel session %}``: the handoff panel on the conversation page;
+``{% handoff_title_hint session %}``: the line under its title saying what ``· 接续`` means.
 ``{% handoff_meter session_id meter %}``: its context meter (issue 18 §1);
 ``{% handoff_lineage session %}``: links to its predecessor, successor and lineage page (§3).
 ``{{ html|brief_links:session }}``: a successor's brief with its "(log #N)" evidence linked.
@@ -15,11 +16,19 @@ from django import template
 from django.utils.safestring import SafeString, mark_safe
 
 from handoff.core.phases import discarded_note
+from handoff.inheritance import readable
 from handoff.shapes import MeterOut
 from handoff.web.lineage import neighbours
 from handoff.web.log_links import link_log_entries, source_of
 from handoff.web.meter import render_meter
-from handoff.web.panel import session_panel
+from handoff.web.panel import (
+    BASIS_WORDS,
+    PHASE_WORDS,
+    REASON_WORDS,
+    TOKEN_LABELS,
+    session_panel,
+    title_hint,
+)
 
 register = template.Library()
 
@@ -28,6 +37,19 @@ register = template.Library()
 def handoff_panel(session: Any) -> dict[str, Any]:
     """Render the panel of ``session`` (the page already checked that the user owns it)."""
     return session_panel(session)
+
+
+@register.inclusion_tag("chat/_conv_hint.html")
+def handoff_title_hint(session: Any, oob: bool = False) -> dict[str, Any]:
+    """Render the title's hint (``handoff.web.panel.title_hint``); ``oob`` swaps it in place
+    from a panel response (the hint changes when ``disable`` stops forwarding)."""
+    return {"hint": title_hint(session), "oob": oob}
+
+
+@register.filter
+def inheritance_rows(report: list[dict[str, str]]) -> list[dict[str, object]]:
+    """The inheritance report's rows in words (``handoff.inheritance.readable``)."""
+    return readable(report)
 
 
 @register.simple_tag
@@ -54,3 +76,27 @@ def brief_links(html: str, session: Any) -> SafeString:
 def discarded_note_filter(record: Any) -> str:
     """How people read ``record`` (a ``RecordOut``) discarded at review; "" for any other."""
     return discarded_note(record["phase"], record["error"]) if record else ""
+
+
+@register.filter
+def token_label(label: str) -> object:
+    """A token label (exact, estimated, unavailable) in words (seed 003 §5.2)."""
+    return TOKEN_LABELS.get(label, label)
+
+
+@register.filter
+def basis_words(basis: str) -> object:
+    """A token basis (context, cumulative) in words."""
+    return BASIS_WORDS.get(basis, basis)
+
+
+@register.filter
+def reason_words(reason: str) -> object:
+    """A handoff reason (manual, context-pressure, repeated-compaction) in words."""
+    return REASON_WORDS.get(reason, reason)
+
+
+@register.filter
+def phase_words(phase: str) -> object:
+    """A record's phase in words."""
+    return PHASE_WORDS.get(phase, phase)

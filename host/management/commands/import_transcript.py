@@ -4,8 +4,9 @@ Imports Claude Code session logs and Codex CLI rollouts, one transaction per fil
 line per imported main session (``--json``: one JSON object per line, see
 ``host.importers.import_report``), followed by each damaged line the import repaired or skipped
 as ``path:line: reason`` (``--json``: the object's ``damaged_lines``); a file already imported is
-skipped and said so. A file that fails (no readable record, a record breaking its format's
-rules, unreadable, any other error) is reported as ``path[:line]: reason`` and makes the command
+skipped and said so (``--json``: an object ``{"path", "skipped": "already-imported",
+"session"}``). A file that fails (no readable record, a record breaking its format's rules,
+unreadable, any other error) is reported as ``path[:line]: reason`` and makes the command
 exit non-zero after the other files were tried; nothing of a failed file is imported.
 """
 
@@ -63,7 +64,7 @@ class Command(BaseCommand):
         try:
             sessions = import_transcript(path, owner, notes)
         except AlreadyImported as skipped:
-            self.stderr.write(f"Skipped {skipped}.")
+            self._skipped(skipped, as_json)
             return None
         except TranscriptError as error:
             return str(error)
@@ -76,6 +77,15 @@ class Command(BaseCommand):
         report["damaged_lines"] = [str(note) for note in notes]
         self._print(report, len(sessions) - 1, as_json)
         return None
+
+    def _skipped(self, skipped: AlreadyImported, as_json: bool) -> None:
+        """Say that a file was already imported: a sentence on stderr, or with ``--json`` an
+        object on stdout, ``{"path", "skipped": "already-imported", "session"}``."""
+        if not as_json:
+            self.stderr.write(f"Skipped {skipped}.")
+            return
+        skip = {"path": str(skipped.path), "skipped": "already-imported"}
+        self.stdout.write(json.dumps(skip | {"session": str(skipped.session_id)}))
 
     def _print(self, report: dict[str, Any], subagents: int, as_json: bool) -> None:
         if as_json:

@@ -1,0 +1,153 @@
+"""Every screen at phone, tablet and desktop size in headless Chromium (issue 19, item 1).
+
+At 390×844 and 768×1024 the conversation list is a drawer: a button opens and closes it, focus
+moves into it and back, Escape and choosing a conversation close it, and the timeline and
+composer have the screen. No page scrolls sideways at any size, the admin included
+(``documentElement.scrollWidth <= innerWidth``). With ``HANDOFF_SCREENSHOTS=docs/screens`` the
+tests save what they looked at (``docs/screens/<page>-<width>x<height>.png``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+from django.urls import reverse
+
+from handoff import operations
+from handoff.models import HandoffRecord
+from host.demo import DEMO_PASSWORD, seed_demo
+from host.models import Session
+
+pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("immediate_tasks")]
+
+PHONE = {"width": 390, "height": 844}
+TABLET = {"width": 768, "height": 1024}
+DESKTOP = {"width": 1280, "height": 800}
+SIZES = [PHONE, TABLET, DESKTOP]
+NARROW = [PHONE, TABLET]
+
+
+def size_id(size: dict[str, int]) -> str:
+    return f"{size['width']}x{size['height']}"
+
+
+@pytest.fixture
+def demo(transactional_db: None) -> Session:
+    """The demo, with "Build the weather CLI" handed off once (a banner, a record)."""
+    source = seed_demo()[0]
+    assert operations.run_attempt(source.pk, manual=True).ok
+    source.refresh_from_db()
+    return source
+
+
+@pytest.fixture
+def sized_page(
+    browser: Any, live_server: Any, login: Callable[..., None], demo: Session
+) -> Iterator[Callable[[dict[str, int]], Any]]:
+    """Return ``sized_page(viewport)``: the demo user signed in, in a window of that size."""
+    contexts: list[Any] = []
+
+    def open_page(viewport: dict[str, int]) -> Any:
+        context = browser.new_context(viewport=viewport)
+        context.set_default_timeout(10_000)
+        contexts.append(context)
+        page = context.new_page()
+        login(page, live_server.url, demo.owner, DEMO_PASSWORD)
+        page.base = live_server.url
+        return page
+
+    yield open_page
+    for context in contexts:
+        context.close()
+
+
+def assert_no_sideways_scroll(page: Any) -> None:
+    wide = page.evaluate("() => [document.documentElement.scrollWidth, window.innerWidth]")
+    assert wide[0] <= wide[1], f"{page.url} scrolls sideways: {wide}"
+
+
+def pages(demo: Session) -> dict[str, str]:
+    """Every screen a user (and staff) sees, by name."""
+    record = HandoffRecord.objects.get(source=demo)
+    return {
+        "conversation": f"/s/{demo.pk}/",
+        "successor": f"/s/{record.target_id}/",
+        "lineage": reverse("handoff_web:lineage", args=[record.target_id]),
+        "new": "/new/",
+        "settings": "/settings/",
+        "admin": "/admin/",
+        "admin-records": "/admin/handoff/handoffrecord/",
+        "admin-record": f"/admin/handoff/handoffrecord/{record.pk}/change/",
+        "admin-sessions": "/admin/host/session/",
+    }
+
+
+@pytest.mark.parametrize("size", SIZES, ids=size_id)
+def test_no_page_scrolls_sideways(sized_page, demo, screenshot, size):
+    page = sized_page(size)
+    for name, path in pages(demo).items():
+        page.goto(page.base + path)
+        page.wait_for_timeout(100)
+        assert_no_sideways_scroll(page)
+        screenshot(page, f"{name}-{size_id(size)}.png")
+
+
+@pytest.mark.parametrize("size", NARROW, ids=size_id)
+def test_the_conversation_list_is_a_drawer(sized_page, demo, screenshot, size):
+    page = sized_page(size)
+    page.goto(f"{page.base}/s/{demo.pk}/")
+    toggle = page.get_by_role("button", name="Conversations")
+    drawer = page.locator("#chat-sidebar")
+    assert toggle.get_attribute("aria-expanded") == "false"
+    assert not drawer.is_visible()
+
+    toggle.click()
+    page.wait_for_timeout(300)
+    assert toggle.get_attribute("aria-expanded") == "true" and drawer.is_visible()
+    assert page.evaluate("() => document.activeElement.closest('#chat-sidebar') !== null")
+    screenshot(page, f"drawer-{size_id(size)}.png")
+
+    page.keyboard.press("Escape")
+    page.wait_for_timeout(300)
+    assert not drawer.is_visible()
+    assert page.evaluate("() => document.activeElement.classList.contains('drawer-toggle')")
+
+    toggle.click()
+    other = drawer.locator(".session-row:not(.is-current)").first
+    href = other.get_attribute("href")
+    other.click()
+    page.wait_for_url(f"**{href}")
+    assert not page.locator("#chat-sidebar").is_visible()
+
+
+@pytest.mark.parametrize("size", NARROW, ids=size_id)
+def test_the_timeline_and_composer_use_the_screen(sized_page, demo, size):
+    page = sized_page(size)
+    page.goto(f"{page.base}/s/{demo.pk}/")
+    main = page.locator("#main").bounding_box()
+    composer = page.locator("#composer").bounding_box()
+    assert main["width"] >= size["width"] - 2
+    assert main["height"] >= size["height"] * 0.7
+    assert composer["y"] + composer["height"] <= size["height"]
+    # The banner (the handoff panel) is reachable: scrolled to, it is on screen.
+    banner = page.get_by_text("This conversation continues in")
+    banner.scroll_into_view_if_needed()
+    assert banner.is_visible()
+
+
+@pytest.mark.parametrize("size", [PHONE, DESKTOP], ids=size_id)
+def test_the_language_choice_shows_the_pages_in_chinese(sized_page, demo, screenshot, size):
+    page = sized_page(size)
+    page.goto(f"{page.base}/s/{demo.pk}/")
+    page.get_by_role("button", name="中文").click()
+    page.wait_for_url(f"**/s/{demo.pk}/")
+    assert page.locator("html").get_attribute("lang") == "zh-hans"
+    assert page.get_by_text("此会话接续在").is_visible() or size == PHONE
+    assert_no_sideways_scroll(page)
+    screenshot(page, f"conversation-zh-{size_id(size)}.png")
+    page.goto(f"{page.base}/settings/")
+    page.get_by_text("会话协作").first.wait_for()
+    assert_no_sideways_scroll(page)
+    screenshot(page, f"settings-zh-{size_id(size)}.png")
