@@ -18,8 +18,9 @@ the token threshold rounded up to the first whole token that fires it; ``trigger
 token label is ``unavailable`` (seed 003 §5.2: automatic handoff is off, ``/handoff`` still
 works); ``due`` is the trigger's answer now, and False while a ``Hold`` keeps automatic
 handoff from running (the conversation was handed off, its own switch is off, the global
-``autoHandoff`` is off: the summary says which instead of counting down); ``first`` the criterion that fires first
-(``context-pressure``, ``repeated-compaction``; None when automatic handoff is off);
+``autoHandoff`` is off: the summary says which instead of counting down); ``first`` the
+criterion that fires first (``context-pressure``, ``repeated-compaction``; None when
+automatic handoff is off);
 ``turns_estimate`` roughly how many more turns the context fills the rest in at this
 conversation's average per turn (None when unknown); ``summary`` says it in one sentence.
 """
