@@ -228,3 +228,20 @@ def test_the_lineage_page_keeps_the_models_brief_beside_the_reviewed_one(client:
     html = page(client, reverse("handoff_web:lineage", args=[successor.pk]))
     assert "Ship the streaming parser, reviewed" in html
     assert "before the review edited it" in html and "Ship the parser<" in html
+
+
+def test_handoff_status_in_the_composer_shows_an_inheritance_passed_on_unchanged_once(
+    three_hops: list[Session], client: Any
+) -> None:
+    _, b, _, _ = three_hops
+    report = operations.status(b.pk)
+    assert report["origin"] is not None and report["inheritance"]
+    assert report["inheritance"] == report["origin"]["inheritance"]
+    client.force_login(b.owner)
+    html = client.post(
+        reverse("chat:compose", args=[b.pk]),
+        {"text": "/handoff status", "client_id": "status"},
+        headers={"HX-Request": "true"},
+    ).content.decode()
+    assert html.count('class="inheritance') == 1
+    assert "Inherited from its predecessor" in html
