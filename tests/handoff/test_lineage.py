@@ -245,3 +245,12 @@ def test_handoff_status_in_the_composer_shows_an_inheritance_passed_on_unchanged
     ).content.decode()
     assert html.count('class="inheritance') == 1
     assert "Inherited from its predecessor" in html
+
+
+def test_the_lineage_page_does_not_link_to_itself(three_hops: list[Session], client: Any) -> None:
+    _, b, _, _ = three_hops
+    client.force_login(b.owner)
+    url = reverse("handoff_web:lineage", args=[b.pk])
+    html = page(client, url)
+    assert f'href="{url}"' not in html
+    assert f'href="{url}"' in page(client, reverse("chat:session", args=[b.pk]))
