@@ -35,7 +35,19 @@ function scrollToEnd() {
   if (scroller) scroller.scrollTop = scroller.scrollHeight;
 }
 
-document.addEventListener("DOMContentLoaded", scrollToEnd);
+// A link to one entry ("(log #N)" in a brief: …?all=1#entry-N) opens the log at that entry,
+// not at its end; the entry is marked (:target) and clears the sticky panel, however tall.
+function openAtTarget() {
+  const target = location.hash.startsWith("#entry-") && document.getElementById(location.hash.slice(1));
+  if (!target) return scrollToEnd();
+  readerAtEnd = false;
+  const panel = document.getElementById("handoff-panel");
+  const sticky = panel && getComputedStyle(panel).position === "sticky";
+  if (sticky) target.style.scrollMarginTop = `${panel.offsetHeight + 16}px`;
+  target.scrollIntoView({ block: "start" });
+}
+
+document.addEventListener("DOMContentLoaded", openAtTarget);
 document.addEventListener("htmx:beforeSwap", () => {
   const scroller = conversationScroller();
   readerAtEnd =
