@@ -31,13 +31,14 @@ def test_a_log_link_lands_on_its_entry_in_view(
     viewport: str, browser: Any, live_server: Any, login: Callable[..., None], transactional_db: None
 ):
     source = seed_demo()[0]
-    outcome = operations.run_attempt(source.pk, manual=True)
+    record = operations.run_attempt(source.pk, manual=True).record
+    assert record is not None
     width, height = VIEWPORTS[viewport]
     context = browser.new_context(viewport={"width": width, "height": height})
     context.set_default_timeout(15_000)
     page = context.new_page()
     login(page, live_server.url, source.owner, DEMO_PASSWORD)
-    page.goto(f"{live_server.url}/s/{outcome.record.target_id}/")
+    page.goto(f"{live_server.url}/s/{record.target_id}/")
     link = page.locator("#timeline a", has_text="log #").first
     entry_id = "entry-" + link.inner_text().removeprefix("log #")
 
