@@ -550,11 +550,18 @@ def uncertainties_of(d: Digest, count: int, done: bool) -> list[str]:
     return items
 
 
+# How the offline agent acknowledges the brief a successor is seeded with (host.agent writes it;
+# the handoff core cannot import the host). It is not the work's state: the brief skips it.
+BRIEF_RECEIVED = "Offline agent: received the handoff brief."
+
+
 def offline_brief(context: Sequence[Entry], *, cwd: str) -> dict[str, Any]:
     """Build a valid brief from the effective ``context`` (oldest first) without a model; its
     entries marked ``compacted`` (file edits before the last compaction) add to the
-    artifacts only."""
+    artifacts only. The offline agent's acknowledgements of a brief are not read as its
+    work (a second hop quotes the work, not "received the handoff brief")."""
     d = digest(context, cwd=cwd)
+    d.assistant_texts = [t for t in d.assistant_texts if not t.startswith(BRIEF_RECEIVED)]
     done = finished(d)
     pending = pending_of(d, done)
     brief = {

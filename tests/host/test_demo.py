@@ -140,3 +140,18 @@ def test_a_crash_half_way_through_a_reset_leaves_the_demo_as_it_was():
 
     assert Session.objects.filter(pk=source.pk).exists() and Session.objects.count() == 2
     assert source.messages.count() > 0
+
+
+def test_a_second_hop_does_not_take_the_successor_s_acknowledgement_as_the_work_s_state(
+    immediate_tasks,
+):
+    first = operations.run_attempt(seed_demo()[0].pk, manual=True).record
+    assert first is not None and first.target_id is not None
+    acknowledged = Session.objects.get(pk=first.target_id).messages.filter(role="assistant")
+    assert acknowledged.filter(content__startswith="Offline agent: received the handoff brief")
+
+    second = operations.run_attempt(first.target_id, manual=True).record
+    assert second is not None and second.brief is not None
+    steps = " ".join(second.brief["next_steps"])
+    assert "received the handoff brief" not in steps
+    assert "finish the README examples" in steps  # the work's own next step, carried on
