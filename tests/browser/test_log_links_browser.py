@@ -28,7 +28,11 @@ UNCOVERED = """(el) => {
 
 @pytest.mark.parametrize("viewport", list(VIEWPORTS))
 def test_a_log_link_lands_on_its_entry_in_view(
-    viewport: str, browser: Any, live_server: Any, login: Callable[..., None], transactional_db: None
+    viewport: str,
+    browser: Any,
+    live_server: Any,
+    login: Callable[..., None],
+    transactional_db: None,
 ):
     source = seed_demo()[0]
     record = operations.run_attempt(source.pk, manual=True).record
