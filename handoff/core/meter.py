@@ -51,8 +51,7 @@ class Hold(StrEnum):
 
 
 HOLD_SUMMARY = {
-    Hold.HANDED_OFF: "Handed off: this conversation continues in its successor and does not "
-    "hand off again.",
+    Hold.HANDED_OFF: "Handed off to its successor: no further handoff starts from here.",
     Hold.SESSION_OFF: "Hands off only when asked (/handoff now): this conversation's own "
     "switch is off; once it is on, at {point:,} tokens.",
     Hold.GLOBAL_OFF: "Hands off by itself only once the global switch in Settings is on (the "

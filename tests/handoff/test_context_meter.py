@@ -112,4 +112,4 @@ def test_a_handed_off_conversation_s_meter_says_it_continues_in_its_successor() 
     live = metrics.context_meter(source, services.load_settings())
     for shown in (meter, live):
         assert not shown["due"]
-        assert shown["summary"].startswith("Handed off: this conversation continues")
+        assert shown["summary"].startswith("Handed off to its successor: no further handoff")

@@ -177,7 +177,7 @@ def test_handoff_status_command_says_where_a_successor_came_from(
     out = StringIO()
     call_command("handoff", "status", str(b.pk), stdout=out)
     assert f"came from    {a.pk} · went to: {c.pk}" in out.getvalue()
-    assert "meter        Handed off: this conversation continues in its successor" in out.getvalue()
+    assert "meter        Handed off to its successor: no further handoff" in out.getvalue()
 
 
 def linked_by_records(user: Any, chains: int, hops: int) -> list[list[Session]]:
