@@ -168,6 +168,20 @@ def test_a_waiting_review_a_backoff_and_degraded_services_render_in_chinese(
     assert leftover == {}, "\n".join(report)
 
 
+def test_the_admin_names_the_products_models_and_fields_in_chinese(chinese: Client):
+    user = LanguagePreference.objects.get().user
+    user.is_superuser = True
+    user.save()
+    source = make_source(user)
+    operations.enable(source.pk)
+    index = chinese.get(reverse("admin:index")).content.decode()
+    assert "接续记录" in index and "主会话状态" in index and "Handoff records" not in index
+    states = chinese.get(reverse("admin:handoff_mainstate_changelist")).content.decode()
+    assert "自动接续" in states and "已请求接续" in states and "Requested" not in states
+    state = chinese.get(reverse("admin:handoff_mainstate_change", args=[source.pk]))
+    assert "连续失败次数" in state.content.decode() and "Retry at" not in state.content.decode()
+
+
 def test_the_sign_in_page_follows_accept_language(client: Client):
     html = client.get(reverse("login"), headers={"Accept-Language": "zh-CN,zh;q=0.9"})
     text = html.content.decode()
