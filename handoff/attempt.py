@@ -545,11 +545,11 @@ def _route(attempt: Attempt) -> None:
     MainState.objects.create(
         session_id=successor_id, enabled=continue_enabled, inherited_from_id=source_id
     )
-    title = attempt.draft.title or successor_id
+    # People read the successor's title (the page's banner links it); its id only without one.
+    named = f"“{attempt.draft.title}”" if attempt.draft.title else successor_id
     attempt.host.append_notice(
         attempt.source,
-        f"Handed off to “{title}” ({successor_id}). This conversation is now a relay: "
-        "new input is forwarded there.",
+        f"Handed off to {named}. This conversation is now a relay: new input is forwarded there.",
     )
 
 

@@ -9,8 +9,10 @@ per-model override (``SettingsValues.context_windows``), else the host's table
 
 from __future__ import annotations
 
-from handoff import services
-from handoff.core.meter import MeterOut, meter
+from typing import Any
+
+from handoff import services, store
+from handoff.core.meter import Hold, MeterOut, meter
 from handoff.core.tokens import TokenBasis, TokenReading, read_tokens
 from handoff.core.trigger import Metrics
 from handoff.services import HostSession
@@ -52,10 +54,22 @@ def measure(session: HostSession, values: SettingsValues) -> tuple[Metrics, Toke
     return metrics, reading
 
 
+def hold(session_id: Any, values: SettingsValues) -> Hold | None:
+    """Return why automatic handoff will not run for the session now (the gates the idle
+    handler checks, ``handoff.attempt``), or None when it runs once the trigger fires."""
+    key = str(session_id)
+    if store.redirect_of(key) is not None:
+        return Hold.HANDED_OFF
+    state = store.find_main_state(key)
+    if state is None or not state.enabled:
+        return Hold.SESSION_OFF
+    return None if values.auto_handoff else Hold.GLOBAL_OFF
+
+
 def context_meter(session: HostSession, values: SettingsValues) -> MeterOut:
     """Return the session's context meter (issue 18 §1) under the settings ``values``."""
     measured, reading = measure(session, values)
-    return meter(measured, values.trigger_config(), reading.as_dict())
+    return meter(measured, values.trigger_config(), reading.as_dict(), hold(session.pk, values))
 
 
 def metrics_dict(metrics: Metrics) -> MetricsOut:

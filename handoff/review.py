@@ -28,7 +28,7 @@ from handoff import attempt as attempts
 from handoff import recovery, store
 from handoff.attempt import AttemptOutcome, Outcome
 from handoff.core.brief import BriefError, validate_brief
-from handoff.core.phases import Phase, Reason
+from handoff.core.phases import DISCARDED_AT_REVIEW, Phase, Reason
 from handoff.exceptions import InvalidBrief, NoReviewWaiting, ReviewFailed
 from handoff.models import HandoffRecord
 
@@ -99,4 +99,4 @@ def discard(session_id: Any) -> str:
     with transaction.atomic():
         store.lock_main_state(session_id)
         record = _waiting_locked(session_id)
-        return recovery.fail_prepared(record, "discarded at review")
+        return recovery.fail_prepared(record, DISCARDED_AT_REVIEW)

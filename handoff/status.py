@@ -159,7 +159,9 @@ def build(session_id: Any) -> StatusOut:
         tokens=reading.as_dict(),
         turns=measured.turns,
         compactions=measured.compactions,
-        meter=meter(measured, values.trigger_config(), reading.as_dict()),
+        meter=meter(
+            measured, values.trigger_config(), reading.as_dict(), metrics.hold(key, values)
+        ),
         redirect=str(redirect.destination_id) if redirect else None,
         predecessor=str(origin.source_id) if origin else None,
         successor=str(onward.target_id) if onward else None,

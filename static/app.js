@@ -45,6 +45,29 @@ document.addEventListener("htmx:afterSettle", () => {
   if (readerAtEnd) scrollToEnd();
 });
 
+// A handoff waiting for review shows its form in the panel, often scrolled out of view: a
+// notice by the composer says so while the form is on the page; its link brings the form into
+// view and puts the focus in its first field.
+function reviewForm() {
+  return document.getElementById("handoff-review-form");
+}
+
+function showReviewNotice() {
+  const notice = document.getElementById("review-notice");
+  if (notice) notice.hidden = !reviewForm();
+}
+
+document.addEventListener("DOMContentLoaded", showReviewNotice);
+document.addEventListener("htmx:afterSettle", showReviewNotice);
+document.addEventListener("htmx:oobAfterSwap", showReviewNotice);
+document.addEventListener("click", (event) => {
+  const form = reviewForm();
+  if (!form || !event.target.closest("#review-notice a")) return;
+  event.preventDefault();
+  form.scrollIntoView({ block: "start" });
+  form.querySelector("input:not([type=hidden]), textarea")?.focus({ preventScroll: true });
+});
+
 // Settings fields save on change through htmx; Enter in a field must not also submit the form
 // natively (that post carries no CSRF token and would leave the card). Enter commits the value
 // (the browser fires "change", which saves it in place) and nothing else happens.

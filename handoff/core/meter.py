@@ -4,7 +4,7 @@ Built from the very ``Metrics`` and ``TriggerConfig`` the trigger (seed 000, Tri
 through ``trigger.threshold`` and ``trigger.handoff_trigger`` themselves, so the meter cannot say
 "due" when the trigger says no, nor name another trigger point. Plain Python, no Django.
 
-``meter(metrics, config, tokens)`` returns a ``MeterOut``:
+``meter(metrics, config, tokens, hold=None)`` returns a ``MeterOut``:
 
 ``{"tokens": {"value", "basis", "label"}, "window", "trigger_point", "trigger_source",
 "share", "turns", "min_turns", "compactions", "max_compactions", "automatic", "due", "first",
@@ -16,8 +16,11 @@ the token threshold rounded up to the first whole token that fires it; ``trigger
 ``share`` the token figure over the trigger point (1.0 = the point is reached);
 ``max_compactions`` 0 means the compaction criterion is off; ``automatic`` is False when the
 token label is ``unavailable`` (seed 003 §5.2: automatic handoff is off, ``/handoff`` still
-works); ``due`` is the trigger's answer now; ``first`` the criterion that fires first
-(``context-pressure``, ``repeated-compaction``; None when automatic handoff is off);
+works); ``due`` is the trigger's answer now, and False while a ``Hold`` keeps automatic
+handoff from running (the conversation was handed off, its own switch is off, the global
+``autoHandoff`` is off: the summary says which instead of counting down); ``first`` the
+criterion that fires first (``context-pressure``, ``repeated-compaction``; None when
+automatic handoff is off);
 ``turns_estimate`` roughly how many more turns the context fills the rest in at this
 conversation's average per turn (None when unknown); ``summary`` says it in one sentence.
 """
@@ -25,6 +28,7 @@ conversation's average per turn (None when unknown); ``summary`` says it in one 
 from __future__ import annotations
 
 import math
+from enum import StrEnum
 
 from typing_extensions import TypedDict
 
@@ -36,6 +40,24 @@ UNAVAILABLE_SUMMARY = (
     "Automatic handoff is off for this conversation: no token figure — the model reported no "
     "usage and the meter measured nothing (seed 003 §5.2). /handoff still works."
 )
+
+
+class Hold(StrEnum):
+    """Why automatic handoff will not run for a conversation, whatever its figures."""
+
+    HANDED_OFF = "handed-off"
+    SESSION_OFF = "session-off"
+    GLOBAL_OFF = "global-off"
+
+
+HOLD_SUMMARY = {
+    Hold.HANDED_OFF: "Handed off: this conversation continues in its successor and does not "
+    "hand off again.",
+    Hold.SESSION_OFF: "Hands off only when asked (/handoff now): this conversation's own "
+    "switch is off; once it is on, at {point:,} tokens.",
+    Hold.GLOBAL_OFF: "Hands off by itself only once the global switch in Settings is on (the "
+    "trigger point is {point:,} tokens); /handoff now works meanwhile.",
+}
 
 
 class MeterOut(TypedDict):
@@ -86,10 +108,13 @@ def _words(counted: int, noun: str) -> str:
     return f"{counted:,} {noun}{'' if counted == 1 else 's'}"
 
 
-def _summary(out: MeterOut) -> str:
-    """One sentence: which criterion fires first and roughly when."""
-    if not out["automatic"]:
+def _summary(out: MeterOut, hold: Hold | None) -> str:
+    """One sentence: which criterion fires first and roughly when, or why none will (a
+    handoff made first, then a missing token figure, then the switches)."""
+    if hold is not Hold.HANDED_OFF and out["tokens"]["label"] == TokenLabel.UNAVAILABLE:
         return UNAVAILABLE_SUMMARY
+    if hold is not None:
+        return HOLD_SUMMARY[hold].format(point=out["trigger_point"])
     point = out["trigger_point"]
     if out["due"]:
         if out["first"] == Reason.REPEATED_COMPACTION:
@@ -113,10 +138,13 @@ def _summary(out: MeterOut) -> str:
     return sentence + "."
 
 
-def meter(metrics: Metrics, config: TriggerConfig, tokens: TokensOut) -> MeterOut:
+def meter(
+    metrics: Metrics, config: TriggerConfig, tokens: TokensOut, hold: Hold | None = None
+) -> MeterOut:
     """Return the context meter of ``metrics`` under ``config`` (see the module's docstring).
 
-    ``tokens`` is the figure ``metrics.tokens`` was read as (its basis and label).
+    ``tokens`` is the figure ``metrics.tokens`` was read as (its basis and label); ``hold``
+    why automatic handoff will not run now (None: it runs when the trigger fires).
     """
     automatic = tokens["label"] != TokenLabel.UNAVAILABLE
     point = trigger_point(metrics, config)
@@ -134,7 +162,7 @@ def meter(metrics: Metrics, config: TriggerConfig, tokens: TokensOut) -> MeterOu
         compactions=metrics.compactions,
         max_compactions=limit,
         automatic=automatic,
-        due=automatic and handoff_trigger(metrics, config) is not None,
+        due=automatic and hold is None and handoff_trigger(metrics, config) is not None,
         first=str(_first(metrics, config)) if automatic else None,
         tokens_to_go=tokens_to_go,
         turns_to_go=max(0, config.handoff_min_turns - metrics.turns),
@@ -142,5 +170,5 @@ def meter(metrics: Metrics, config: TriggerConfig, tokens: TokensOut) -> MeterOu
         turns_estimate=_turns_estimate(metrics, tokens_to_go),
         summary="",
     )
-    out["summary"] = _summary(out)
+    out["summary"] = _summary(out, hold)
     return out

@@ -53,3 +53,20 @@ def can_move(current: Phase, new: Phase) -> bool:
     if new == Phase.FAILED:
         return _ORDER[current] < _ORDER[Phase.COMMITTED]
     return _ORDER[new] > _ORDER[current]
+
+
+# The error a record ``failed`` by the user's discard at review starts with (handoff.review).
+DISCARDED_AT_REVIEW = "discarded at review"
+
+
+def discarded_note(phase: str, error: str | None) -> str:
+    """Return how people read a record the user discarded at review, "" for any other record.
+
+    The record stays ``failed`` (seed 000's phases); its error (``discarded at review: draft
+    <id> archived``) is for operators, this sentence (no ids) for the page and the CLI.
+    """
+    if phase != Phase.FAILED or not (error or "").startswith(DISCARDED_AT_REVIEW):
+        return ""
+    if (error or "").endswith("archived"):
+        return "Discarded at review: its draft conversation was archived."
+    return "Discarded at review."

@@ -17,7 +17,7 @@ from django.utils.translation import gettext_lazy as _
 
 from handoff import operations, store
 from handoff.core.naming import SUFFIX
-from handoff.core.phases import COMMITTED_PHASES, UNFINISHED_PHASES, Phase
+from handoff.core.phases import COMMITTED_PHASES, UNFINISHED_PHASES, Phase, discarded_note
 from handoff.exceptions import HandoffError, NotAMain, SessionNotFound
 from handoff.web.review_form import BriefReview
 
@@ -85,12 +85,15 @@ class PhaseStep:
 def progress(last: Mapping[str, Any] | None) -> list[PhaseStep]:
     """Return the progress list of the latest record, a ``RecordOut`` (empty when there is none).
 
-    A ``failed`` record marks its first step failed (the error says where it stopped); a
+    A ``failed`` record marks its first step failed (the error says where it stopped), or
+    "Discarded at review" (not a failure to people) when the user discarded it; a
     ``committed-start-pending`` record is committed with the start still to come.
     """
     if last is None:
         return []
     phase = last["phase"]
+    if discarded_note(phase, last["error"]):
+        return [PhaseStep(Phase.FAILED.value, _("Discarded at review"), "discarded")]
     if phase == Phase.FAILED:
         return [PhaseStep(Phase.FAILED.value, _("Failed"), "failed")]
     if phase == Phase.COMMITTED_START_PENDING:

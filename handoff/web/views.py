@@ -14,6 +14,7 @@ from uuid import UUID
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.template.loader import render_to_string
+from django.utils.translation import gettext_lazy as _
 from django.views.decorators.cache import cache_control
 from django.views.decorators.http import (
     conditional_page,
@@ -21,7 +22,7 @@ from django.views.decorators.http import (
     require_http_methods,
     require_POST,
 )
-from django_htmx.http import reswap, retarget, trigger_client_event
+from django_htmx.http import reswap, trigger_client_event
 
 from handoff import operations, review
 from handoff.exceptions import HandoffError, InvalidBrief, SessionNotFound
@@ -35,6 +36,8 @@ SESSION_ACTIONS = frozenset(
     {Action.ENABLE, Action.DISABLE, Action.NOW, Action.REVIEW_ON, Action.REVIEW_OFF}
 )
 
+DISCARDED = _("Discarded at review: no successor starts, and this conversation continues here.")
+
 
 def _owned_session(request: HttpRequest, session_id: UUID) -> Any:
     """Return the signed-in user's session; 404 for a missing one and anyone else's alike."""
@@ -45,12 +48,15 @@ def _owned_session(request: HttpRequest, session_id: UUID) -> Any:
 
 
 def _panel_response(
-    request: HttpRequest, context: dict[str, Any], status: int = 200
+    request: HttpRequest,
+    context: dict[str, Any],
+    status: int = 200,
+    template: str = "chat/handoff_panel.html",
 ) -> HttpResponse:
     """Render the panel and, out of band, the title's hint; ask the page to refresh its sidebar
     when the attempt's phase moved (``?phase=`` is the phase the page showed) or the user
     acted."""
-    response = render(request, "chat/handoff_panel.html", context, status=status)
+    response = render(request, template, context, status=status)
     hint = {"hint": title_hint(context["session"]), "oob": True}
     response.write(render_to_string("chat/_conv_hint.html", hint, request))
     last = (context.get("report") or {}).get("last") or {}
@@ -95,13 +101,20 @@ def _review_form(
 
 
 def _panel_instead(
-    request: HttpRequest, session: Any, error: str = "", status: int = 200
+    request: HttpRequest, session: Any, error: str = "", status: int = 200, note: object = ""
 ) -> HttpResponse:
-    """The whole panel, swapped in place of the review form's panel (the review ended)."""
-    context = session_panel(session) | ({"action_error": error} if error else {})
-    return reswap(
-        retarget(_panel_response(request, context, status), "#handoff-panel"), "outerHTML"
-    )
+    """The whole panel, swapped out of band in place of the page's panel (the review ended);
+    the form itself is not swapped. The line under the composer (which may still say the
+    brief is being written) shows ``note`` instead, or nothing.
+
+    Out of band, not ``HX-Retarget``: the live panel update of the same change may have
+    arrived first and dropped the form from the page, and htmx looks for a re-target beside
+    the (then detached) form ("Invalid re-target"), but for out-of-band content in the page.
+    """
+    context = session_panel(session) | {"oob": True, "review_note": note}
+    context |= {"action_error": error} if error else {}
+    response = _panel_response(request, context, status, "chat/_review_ended.html")
+    return reswap(response, "none")
 
 
 @require_http_methods(["GET", "POST"])
@@ -123,7 +136,7 @@ def review_brief(request: HttpRequest, session_id: UUID) -> HttpResponse:
         return _review_form(request, session, BriefReview(record.brief or {}))
     if op == Action.DISCARD:
         operations.discard_review(session.pk)
-        return _panel_instead(request, session)
+        return _panel_instead(request, session, note=DISCARDED)
     add = op.removeprefix("add:") if op.startswith("add:") else ""
     form = BriefReview(record.brief or {}, request.POST, add=add)
     if add or op != Action.COMMIT:

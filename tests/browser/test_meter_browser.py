@@ -10,7 +10,9 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from asgi_site import answer, conversation
+from asgi_site import answer, conversation, off_loop
+
+from handoff import operations, services
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -28,6 +30,9 @@ def test_the_meter_moves_after_a_turn_on_every_tab(
 ) -> None:
     ada = make_user("ada")
     session = conversation(ada, "Refactor the parser")
+    # Automatic handoff on (globally and for it): the meter then counts down to its point.
+    off_loop(lambda: services.settings_store().save(auto_handoff=True))
+    off_loop(lambda: operations.act("enable", session.pk))
     desktop, phone = open_page(ada, session), open_page(ada, session)
     phone.set_viewport_size(PHONE)
     tokens, turns = figures(desktop, session.pk)

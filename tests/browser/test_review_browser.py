@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
+from playwright.sync_api import expect
 
 from handoff import operations
 from handoff.core.phases import Phase
@@ -100,6 +101,29 @@ def test_a_review_is_refused_after_new_input_and_its_draft_discarded(review_page
     record = HandoffRecord.objects.get(source=page.session)
     assert record.phase == Phase.FAILED
     assert Session.objects.get(pk=draft_id).archived is True
+
+
+def test_a_waiting_review_is_announced_by_the_composer_and_its_link_shows_the_form(
+    review_page: Any,
+):
+    page = review_page
+    notice = page.locator("#review-notice")
+    assert notice.is_hidden()
+    page.get_by_role("button", name="Hand off now").click()
+    form = page.locator("#handoff-review-form")
+    heading = form.get_by_role("heading", name="A handoff is ready for review")
+    heading.wait_for(state="attached")
+    page.wait_for_timeout(500)
+
+    expect(notice).to_be_in_viewport()
+    assert "A handoff is ready for review" in notice.inner_text()
+    notice.get_by_role("link").click()
+    page.wait_for_timeout(300)
+
+    expect(heading).to_be_in_viewport()
+    expect(form.get_by_label("Goal")).to_be_focused()
+    form.get_by_role("button", name="Discard").click()
+    expect(notice).to_be_hidden()
 
 
 SWAP_PANEL_AS_AN_EVENT_WOULD = """async (url) => {

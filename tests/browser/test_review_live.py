@@ -56,3 +56,28 @@ def test_a_review_shows_live_survives_a_restart_and_commits(
     assert record.phase == Phase.STARTED
     assert record.brief is not None
     assert record.brief["goal"] == "Finish the weather CLI after the restart"
+
+
+def test_discarding_a_review_on_a_live_tab_says_so_without_a_script_error(
+    make_user: Callable[..., Any], open_page: Callable[..., Any]
+):
+    ada = make_user("ada")
+    source = conversation(ada, "Weather CLI")
+    off_loop(lambda: operations.review_on(source.pk))
+    page = open_page(ada, source)
+    composer = page.get_by_role("textbox", name="Message")
+    composer.fill("/handoff now")
+    composer.press("Enter")
+    feedback = page.locator("#composer-feedback")
+    feedback.get_by_text("the brief is being written").wait_for()
+    off_loop(lambda: operations.run_attempt(source.pk, manual=True))
+    form = page.locator("#handoff-review-form")
+    form.get_by_role("heading", name="A handoff is ready for review").wait_for()
+
+    form.get_by_role("button", name="Discard").click()
+
+    feedback.get_by_text("Discarded at review").wait_for()
+    page.wait_for_timeout(500)
+    assert form.count() == 0
+    assert "the brief is being written" not in feedback.inner_text()
+    assert [p for p in page.problems if "re-target" in p or "targetError" in p] == []

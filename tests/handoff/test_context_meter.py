@@ -8,7 +8,7 @@ import pytest
 from django.urls import reverse
 from handoff_support import MODEL, make_source
 
-from handoff import operations, services
+from handoff import metrics, operations, services
 from handoff.core.meter import UNAVAILABLE_SUMMARY
 from host.sessions import create_session
 
@@ -17,13 +17,21 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture
 def small_window() -> None:
-    """The demo's numbers: a 32 000-token window, so the trigger point is 24 000."""
-    services.settings_store().save(context_windows={MODEL: 32_000})
+    """The demo's numbers: a 32 000-token window, so the trigger point is 24 000; the global
+    automatic handoff switch on."""
+    services.settings_store().save(context_windows={MODEL: 32_000}, auto_handoff=True)
+
+
+def automatic_source(**fields: Any) -> Any:
+    """A main (``make_source``) whose own automatic handoff switch is on."""
+    source = make_source(**fields)
+    operations.act("enable", source.pk)
+    return source
 
 
 @pytest.mark.usefixtures("small_window")
 def test_status_meter_names_window_trigger_point_and_what_is_left() -> None:
-    source = make_source(turns=6, tokens=22_920)
+    source = automatic_source(turns=6, tokens=22_920)
     meter = operations.status(source.pk)["meter"]
     assert meter["tokens"] == {"value": 22_920, "basis": "context", "label": "exact"}
     assert (meter["window"], meter["trigger_point"], meter["tokens_to_go"]) == (
@@ -39,7 +47,7 @@ def test_status_meter_names_window_trigger_point_and_what_is_left() -> None:
 
 @pytest.mark.usefixtures("small_window")
 def test_the_meter_follows_the_settings_read_now() -> None:
-    source = make_source(turns=6, tokens=22_920)
+    source = automatic_source(turns=6, tokens=22_920)
     services.settings_store().save(handoff_ratio=0.5)
     meter = operations.status(source.pk)["meter"]
     assert meter["trigger_point"] == 16_000 and meter["due"]
@@ -62,7 +70,7 @@ def test_api_session_detail_carries_the_meter(client: Any) -> None:
 
 @pytest.mark.usefixtures("small_window")
 def test_conversation_page_shows_the_meter_in_words(client: Any) -> None:
-    source = make_source(turns=6, tokens=22_920)
+    source = automatic_source(turns=6, tokens=22_920)
     client.force_login(source.owner)
     html = client.get(reverse("chat:session", args=[source.pk])).content.decode()
     assert f'id="handoff-meter-{source.pk}"' in html
@@ -77,3 +85,31 @@ def test_conversation_page_says_why_automatic_handoff_is_off(client: Any) -> Non
     html = client.get(reverse("chat:session", args=[source.pk])).content.decode()
     assert "Automatic handoff is off for this conversation" in html
     assert "the model reported no usage and the meter measured nothing" in html
+
+
+@pytest.mark.usefixtures("small_window")
+def test_the_meter_says_why_nothing_hands_off_by_itself_instead_of_due() -> None:
+    source = make_source(turns=6, tokens=30_000)
+    meter = operations.status(source.pk)["meter"]
+    assert not meter["due"]
+    assert meter["summary"].startswith("Hands off only when asked (/handoff now)")
+
+    operations.act("enable", source.pk)
+    services.settings_store().save(auto_handoff=False)
+    meter = operations.status(source.pk)["meter"]
+    assert not meter["due"] and "Due" not in meter["summary"]
+    assert meter["summary"].startswith("Hands off by itself only once the global switch")
+
+    services.settings_store().save(auto_handoff=True)
+    assert operations.status(source.pk)["meter"]["due"]
+
+
+@pytest.mark.usefixtures("small_window")
+def test_a_handed_off_conversation_s_meter_says_it_continues_in_its_successor() -> None:
+    source = automatic_source(turns=6, tokens=30_000)
+    operations.run_attempt(source.pk, manual=True)
+    meter = operations.status(source.pk)["meter"]
+    live = metrics.context_meter(source, services.load_settings())
+    for shown in (meter, live):
+        assert not shown["due"]
+        assert shown["summary"].startswith("Handed off: this conversation continues")

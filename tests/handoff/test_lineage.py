@@ -177,7 +177,7 @@ def test_handoff_status_command_says_where_a_successor_came_from(
     out = StringIO()
     call_command("handoff", "status", str(b.pk), stdout=out)
     assert f"came from    {a.pk} · went to: {c.pk}" in out.getvalue()
-    assert "meter        Hands off at" in out.getvalue()
+    assert "meter        Handed off: this conversation continues in its successor" in out.getvalue()
 
 
 def linked_by_records(user: Any, chains: int, hops: int) -> list[list[Session]]:
@@ -228,3 +228,29 @@ def test_the_lineage_page_keeps_the_models_brief_beside_the_reviewed_one(client:
     html = page(client, reverse("handoff_web:lineage", args=[successor.pk]))
     assert "Ship the streaming parser, reviewed" in html
     assert "before the review edited it" in html and "Ship the parser<" in html
+
+
+def test_handoff_status_in_the_composer_shows_an_inheritance_passed_on_unchanged_once(
+    three_hops: list[Session], client: Any
+) -> None:
+    _, b, _, _ = three_hops
+    report = operations.status(b.pk)
+    assert report["origin"] is not None and report["inheritance"]
+    assert report["inheritance"] == report["origin"]["inheritance"]
+    client.force_login(b.owner)
+    html = client.post(
+        reverse("chat:compose", args=[b.pk]),
+        {"text": "/handoff status", "client_id": "status"},
+        headers={"HX-Request": "true"},
+    ).content.decode()
+    assert html.count('class="inheritance') == 1
+    assert "Inherited from its predecessor" in html
+
+
+def test_the_lineage_page_does_not_link_to_itself(three_hops: list[Session], client: Any) -> None:
+    _, b, _, _ = three_hops
+    client.force_login(b.owner)
+    url = reverse("handoff_web:lineage", args=[b.pk])
+    html = page(client, url)
+    assert f'href="{url}"' not in html
+    assert f'href="{url}"' in page(client, reverse("chat:session", args=[b.pk]))

@@ -286,3 +286,21 @@ def test_the_composer_shows_commits_and_refuses_reviews(client: Client):
     other = make_source(title="Another task")
     client.force_login(other.owner)
     assert "is waiting for review" in compose(client, other, "/handoff discard")
+
+
+def test_a_discard_reads_discarded_at_review_without_ids_in_the_panel_status_and_cli(
+    client: Client,
+):
+    source, record = waiting_review()
+    draft_id = str(record.target_id)
+    client.force_login(source.owner)
+    panel = client.post(reverse("handoff_web:review", args=[source.pk]), {"op": "discard"})
+    status = compose(client, source, "/handoff status")
+    out = StringIO()
+    call_command("handoff", "status", str(source.pk), stdout=out)
+
+    assert HandoffRecord.objects.get(pk=record.pk).phase == Phase.FAILED
+    for shown in (panel.content.decode(), status, out.getvalue()):
+        assert "Discarded at review" in shown
+        assert draft_id not in shown and draft_id[:8] not in shown
+    assert "Failed" not in panel.content.decode()

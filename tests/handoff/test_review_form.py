@@ -89,7 +89,9 @@ def test_commit_with_items_added_removed_and_reordered_seeds_the_edited_brief(
     )
     response = client.post(review_url(source), data, headers=HTMX)
     assert response.status_code == 200
-    assert response["HX-Retarget"] == "#handoff-panel"
+    assert response["HX-Reswap"] == "none"
+    assert '<section id="handoff-panel"' in response.content.decode()
+    assert 'hx-swap-oob="true"' in response.content.decode()
     stored = HandoffRecord.objects.get(pk=record.pk)
     assert stored.phase == Phase.STARTED
     assert stored.brief is not None

@@ -96,3 +96,12 @@ def test_composer_and_card_show_the_same_facts_as_the_report(handed_off: Session
     for html in (composer_html(client, handed_off), card_html(client)):
         missing = [fact for fact in facts(report) if fact not in html]
         assert missing == []
+
+
+def test_the_relay_notice_names_the_successor_by_its_title_without_its_id():
+    source = make_source()
+    outcome = operations.run_attempt(source.pk, manual=True)
+    successor = Session.objects.get(pk=outcome.record.target_id)
+    notice = source.messages.filter(content__startswith="Handed off to").get().content
+    assert f"“{successor.title}”" in notice
+    assert str(successor.pk) not in notice

@@ -84,6 +84,20 @@ def test_reset_starts_the_demo_afresh(immediate_tasks):
     assert fresh.pk != source.pk and "接续" not in fresh.title
 
 
+def test_seed_demo_prints_the_port_it_was_given_and_never_a_guessed_one(monkeypatch):
+    monkeypatch.setenv("PORT", "8312")
+    out = StringIO()
+    call_command("seed_demo", "--reset", stdout=out)
+    assert "Open http://127.0.0.1:8312/." in out.getvalue()
+
+    monkeypatch.delenv("PORT")
+    out = StringIO()
+    call_command("seed_demo", "--reset", stdout=out)
+    assert "Open http://127.0.0.1:8000/." not in out.getvalue()
+    assert "make run PORT=" in out.getvalue()
+    assert f"Sign in as demo / {DEMO_PASSWORD}." in out.getvalue()
+
+
 def test_reset_leaves_other_users_alone(django_user_model):
     other = django_user_model.objects.create_user("ada", password="pw")
     seed_demo()

@@ -33,6 +33,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from handoff import export, operations, services
 from handoff.attempt import AttemptOutcome, Outcome
+from handoff.core.phases import discarded_note
 from handoff.exceptions import HandoffError
 from handoff.shapes import BackoffOut, RecordOut, StatusOut
 from handoff.status import record_dict
@@ -92,8 +93,9 @@ def _last_line(last: RecordOut | None) -> str:
     line = f"{last['phase']} ({last['reason']})"
     if last["target"]:
         line += f" -> {last['target']}"
-    if last["error"]:
-        line += f"; error: {last['error']}"
+    note = discarded_note(last["phase"], last["error"])
+    if note or last["error"]:
+        line += f"; {note}" if note else f"; error: {last['error']}"
     return line
 
 

@@ -3,6 +3,7 @@
 ``{% handoff_meter session_id meter %}``: its context meter (issue 18 §1);
 ``{% handoff_lineage session %}``: links to its predecessor, successor and lineage page (§3).
 ``{{ html|brief_links:session }}``: a successor's brief with its "(log #N)" evidence linked.
+``{{ record|discarded_note }}``: "Discarded at review…" for a record the user discarded.
 
 The host's page templates load these (the host's Python never imports the handoff app).
 """
@@ -14,6 +15,7 @@ from typing import Any
 from django import template
 from django.utils.safestring import SafeString, mark_safe
 
+from handoff.core.phases import discarded_note
 from handoff.inheritance import readable
 from handoff.shapes import MeterOut
 from handoff.web.lineage import neighbours
@@ -68,6 +70,12 @@ def brief_links(html: str, session: Any) -> SafeString:
     of the conversation ``session`` was handed off from; unchanged when it has none."""
     source = source_of(session) if "(log #" in html else None
     return link_log_entries(html, source) if source else mark_safe(html)  # html: escaped
+
+
+@register.filter(name="discarded_note")
+def discarded_note_filter(record: Any) -> str:
+    """How people read ``record`` (a ``RecordOut``) discarded at review; "" for any other."""
+    return discarded_note(record["phase"], record["error"]) if record else ""
 
 
 @register.filter

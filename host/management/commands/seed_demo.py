@@ -31,9 +31,19 @@ class Command(BaseCommand):
         created = seed_demo()
         for session in created:
             self.stdout.write(f"Seeded demo session {session.id} “{session.title}”.")
-        port = os.environ.get("PORT", "8000")
-        self.stdout.write(
-            self.style.SUCCESS(
-                f"Open http://127.0.0.1:{port}/ and sign in as {DEMO_USERNAME} / {DEMO_PASSWORD}."
-            )
-        )
+        self.stdout.write(self.style.SUCCESS(f"{where()} {SIGN_IN}"))
+
+
+SIGN_IN = f"Sign in as {DEMO_USERNAME} / {DEMO_PASSWORD}."
+
+
+def where() -> str:
+    """Where the demo is served: ``make run`` passes its ``PORT`` here; run alone, this command
+    cannot know the port of a server already running, so it says how that is decided."""
+    port = os.environ.get("PORT")
+    if port:
+        return f"Open http://127.0.0.1:{port}/."
+    return (
+        "Open the running server's address: `make run` serves http://127.0.0.1:8000/, or "
+        "the port it was started with (`make run PORT=…`)."
+    )
