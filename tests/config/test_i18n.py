@@ -159,10 +159,20 @@ def test_a_waiting_review_a_backoff_and_degraded_services_render_in_chinese(
         headers={"HX-Request": "true"},
     )
     html["/handoff status"] = status.content.decode()
+    for text in ("/handoff commit", "/handoff now"):  # nothing waits / a review already waits
+        other = backing_off if text == "/handoff commit" else waiting
+        reply = chinese.post(
+            reverse("chat:compose", args=[other.pk]),
+            {"text": text, "client_id": text},
+            headers={"HX-Request": "true"},
+        )
+        html[text] = reply.content.decode()
     assert "有一个接续等待审阅" in html["review"] and "提交简报" in html["review"]
     assert "自动接续在 2 次尝试失败后等待" in html["backoff"]
     assert "源会话的 Agent 没有 Plan 模式服务" in html["lineage"]
     assert "自动压缩已关闭" in html["/handoff status"]
+    assert "没有等待审阅的接续" in html["/handoff commit"]
+    assert "已有一个接续在等待审阅" in html["/handoff now"]
     leftover = {name: words for name, text in html.items() if (words := english_words(text))}
     report = (f"{name}: {' '.join(words)}" for name, words in leftover.items())
     assert leftover == {}, "\n".join(report)
