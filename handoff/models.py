@@ -182,12 +182,12 @@ class HandoffSettings(models.Model):
 
     auto_handoff = models.BooleanField(verbose_name=_("automatic handoff"), default=False)
     handoff_ratio = models.FloatField(
-        verbose_name=_("context ratio"),
+        verbose_name=_("window ratio"),
         default=TriggerConfig.handoff_ratio,
         validators=_in_range("handoff_ratio"),
     )
     handoff_tokens = models.PositiveIntegerField(
-        verbose_name=_("tokens"),
+        verbose_name=_("token ceiling"),
         default=TriggerConfig.handoff_tokens,
         validators=_in_range("handoff_tokens"),
     )
