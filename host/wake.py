@@ -91,6 +91,18 @@ class Waiter:
         self.path = path
         self.seen = _stamp(path) if path is not None else 0
 
+    def start(self) -> None:
+        """Listen now, before the worker's first look at the queue: a task queued between that
+        look and the first wait then still wakes it (PostgreSQL keeps the notification for the
+        listening connection). A failure is logged; the first wait tries again."""
+        if self.database.vendor != "postgresql":
+            return
+        try:
+            self._listener()
+        except psycopg.Error as exc:
+            logger.warning("task wake-ups unavailable (%s); polling meanwhile", exc)
+            self.close()
+
     def wait(self, seconds: float) -> None:
         """Block until woken or ``seconds`` passed."""
         if self.database.vendor == "postgresql":

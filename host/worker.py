@@ -107,6 +107,7 @@ class ResilientWorker(Worker):
         """Run the loop until shut down (or, with ``batch``/``max_tasks``, until done),
         waiting out transient database errors; lost turns are swept meanwhile."""
         sweeper = Repeating(sweep_lost_turns, turn_lease.renew_interval(), "lost-turn-sweep")
+        self.waiter.start()
         with sweeper:
             self._run()
 

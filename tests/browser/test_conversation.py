@@ -111,7 +111,10 @@ def test_hand_off_now_shows_progress_the_banner_and_the_card(
 
 def test_automatic_handoff_switch(demo_page: Any):
     switch = demo_page.get_by_role("switch", name="Automatic handoff")
-    switch.check()
+    # A checkbox shows checked at once; the switch is on once its save has answered.
+    with demo_page.expect_response(lambda r: r.url.endswith("/enable/")) as saved:
+        switch.check()
+    assert saved.value.ok
     demo_page.wait_for_function(
         "document.querySelector('#handoff-panel input[role=switch]').checked"
     )
