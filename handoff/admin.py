@@ -30,6 +30,7 @@ from django.utils.translation import gettext_lazy as _
 from django.views.decorators.http import require_POST
 
 from handoff import operations
+from handoff.brief_words import HEADINGS
 from handoff.exceptions import HandoffError
 from handoff.models import HandoffRecord, MainState, Redirect
 
@@ -60,24 +61,13 @@ def pretty_json(value: Any) -> str:
 DISABLED = _("Disabled")
 ENABLED = _("Enabled")
 
-# The brief's lists under their headings (seed 000, Brief schema), as people read them.
-BRIEF_HEADINGS = {
-    "decisions": _("Decisions"),
-    "constraints": _("Constraints"),
-    "artifacts": _("Artifacts"),
-    "verified": _("Verified"),
-    "pending": _("Pending"),
-    "next_steps": _("Next steps"),
-    "uncertainties": _("Uncertainties"),
-}
-
 
 def rendered_brief(brief: dict[str, Any] | None) -> str:
     """Return the brief as HTML (the goal, then each non-empty list under its heading); "—"
     for a record without one."""
     if not brief:
         return "—"
-    sections = [(heading, brief.get(name) or []) for name, heading in BRIEF_HEADINGS.items()]
+    sections = [(heading, brief.get(name) or []) for name, heading in HEADINGS.items()]
     html = render_to_string("handoff/_brief.html", {"brief": brief, "sections": sections})
     return mark_safe(html)  # noqa: S308 - rendered by the template, which escapes every value
 

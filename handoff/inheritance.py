@@ -20,6 +20,7 @@ from collections.abc import Callable
 
 from django.db import transaction
 from django.utils.functional import Promise
+from django.utils.translation import gettext, gettext_noop
 from django.utils.translation import gettext_lazy as _
 
 from handoff import services
@@ -61,16 +62,23 @@ def row(setting: str, outcome: str, detail: str) -> Row:
 
 def readable(report: list[Row]) -> list[dict[str, object]]:
     """Return the report's rows as people read them: ``setting`` and ``outcome`` in words (an
-    unknown identifier as it is), ``detail`` unchanged, ``code`` the outcome's identifier."""
+    unknown identifier as it is), ``detail`` in the active language when it is one of this
+    module's fixed sentences (``prose`` True), else as stored (a path, a name: ``prose`` False),
+    ``code`` the outcome's identifier. The stored rows and the API keep the English."""
     return [
         {
             "setting": SETTING_LABELS.get(r["setting"], r["setting"]),
             "outcome": OUTCOME_LABELS.get(r["outcome"], r["outcome"]),
-            "detail": r.get("detail", ""),
             "code": r["outcome"],
+            **_detail(r.get("detail", "")),
         }
         for r in report
     ]
+
+
+def _detail(stored: str) -> dict[str, object]:
+    translated = gettext(stored) if stored else stored
+    return {"detail": translated, "prose": translated != stored}
 
 
 def _agent_preset(source: HostSession) -> tuple[str | None, Row]:
@@ -78,7 +86,9 @@ def _agent_preset(source: HostSession) -> tuple[str | None, Row]:
     presets = services.agent_presets()
     if presets is None:
         return None, row(
-            "agent-preset", NOT_INHERITED, "no agent presets service: deployment default used"
+            "agent-preset",
+            NOT_INHERITED,
+            gettext_noop("no agent presets service: deployment default used"),
         )
     if presets.exists(source.agent_preset):
         return source.agent_preset, row("agent-preset", INHERITED, source.agent_preset)
@@ -104,7 +114,7 @@ def create_successor(
     cwd_row = (
         row("cwd", INHERITED, source.cwd)
         if source.cwd
-        else row("cwd", NOT_INHERITED, "the source has no working directory")
+        else row("cwd", NOT_INHERITED, gettext_noop("the source has no working directory"))
     )
     return successor, [cwd_row, preset_row]
 
@@ -112,9 +122,13 @@ def create_successor(
 def _workspace(source: HostSession, successor: HostSession) -> Row:
     registry = services.workspace_registry()
     if registry is None:
-        return row("workspace", NOT_INHERITED, "no workspace registry: the session is in no group")
+        return row(
+            "workspace",
+            NOT_INHERITED,
+            gettext_noop("no workspace registry: the session is in no group"),
+        )
     if not source.cwd:
-        return row("workspace", NOT_INHERITED, "the source has no working directory")
+        return row("workspace", NOT_INHERITED, gettext_noop("the source has no working directory"))
     workspace = registry.resolve_by_path(source.owner_id, source.cwd)
     if workspace is None:
         return row(
@@ -157,7 +171,9 @@ def _model(controller: SessionController, source: HostSession, successor: HostSe
 def _permissions(source: HostSession, successor: HostSession) -> list[Row]:
     permissions = services.permission_presets()
     if permissions is None:
-        return [row("permission-preset", NOT_INHERITED, "no permission presets service")]
+        return [
+            row("permission-preset", NOT_INHERITED, gettext_noop("no permission presets service"))
+        ]
     name = permissions.current(source)
     permissions.set(successor, name)
     rows = [row("permission-preset", INHERITED, name)]
@@ -167,7 +183,7 @@ def _permissions(source: HostSession, successor: HostSession) -> list[Row]:
             row(
                 "sandbox-tier",
                 NOT_INHERITED,
-                "sandbox tier not inherited: a custom preset has no name to replay",
+                gettext_noop("sandbox tier not inherited: a custom preset has no name to replay"),
             )
         )
     return rows
@@ -176,7 +192,11 @@ def _permissions(source: HostSession, successor: HostSession) -> list[Row]:
 def _approval(permissions: PermissionPresets, source: HostSession, successor: HostSession) -> Row:
     policy = permissions.approval_override(source)
     if not policy:
-        return row("approval-policy", NOT_INHERITED, "the source overrides no approval policy")
+        return row(
+            "approval-policy",
+            NOT_INHERITED,
+            gettext_noop("the source overrides no approval policy"),
+        )
     permissions.set_policy(successor, policy)
     return row("approval-policy", INHERITED, policy)
 
@@ -185,11 +205,15 @@ def _plan_mode(source: HostSession, successor: HostSession) -> Row:
     own = services.plan_mode_for(source)
     theirs = services.plan_mode_for(successor)
     if own is None or theirs is None:
-        side = "the source's" if own is None else "the successor's"
-        return row("plan-mode", NOT_INHERITED, f"no plan mode service for {side} agent")
+        missing = (
+            gettext_noop("no plan mode service for the source's agent")
+            if own is None
+            else gettext_noop("no plan mode service for the successor's agent")
+        )
+        return row("plan-mode", NOT_INHERITED, missing)
     active = bool(own.get(source))
     theirs.set(successor, active)
-    return row("plan-mode", INHERITED, "on" if active else "off")
+    return row("plan-mode", INHERITED, gettext_noop("on") if active else gettext_noop("off"))
 
 
 def _guarded(setting: str, apply_rows: Callable[[], list[Row]]) -> list[Row]:
@@ -214,5 +238,5 @@ def apply(controller: SessionController, source: HostSession, successor: HostSes
         *_guarded("model", lambda: [_model(controller, source, successor)]),
         *_guarded("permission-preset", lambda: _permissions(source, successor)),
         *_guarded("plan-mode", lambda: [_plan_mode(source, successor)]),
-        row("log", NOT_INHERITED, "the successor starts from the brief only"),
+        row("log", NOT_INHERITED, gettext_noop("the successor starts from the brief only")),
     ]

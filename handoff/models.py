@@ -13,6 +13,7 @@ import uuid
 
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
+from django.utils.translation import gettext_lazy as _
 
 from handoff.core.phases import Phase, Reason
 from handoff.core.tokens import BASIS_LABELS, TokenBasis
@@ -24,38 +25,59 @@ class HandoffRecord(models.Model):
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     source = models.ForeignKey(
-        "host.Session", on_delete=models.CASCADE, related_name="handoff_records"
+        "host.Session",
+        verbose_name=_("source"),
+        on_delete=models.CASCADE,
+        related_name="handoff_records",
     )
     target = models.ForeignKey(
         "host.Session",
+        verbose_name=_("successor"),
         null=True,
         blank=True,
         on_delete=models.SET_NULL,
         related_name="handoff_origins",
     )
-    phase = models.CharField(max_length=30, choices=[(p.value, p.value) for p in Phase])
-    reason = models.CharField(max_length=30, choices=[(r.value, r.value) for r in Reason])
+    phase = models.CharField(
+        verbose_name=_("phase"), max_length=30, choices=[(p.value, p.value) for p in Phase]
+    )
+    reason = models.CharField(
+        verbose_name=_("reason"), max_length=30, choices=[(r.value, r.value) for r in Reason]
+    )
     metrics = models.JSONField(
-        default=dict, help_text="{tokens, turns, compactions, capacity}, tokens."
+        verbose_name=_("metrics"),
+        default=dict,
+        help_text=_("{tokens, turns, compactions, capacity}, tokens."),
     )
-    source_revision = models.PositiveBigIntegerField()
-    brief = models.JSONField(null=True, blank=True)
+    source_revision = models.PositiveBigIntegerField(
+        verbose_name=_("source revision"),
+    )
+    brief = models.JSONField(verbose_name=_("brief"), null=True, blank=True)
     original_brief = models.JSONField(
-        null=True, blank=True, help_text="The model's brief when a review edited it."
-    )
-    review_until = models.DateTimeField(
+        verbose_name=_("original brief"),
         null=True,
         blank=True,
-        help_text="Set while a prepared record waits for review: until when it may wait.",
+        help_text=_("The model's brief when a review edited it."),
     )
-    error = models.TextField(blank=True)
+    review_until = models.DateTimeField(
+        verbose_name=_("review until"),
+        null=True,
+        blank=True,
+        help_text=_("Set while a prepared record waits for review: until when it may wait."),
+    )
+    error = models.TextField(verbose_name=_("error"), blank=True)
     inheritance = models.JSONField(
-        default=list, blank=True, help_text="Seed 003 §6.1–6.2 report, one row per setting."
+        verbose_name=_("inheritance"),
+        default=list,
+        blank=True,
+        help_text=_("Seed 003 §6.1–6.2 report, one row per setting."),
     )
-    created = models.DateTimeField(auto_now_add=True)
-    updated = models.DateTimeField(auto_now=True)
+    created = models.DateTimeField(verbose_name=_("created"), auto_now_add=True)
+    updated = models.DateTimeField(verbose_name=_("updated"), auto_now=True)
 
     class Meta:
+        verbose_name = _("handoff record")
+        verbose_name_plural = _("handoff records")
         ordering = ["-created"]
         indexes = [models.Index(fields=["phase"]), models.Index(fields=["source", "-created"])]
 
@@ -67,25 +89,50 @@ class MainState(models.Model):
     """Per-main switches and deferral (seed 000, State: ``mains``)."""
 
     session = models.OneToOneField(
-        "host.Session", primary_key=True, on_delete=models.CASCADE, related_name="handoff_main"
+        "host.Session",
+        verbose_name=_("conversation"),
+        primary_key=True,
+        on_delete=models.CASCADE,
+        related_name="handoff_main",
     )
-    enabled = models.BooleanField(default=False)
-    requested = models.BooleanField(default=False)
+    enabled = models.BooleanField(verbose_name=_("automatic handoff"), default=False)
+    requested = models.BooleanField(verbose_name=_("handoff requested"), default=False)
     inherited_from = models.ForeignKey(
-        "host.Session", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+        "host.Session",
+        verbose_name=_("inherited from"),
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
     )
-    last_attempt_seq = models.PositiveBigIntegerField(null=True, blank=True)
-    deferred = models.JSONField(default=list, blank=True, help_text="Blocker names.")
+    last_attempt_seq = models.PositiveBigIntegerField(
+        verbose_name=_("last attempt at message"), null=True, blank=True
+    )
+    deferred = models.JSONField(
+        verbose_name=_("deferred by"), default=list, blank=True, help_text=_("Blocker names.")
+    )
     review = models.BooleanField(
-        null=True, blank=True, help_text="Review before the successor starts; unset: the setting."
+        verbose_name=_("review"),
+        null=True,
+        blank=True,
+        help_text=_("Review before the successor starts; unset: the setting."),
     )
     failures = models.PositiveIntegerField(
-        default=0, help_text="Automatic attempts failed in a row (the backoff doubles with each)."
+        verbose_name=_("failures in a row"),
+        default=0,
+        help_text=_("Automatic attempts failed in a row (the backoff doubles with each)."),
     )
     retry_at = models.DateTimeField(
-        null=True, blank=True, help_text="No automatic attempt before this time (backoff)."
+        verbose_name=_("retry after"),
+        null=True,
+        blank=True,
+        help_text=_("No automatic attempt before this time (backoff)."),
     )
-    updated = models.DateTimeField(auto_now=True)
+    updated = models.DateTimeField(verbose_name=_("updated"), auto_now=True)
+
+    class Meta:
+        verbose_name = _("main state")
+        verbose_name_plural = _("main states")
 
     def __str__(self) -> str:
         return f"main {self.session_id}"
@@ -95,11 +142,27 @@ class Redirect(models.Model):
     """``redirects[source] = destination`` (seed 000, Forwarding and Cycles)."""
 
     source = models.OneToOneField(
-        "host.Session", primary_key=True, on_delete=models.CASCADE, related_name="redirect"
+        "host.Session",
+        verbose_name=_("source"),
+        primary_key=True,
+        on_delete=models.CASCADE,
+        related_name="redirect",
     )
-    destination = models.ForeignKey("host.Session", on_delete=models.CASCADE, related_name="+")
-    record = models.ForeignKey(HandoffRecord, null=True, blank=True, on_delete=models.SET_NULL)
-    created = models.DateTimeField(auto_now_add=True)
+    destination = models.ForeignKey(
+        "host.Session", verbose_name=_("destination"), on_delete=models.CASCADE, related_name="+"
+    )
+    record = models.ForeignKey(
+        HandoffRecord,
+        verbose_name=_("handoff record"),
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+    )
+    created = models.DateTimeField(verbose_name=_("created"), auto_now_add=True)
+
+    class Meta:
+        verbose_name = _("redirect")
+        verbose_name_plural = _("redirects")
 
     def __str__(self) -> str:
         return f"{self.source_id} -> {self.destination_id}"
@@ -117,35 +180,53 @@ class HandoffSettings(models.Model):
     The table keeps the name it had in the ``handoff_settings`` app, which held it before.
     """
 
-    auto_handoff = models.BooleanField(default=False)
+    auto_handoff = models.BooleanField(verbose_name=_("automatic handoff"), default=False)
     handoff_ratio = models.FloatField(
-        default=TriggerConfig.handoff_ratio, validators=_in_range("handoff_ratio")
+        verbose_name=_("window ratio"),
+        default=TriggerConfig.handoff_ratio,
+        validators=_in_range("handoff_ratio"),
     )
     handoff_tokens = models.PositiveIntegerField(
-        default=TriggerConfig.handoff_tokens, validators=_in_range("handoff_tokens")
+        verbose_name=_("token ceiling"),
+        default=TriggerConfig.handoff_tokens,
+        validators=_in_range("handoff_tokens"),
     )
     handoff_min_turns = models.PositiveIntegerField(
-        default=TriggerConfig.handoff_min_turns, validators=_in_range("handoff_min_turns")
+        verbose_name=_("minimum turns"),
+        default=TriggerConfig.handoff_min_turns,
+        validators=_in_range("handoff_min_turns"),
     )
     handoff_compactions = models.PositiveIntegerField(
-        default=TriggerConfig.handoff_compactions, validators=_in_range("handoff_compactions")
+        verbose_name=_("compactions"),
+        default=TriggerConfig.handoff_compactions,
+        validators=_in_range("handoff_compactions"),
     )
     token_basis = models.CharField(
-        max_length=20, choices=list(BASIS_LABELS.items()), default=TokenBasis.CONTEXT.value
+        verbose_name=_("token basis"),
+        max_length=20,
+        choices=list(BASIS_LABELS.items()),
+        default=TokenBasis.CONTEXT.value,
     )
     context_windows = models.JSONField(
-        default=dict, blank=True, help_text="Model name -> context window in tokens (overrides)."
+        verbose_name=_("context windows"),
+        default=dict,
+        blank=True,
+        help_text=_("Model name -> context window in tokens (overrides)."),
     )
     review_handoffs = models.BooleanField(
-        default=False, help_text="Review the brief before the successor starts."
+        verbose_name=_("review handoffs"),
+        default=False,
+        help_text=_("Review the brief before the successor starts."),
     )
-    version = models.PositiveIntegerField(default=0, help_text="Bumped on every save.")
-    updated = models.DateTimeField(auto_now=True)
+    version = models.PositiveIntegerField(
+        verbose_name=_("version"), default=0, help_text=_("Bumped on every save.")
+    )
+    updated = models.DateTimeField(verbose_name=_("updated"), auto_now=True)
 
     class Meta:
         db_table = "handoff_settings_handoffsettings"
-        verbose_name = "handoff settings"
-        verbose_name_plural = "handoff settings"
+        verbose_name = _("handoff settings")
+        verbose_name_plural = _("handoff settings")
 
     def __str__(self) -> str:
         return "Handoff settings"

@@ -26,6 +26,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.utils import timezone
+from django.utils.translation import gettext_noop
 
 from handoff import backoff, lineage, metrics, services, store
 from handoff.core.meter import meter
@@ -35,17 +36,31 @@ from handoff.core.trigger import Metrics
 from handoff.models import HandoffRecord, MainState
 from handoff.shapes import BackoffOut, RecordOut, StatusOut
 
-NO_CONTROLLER = "No session controller: handoff is unavailable and automatic handoff is off."
-NO_LLM = "No LLM service: a handoff cannot write its brief, so it fails and the session stays."
-NO_SETTINGS_STORE = "No settings store: settings live in this process only."
-NO_STATUS_CHANNEL = "Status channel unavailable: pages do not follow live; settings still save."
-NO_COMPACTION = "Automatic compaction is off: this session's agent has no compaction service."
-NO_PLAN_MODE = "Plan mode is not available for this session's agent: it is not inherited."
-TOKENS_UNAVAILABLE = (
+# Marked for translation only: the report (and the API) keeps them in English; pages translate
+# them where they show them (``{% translate notice %}``).
+NO_CONTROLLER = gettext_noop(
+    "No session controller: handoff is unavailable and automatic handoff is off."
+)
+NO_LLM = gettext_noop(
+    "No LLM service: a handoff cannot write its brief, so it fails and the session stays."
+)
+NO_SETTINGS_STORE = gettext_noop("No settings store: settings live in this process only.")
+NO_STATUS_CHANNEL = gettext_noop(
+    "Status channel unavailable: pages do not follow live; settings still save."
+)
+NO_COMPACTION = gettext_noop(
+    "Automatic compaction is off: this session's agent has no compaction service."
+)
+NO_PLAN_MODE = gettext_noop(
+    "Plan mode is not available for this session's agent: it is not inherited."
+)
+TOKENS_UNAVAILABLE = gettext_noop(
     "Token figures are unavailable: automatic handoff is off for this session; "
     "/handoff now still works."
 )
-AUTO_OFF = "autoHandoff is off: this session's switch takes effect once it is turned on."
+AUTO_OFF = gettext_noop(
+    "autoHandoff is off: this session's switch takes effect once it is turned on."
+)
 
 
 def record_dict(record: HandoffRecord) -> RecordOut:

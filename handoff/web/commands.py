@@ -19,7 +19,13 @@ from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from handoff import operations, services, store
-from handoff.exceptions import AlreadyHandedOff, HandoffError, NotAMain
+from handoff.exceptions import (
+    AlreadyHandedOff,
+    HandoffError,
+    NoReviewWaiting,
+    NotAMain,
+    ReviewWaiting,
+)
 from handoff.operations import Action
 from handoff.web.panel import describe_blocker
 from host.signals import CommandReply
@@ -58,6 +64,12 @@ def refusal(action: str, error: HandoffError) -> str:
         ) % {"title": title}
     if isinstance(error, NotAMain):
         return gettext("This is a helper agent's conversation: only main conversations hand off.")
+    if isinstance(error, NoReviewWaiting):
+        return gettext("No handoff of this conversation is waiting for review.")
+    if isinstance(error, ReviewWaiting):
+        return gettext(
+            "A handoff of this conversation is waiting for review: commit or discard it first."
+        )
     return f"/handoff {action}: {error}"
 
 

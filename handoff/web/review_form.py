@@ -13,24 +13,30 @@ from typing import Any
 
 from django import forms
 from django.http import QueryDict
+from django.utils.translation import gettext_lazy as _
 
-from handoff.core.brief import BRIEF_FIELDS, HEADINGS, LIST_FIELDS
+from handoff.brief_words import HEADINGS, HELP
+from handoff.core.brief import LIST_FIELDS
 
 
 class GoalForm(forms.Form):
     """The brief's ``goal``: a non-empty text."""
 
     goal = forms.CharField(
-        label="Goal",
-        help_text=BRIEF_FIELDS["goal"],
-        widget=forms.Textarea(attrs={"rows": 2}),
+        label=_("Goal"),
+        help_text=HELP["goal"],
+        widget=forms.Textarea(attrs={"rows": 2, "translate": "no"}),
     )
 
 
 class ItemForm(forms.Form):
     """One item of a list field; left empty, it is dropped."""
 
-    text = forms.CharField(label="Item", required=False, widget=forms.Textarea(attrs={"rows": 1}))
+    text = forms.CharField(
+        label=_("Item"),
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 1, "translate": "no"}),  # the brief is user content
+    )
 
 
 ItemFormSet = forms.formset_factory(ItemForm, extra=0, can_order=True, can_delete=True)
@@ -55,7 +61,7 @@ class BriefReview:
             (
                 name,
                 HEADINGS[name],
-                BRIEF_FIELDS[name],
+                HELP[name],
                 ItemFormSet(
                     data, prefix=name, initial=[{"text": item} for item in brief.get(name, [])]
                 ),
@@ -65,14 +71,14 @@ class BriefReview:
 
     def is_valid(self) -> bool:
         """Return whether the goal and every list are valid (all are checked)."""
-        results = [self.goal.is_valid(), *(items.is_valid() for *_, items in self.lists)]
+        results = [self.goal.is_valid(), *(items.is_valid() for *_labels, items in self.lists)]
         return all(results)
 
     def brief(self) -> dict[str, Any]:
         """Return the edited brief: the goal and each list in its ``ORDER``, removed and empty
         items left out. Call after ``is_valid()``."""
         edited: dict[str, Any] = {"goal": self.goal.cleaned_data["goal"]}
-        for name, *_, items in self.lists:
+        for name, *_labels, items in self.lists:
             texts = (form.cleaned_data.get("text", "") for form in items.ordered_forms)
             edited[name] = [text for text in texts if text]
         return edited

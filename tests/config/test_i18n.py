@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import subprocess
+from datetime import timedelta
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
@@ -17,12 +18,14 @@ from typing import Any
 import pytest
 from django.test import Client
 from django.urls import reverse
+from django.utils import timezone
 from handoff_support import make_source
 
 from follower.fragments import language_of
 from follower.models import FollowerEvent
 from handoff import operations
-from handoff.models import HandoffRecord
+from handoff.attempt import Outcome
+from handoff.models import HandoffRecord, MainState
 from host.models import LanguagePreference
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("immediate_tasks")]
@@ -125,6 +128,68 @@ def test_every_page_renders_in_chinese_without_english_words(chinese: Client):
     found["/handoff status"] = english_words(status.content.decode())
     leftover = {url: words for url, words in found.items() if words}
     assert leftover == {}, "\n".join(f"{url}: {' '.join(words)}" for url, words in leftover.items())
+
+
+def test_a_waiting_review_a_backoff_and_degraded_services_render_in_chinese(
+    chinese: Client, settings: Any
+):
+    settings.HANDOFF_SERVICES = {**settings.HANDOFF_SERVICES, "plan_mode": None, "compaction": None}
+    user = LanguagePreference.objects.get().user
+    handed = make_source(user)
+    assert operations.run_attempt(handed.pk, manual=True).ok  # its plan-mode row is not inherited
+    successor = HandoffRecord.objects.get(source=handed).target
+    assert successor is not None
+    waiting = make_source(user, title="Parser")
+    operations.review_on(waiting.pk)
+    assert operations.run_attempt(waiting.pk, manual=True).outcome is Outcome.WAITING_FOR_REVIEW
+    backing_off = make_source(user, title="Lexer")
+    operations.enable(backing_off.pk)
+    MainState.objects.filter(session=backing_off).update(
+        failures=2, retry_at=timezone.now() + timedelta(minutes=5)
+    )
+    pages = {
+        "review": reverse("handoff_web:panel", args=[waiting.pk]),
+        "backoff": reverse("handoff_web:panel", args=[backing_off.pk]),
+        "lineage": reverse("handoff_web:lineage", args=[successor.pk]),
+    }
+    html = {name: chinese.get(url).content.decode() for name, url in pages.items()}
+    status = chinese.post(
+        reverse("chat:compose", args=[successor.pk]),
+        {"text": "/handoff status", "client_id": "s2"},
+        headers={"HX-Request": "true"},
+    )
+    html["/handoff status"] = status.content.decode()
+    for text in ("/handoff commit", "/handoff now"):  # nothing waits / a review already waits
+        other = backing_off if text == "/handoff commit" else waiting
+        reply = chinese.post(
+            reverse("chat:compose", args=[other.pk]),
+            {"text": text, "client_id": text},
+            headers={"HX-Request": "true"},
+        )
+        html[text] = reply.content.decode()
+    assert "有一个接续等待审阅" in html["review"] and "提交简报" in html["review"]
+    assert "自动接续在 2 次尝试失败后等待" in html["backoff"]
+    assert "源会话的 Agent 没有 Plan 模式服务" in html["lineage"]
+    assert "自动压缩已关闭" in html["/handoff status"]
+    assert "没有等待审阅的接续" in html["/handoff commit"]
+    assert "已有一个接续在等待审阅" in html["/handoff now"]
+    leftover = {name: words for name, text in html.items() if (words := english_words(text))}
+    report = (f"{name}: {' '.join(words)}" for name, words in leftover.items())
+    assert leftover == {}, "\n".join(report)
+
+
+def test_the_admin_names_the_products_models_and_fields_in_chinese(chinese: Client):
+    user = LanguagePreference.objects.get().user
+    user.is_superuser = True
+    user.save()
+    source = make_source(user)
+    operations.enable(source.pk)
+    index = chinese.get(reverse("admin:index")).content.decode()
+    assert "接续记录" in index and "主会话状态" in index and "Handoff records" not in index
+    states = chinese.get(reverse("admin:handoff_mainstate_changelist")).content.decode()
+    assert "自动接续" in states and "已请求接续" in states and "Requested" not in states
+    state = chinese.get(reverse("admin:handoff_mainstate_change", args=[source.pk]))
+    assert "连续失败次数" in state.content.decode() and "Retry at" not in state.content.decode()
 
 
 def test_the_sign_in_page_follows_accept_language(client: Client):

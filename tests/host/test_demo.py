@@ -78,7 +78,7 @@ def test_reset_starts_the_demo_afresh(immediate_tasks):
     out = StringIO()
     call_command("seed_demo", "--reset", stdout=out)
 
-    assert "Reset the demo: 3 session(s) of demo deleted." in out.getvalue()
+    assert "Reset the demo: 3 sessions of demo deleted." in out.getvalue()
     assert Session.objects.count() == 2 and not HandoffRecord.objects.exists()
     fresh = Session.objects.get(external_id="demo-weather-cli")
     assert fresh.pk != source.pk and "接续" not in fresh.title
@@ -96,6 +96,17 @@ def test_seed_demo_prints_the_port_it_was_given_and_never_a_guessed_one(monkeypa
     assert "Open http://127.0.0.1:8000/." not in out.getvalue()
     assert "make run PORT=" in out.getvalue()
     assert f"Sign in as demo / {DEMO_PASSWORD}." in out.getvalue()
+
+
+def test_seed_demo_speaks_the_deployments_language(settings, monkeypatch):
+    settings.LANGUAGE_CODE = "zh-hans"
+    monkeypatch.setenv("PORT", "8312")
+    call_command("seed_demo", stdout=StringIO())
+    out = StringIO()
+    call_command("seed_demo", "--reset", stdout=out)
+    assert "已重置演示：删除了 demo 的 2 个会话。" in out.getvalue()
+    assert "已创建演示会话" in out.getvalue() and "Seeded" not in out.getvalue()
+    assert f"打开 http://127.0.0.1:8312/。 以 demo / {DEMO_PASSWORD} 登录。" in out.getvalue()
 
 
 def test_reset_leaves_other_users_alone(django_user_model):
