@@ -92,7 +92,7 @@ def progress(last: Mapping[str, Any] | None) -> list[PhaseStep]:
     if last is None:
         return []
     phase = last["phase"]
-    if discarded_note(phase, last["error"]):
+    if discarded_note(phase, last.get("error")):
         return [PhaseStep(Phase.FAILED.value, _("Discarded at review"), "discarded")]
     if phase == Phase.FAILED:
         return [PhaseStep(Phase.FAILED.value, _("Failed"), "failed")]

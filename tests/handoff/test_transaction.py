@@ -94,7 +94,7 @@ def test_source_is_renamed_and_notified_but_not_archived():
     assert source.title == f"Refactor the parser · 接续{successor.pk.hex[:6]}"
     assert source.archived is False
     notice = Message.objects.filter(session=source).latest("seq")
-    assert str(successor.pk) in notice.content
+    assert f"Handed off to “{successor.title}”" in notice.content  # named by its title
     assert notice.source_kind == SourceKind.PLUGIN
 
 
