@@ -12,7 +12,8 @@ main, the seed's recovery).
 from __future__ import annotations
 
 import json
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
@@ -33,6 +34,9 @@ from handoff import operations
 from handoff.brief_words import HEADINGS
 from handoff.exceptions import HandoffError
 from handoff.models import HandoffRecord, MainState, Redirect
+
+if TYPE_CHECKING:
+    from django_stubs_ext import StrOrPromise
 
 RECORD_FIELDS = (
     "id",
@@ -101,6 +105,21 @@ def _apply(
         modeladmin.message_user(request, text % {"done": done, "n": succeeded}, messages.SUCCESS)
 
 
+def _session_action(
+    operation: Callable[[Any], Any], done: object, description: StrOrPromise, session_of: str
+) -> Callable[[Any, HttpRequest, QuerySet[Any]], None]:
+    """An admin action running ``operation`` (one of ``handoff.operations``) on the session
+    each selected row names in its ``session_of`` attribute (e.g. ``"source_id"``), reporting
+    ``done`` (seed 000, Recovering a stuck handoff)."""
+
+    @admin.action(description=description)
+    def action(modeladmin: Any, request: HttpRequest, queryset: QuerySet[Any]) -> None:
+        sessions = [getattr(row, session_of) for row in queryset]
+        _apply(modeladmin, request, sessions, operation, done)
+
+    return action
+
+
 def _open(
     modeladmin: admin.ModelAdmin[Any], request: HttpRequest, sessions: list[Any]
 ) -> HttpResponseRedirect | None:
@@ -143,11 +162,11 @@ def _open(
 class WaitingForReview(admin.SimpleListFilter):
     """Records waiting for review (``prepared`` with ``review_until`` set), or the others."""
 
-    title = "review"
+    title = _("review")
     parameter_name = "review"
 
     def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
-        return [("waiting", "Waiting for review")]
+        return [("waiting", gettext("Waiting for review"))]
 
     def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
         if self.value() == "waiting":
@@ -234,35 +253,22 @@ class HandoffRecordAdmin(ReadOnlyAdmin):
     ) -> HttpResponseRedirect | None:
         return _open(self, request, [r.target for r in queryset])
 
-    @admin.action(description=_("Disable (stops forwarding)"))
-    def disable_source(self, request: HttpRequest, queryset: QuerySet[HandoffRecord]) -> None:
-        _apply(
-            self,
-            request,
-            [r.source_id for r in queryset],
-            operations.disable,
-            DISABLED,
-        )
+    disable_source = _session_action(
+        operations.disable, DISABLED, _("Disable (stops forwarding)"), "source_id"
+    )
 
-    @admin.action(description=_("Enable again"))
-    def enable_source(self, request: HttpRequest, queryset: QuerySet[HandoffRecord]) -> None:
-        _apply(
-            self,
-            request,
-            [r.source_id for r in queryset],
-            operations.enable,
-            ENABLED,
-        )
+    enable_source = _session_action(operations.enable, ENABLED, _("Enable again"), "source_id")
 
-    @admin.action(description="Commit the review (the brief as it stands)")
-    def commit_review(self, request: HttpRequest, queryset: QuerySet[HandoffRecord]) -> None:
-        sources = [r.source_id for r in queryset]
-        _apply(self, request, sources, operations.commit_review, "Review committed")
+    commit_review = _session_action(
+        operations.commit_review,
+        _("Review committed"),
+        _("Commit the review (the brief as it stands)"),
+        "source_id",
+    )
 
-    @admin.action(description="Discard the review")
-    def discard_review(self, request: HttpRequest, queryset: QuerySet[HandoffRecord]) -> None:
-        sources = [r.source_id for r in queryset]
-        _apply(self, request, sources, operations.discard_review, "Review discarded")
+    discard_review = _session_action(
+        operations.discard_review, _("Review discarded"), _("Discard the review"), "source_id"
+    )
 
 
 @admin.register(MainState)
@@ -275,25 +281,11 @@ class MainStateAdmin(ReadOnlyAdmin):
     list_select_related = ["session", "inherited_from"]
     actions = ["disable_main", "enable_main"]
 
-    @admin.action(description=_("Disable (stops forwarding)"))
-    def disable_main(self, request: HttpRequest, queryset: QuerySet[MainState]) -> None:
-        _apply(
-            self,
-            request,
-            [m.session_id for m in queryset],
-            operations.disable,
-            DISABLED,
-        )
+    disable_main = _session_action(
+        operations.disable, DISABLED, _("Disable (stops forwarding)"), "session_id"
+    )
 
-    @admin.action(description=_("Enable again"))
-    def enable_main(self, request: HttpRequest, queryset: QuerySet[MainState]) -> None:
-        _apply(
-            self,
-            request,
-            [m.session_id for m in queryset],
-            operations.enable,
-            ENABLED,
-        )
+    enable_main = _session_action(operations.enable, ENABLED, _("Enable again"), "session_id")
 
 
 @admin.register(Redirect)
@@ -317,7 +309,7 @@ class RedirectAdmin(ReadOnlyAdmin):
         if not self.has_view_permission(request):
             raise PermissionDenied
         redirect = get_object_or_404(Redirect, pk=object_id)
-        _apply(self, request, [redirect.source_id], operations.disable, "Forwarding stopped")
+        _apply(self, request, [redirect.source_id], operations.disable, _("Forwarding stopped"))
         return HttpResponseRedirect(reverse("admin:handoff_redirect_changelist"))
 
     @admin.action(description=_("Open the successor"))
@@ -326,12 +318,6 @@ class RedirectAdmin(ReadOnlyAdmin):
     ) -> HttpResponseRedirect | None:
         return _open(self, request, [r.destination for r in queryset])
 
-    @admin.action(description=_("Disable (stops forwarding)"))
-    def disable_source(self, request: HttpRequest, queryset: QuerySet[Redirect]) -> None:
-        _apply(
-            self,
-            request,
-            [r.source_id for r in queryset],
-            operations.disable,
-            DISABLED,
-        )
+    disable_source = _session_action(
+        operations.disable, DISABLED, _("Disable (stops forwarding)"), "source_id"
+    )
