@@ -192,6 +192,24 @@ document.addEventListener("handoff:event", (event) => {
   }
 });
 
+// The panel answers a refresh by replacing itself (outerHTML). A refresh asked for while the
+// panel's own request is in flight is queued by htmx (hx-sync "queue last") on the panel that
+// the answer replaces, and dropped with it; one asked for while the new panel is settling finds
+// nobody listening. So a refresh is owed from the moment it is asked for until the panel sends
+// a request, and the panel, once in place, asks again for one still owed.
+let panelRefreshOwed = false;
+
+document.addEventListener("handoff:refresh", () => { panelRefreshOwed = true; }, true);
+
+document.addEventListener("htmx:beforeRequest", (event) => {
+  if (event.detail.elt.id === "handoff-panel") panelRefreshOwed = false;
+});
+
+document.addEventListener("htmx:afterSettle", (event) => {
+  if (event.target.id !== "handoff-panel" || !panelRefreshOwed) return;
+  window.htmx.trigger(document.body, "handoff:refresh");
+});
+
 // A tab left open after signing out elsewhere: an htmx request is sent to the sign-in page.
 // Nothing is swapped in; the page says so, with a link to sign in that comes back here, and
 // what was typed in the composer is kept (restored after signing in).
