@@ -176,6 +176,7 @@ document.addEventListener("keydown", (event) => {
 // the card shows its new value, and the value it sends back with a save ("rendered") becomes
 // the new one. A field being edited (focused) is left alone: its save then carries the old
 // value and is refused (409) with the current one shown, instead of overwriting it silently.
+// So is a field whose save is in flight: its answer shows what was stored.
 document.addEventListener("handoff:event", (event) => {
   if (event.detail.kind !== "settings.changed") return;
   // The conversation's panel says whether the global switch holds it back: it reloads.
@@ -186,6 +187,7 @@ document.addEventListener("handoff:event", (event) => {
     const form = document.getElementById(`setting-${name}`);
     const control = form && form.querySelector(CONTROLS);
     if (!control || control === document.activeElement) continue;
+    if (form.classList.contains(window.htmx.config.requestClass)) continue;
     if (control.type === "checkbox") control.checked = value === true;
     else control.value = String(value);
     form.querySelector("input[name=rendered]").value = String(value);
