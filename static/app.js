@@ -176,6 +176,7 @@ document.addEventListener("keydown", (event) => {
 // the card shows its new value, and the value it sends back with a save ("rendered") becomes
 // the new one. A field being edited (focused) is left alone: its save then carries the old
 // value and is refused (409) with the current one shown, instead of overwriting it silently.
+// So is a field whose save is in flight: its answer shows what was stored.
 document.addEventListener("handoff:event", (event) => {
   if (event.detail.kind !== "settings.changed") return;
   // The conversation's panel says whether the global switch holds it back: it reloads.
@@ -186,10 +187,29 @@ document.addEventListener("handoff:event", (event) => {
     const form = document.getElementById(`setting-${name}`);
     const control = form && form.querySelector(CONTROLS);
     if (!control || control === document.activeElement) continue;
+    if (form.classList.contains(window.htmx.config.requestClass)) continue;
     if (control.type === "checkbox") control.checked = value === true;
     else control.value = String(value);
     form.querySelector("input[name=rendered]").value = String(value);
   }
+});
+
+// The panel answers a refresh by replacing itself (outerHTML). A refresh asked for while the
+// panel's own request is in flight is queued by htmx (hx-sync "queue last") on the panel that
+// the answer replaces, and dropped with it; one asked for while the new panel is settling finds
+// nobody listening. So a refresh is owed from the moment it is asked for until the panel sends
+// a request, and the panel, once in place, asks again for one still owed.
+let panelRefreshOwed = false;
+
+document.addEventListener("handoff:refresh", () => { panelRefreshOwed = true; }, true);
+
+document.addEventListener("htmx:beforeRequest", (event) => {
+  if (event.detail.elt.id === "handoff-panel") panelRefreshOwed = false;
+});
+
+document.addEventListener("htmx:afterSettle", (event) => {
+  if (event.target.id !== "handoff-panel" || !panelRefreshOwed) return;
+  window.htmx.trigger(document.body, "handoff:refresh");
 });
 
 // A tab left open after signing out elsewhere: an htmx request is sent to the sign-in page.
