@@ -13,10 +13,12 @@ Per handoff: from the successor's start (the stamp of the event that starts it, 
 start's transaction) to the moment the slowest tab shows it: the tab is on the successor's page
 and its timeline is rendered (the first animation frame after ``DOMContentLoaded`` of a page
 holding ``#timeline``, stamped in the page with ``performance.timeOrigin + performance.now()``:
-the same wall clock as the database's stamps on this machine). Prints each handoff, then the
-median and max of the slowest tab over the handoffs (target: median ≤ 0.3 s), the requests
-each tab sent per handoff besides its navigation and static files (from the request until all
-five show the successor; the most of any tab), and the 1-minute load average.
+the same wall clock as the database's stamps on this machine). Prints each handoff (the slowest
+tab's start → shown and start → its navigation's request, the fastest tab's start → shown, the
+requests of all five tabs), then the median and max of the slowest tab over the handoffs
+(target: median ≤ 0.3 s), the requests each tab sent per handoff besides its navigation and
+static files (the most of any tab, with their paths), before the navigation (the tab's own
+refreshes) and while loading the successor's page, and the 1-minute load average.
 
 ``BENCH_CHROMIUM_HANDOFFS`` sets the handoffs (default 5). Skipped with a notice when Chromium
 or the shared transcripts are absent.
@@ -98,24 +100,39 @@ async def signed_in_context(playwright: Any, site: Site) -> tuple[Any, Any]:
     return browser, context
 
 
-class Requests:
-    """Count what one tab asks the server for, besides navigations and static files."""
+class TabRequests:
+    """What one tab asks the server for during a handoff: its navigation (the first of the
+    top frame), and besides it and static files, by path, what it asked for before the
+    navigation (its own refreshes) and while loading the page it navigated to."""
 
     def __init__(self) -> None:
-        self.paths: Counter[str] = Counter()
+        self.navigation: Any = None
+        self.before: Counter[str] = Counter()
+        self.loading: Counter[str] = Counter()
 
     def __call__(self, request: Any) -> None:
         path = urlsplit(request.url).path
-        if not request.is_navigation_request() and not path.startswith("/static/"):
-            self.paths[path] += 1
+        if request.is_navigation_request():
+            if self.navigation is None and request.frame.parent_frame is None:
+                self.navigation = request
+        elif not path.startswith("/static/"):
+            (self.before if self.navigation is None else self.loading)[path] += 1
+
+    def navigated(self) -> float:
+        """When the navigation's request started (epoch s); inf when there was none."""
+        if self.navigation is None:
+            return float("inf")
+        return float(self.navigation.timing["startTime"]) / 1000
 
 
 @dataclass
 class Handoff:
-    """One handoff seen by the tabs: each tab's start → shown (s) and its requests by path."""
+    """One handoff seen by the tabs, per tab: the successor's start → the navigation's request
+    and → shown (s), and its requests."""
 
+    navigated: list[float]
     shown: list[float]
-    requests: list[Counter[str]]
+    requests: list[TabRequests]
 
 
 async def _handoff(site: Site, pages: list[Any], folder: Path) -> Handoff:
@@ -127,21 +144,25 @@ async def _handoff(site: Site, pages: list[Any], folder: Path) -> Handoff:
     for page in pages:
         await page.goto(path)
         await page.wait_for_function("() => window.__follower?.state === 'connected'")
-    counters = [Requests() for _ in pages]
-    for page, counter in zip(pages, counters, strict=True):
-        page.on("request", counter)
+    requests = [TabRequests() for _ in pages]
+    for page, tab in zip(pages, requests, strict=True):
+        page.on("request", tab)
     await asyncio.to_thread(site.ask_now, source)
     shown = []
     for page in pages:
         await page.wait_for_function(ON_SUCCESSOR, arg=path, timeout=PATIENCE_MS, polling=50)
         shown.append(await page.evaluate("[location.pathname, window.__benchShown]"))
-    for page, counter in zip(pages, counters, strict=True):
-        page.remove_listener("request", counter)
+    for page, tab in zip(pages, requests, strict=True):
+        page.remove_listener("request", tab)
     started = await asyncio.to_thread(site.started_at, source)
     successor = await asyncio.to_thread(_successor_path, source)
     if any(tab_path != successor for tab_path, _ in shown):
         raise RuntimeError(f"a tab left {path} for another page than {successor}: {shown}")
-    return Handoff([stamp / 1000 - started for _, stamp in shown], [c.paths for c in counters])
+    return Handoff(
+        [tab.navigated() - started for tab in requests],
+        [stamp / 1000 - started for _, stamp in shown],
+        requests,
+    )
 
 
 def _successor_path(source: Session) -> str:
@@ -149,13 +170,23 @@ def _successor_path(source: Session) -> str:
     return f"/s/{redirect.objects.values_list('destination', flat=True).get(source=source)}/"
 
 
+def _most(handoffs: list[Handoff], part: str) -> str:
+    """The most requests one tab sent in one handoff in ``part`` ("before" or "loading"), with
+    every path the tabs asked for there over the run."""
+    tabs = [getattr(tab, part) for handoff in handoffs for tab in handoff.requests]
+    paths = sum(tabs, Counter[str]())
+    which = f" ({', '.join(f'{p} ×{n}' for p, n in paths.most_common())})" if paths else ""
+    return f"{max(sum(tab.values()) for tab in tabs)}{which}"
+
+
 async def _measure(site: Site) -> None:
     from playwright.async_api import async_playwright
 
-    print(f"{'handoff':>8} {'start→all tabs ms':>18} {'fastest tab ms':>15} {'requests':>9}")
-    slowest: list[float] = []
-    most = 0
-    seen: Counter[str] = Counter()
+    print(
+        f"{'handoff':>8} {'start→all shown ms':>19} {'start→last nav ms':>18}"
+        f" {'fastest shown ms':>17} {'requests before nav':>20} {'loading the page':>17}"
+    )
+    handoffs: list[Handoff] = []
     with tempfile.TemporaryDirectory(prefix="bench-chromium-") as folder:
         async with async_playwright() as playwright:
             browser, context = await signed_in_context(playwright, site)
@@ -163,21 +194,27 @@ async def _measure(site: Site) -> None:
             pages = [await context.new_page() for _ in range(TABS)]
             for number in range(1, _handoffs() + 1):
                 handoff = await _handoff(site, pages, Path(folder))
-                slowest.append(max(handoff.shown))
-                most = max(most, *(sum(paths.values()) for paths in handoff.requests))
-                seen = sum(handoff.requests, seen)
+                handoffs.append(handoff)
                 print(
-                    f"{number:>8} {measured(max(handoff.shown)):>18}"
-                    f" {measured(min(handoff.shown)):>15}"
-                    f" {sum(sum(paths.values()) for paths in handoff.requests):>9}"
+                    f"{number:>8} {measured(max(handoff.shown)):>19}"
+                    f" {measured(max(handoff.navigated)):>18}"
+                    f" {measured(min(handoff.shown)):>17}"
+                    f" {sum(sum(tab.before.values()) for tab in handoff.requests):>20}"
+                    f" {sum(sum(tab.loading.values()) for tab in handoff.requests):>17}"
                 )
             await browser.close()
-    which = f" ({', '.join(f'{p} ×{n}' for p, n in seen.most_common())})" if seen else ""
+    slowest = [max(handoff.shown) for handoff in handoffs]
+    navigated = [max(handoff.navigated) for handoff in handoffs]
     print(
         f"slowest tab, start → shown: median {measured(statistics.median(slowest))} ms, max"
-        f" {measured(max(slowest))} ms over {len(slowest)} handoffs (target: median ≤"
-        f" {TARGET * 1000:.0f} ms); requests per tab per handoff besides its navigation: at most"
-        f" {most}{which}; load average {os.getloadavg()[0]:.1f}"
+        f" {measured(max(slowest))} ms over {len(slowest)} handoff(s) (target: median ≤"
+        f" {TARGET * 1000:.0f} ms); start → its navigation's request: median"
+        f" {measured(statistics.median(navigated))} ms, max {measured(max(navigated))} ms"
+    )
+    print(
+        f"requests per tab per handoff besides its navigation and static files: at most"
+        f" {_most(handoffs, 'before')} before the navigation, at most {_most(handoffs, 'loading')}"
+        f" loading the successor's page; load average {os.getloadavg()[0]:.1f}"
     )
 
 
