@@ -6,14 +6,65 @@ minutes at most: simulated tabs and sockets on loopback against one Daphne worke
 only its page mode (``bench/follower_pages.py``), ``handoff``
 only what one handoff costs (``bench/handoff_cost.py``, about ten seconds), ``briefs`` only the
 brief evaluation (``bench/briefs.py``: each log's brief against its probes, under a minute),
-``soak`` the outage soak (``bench/soak.py``: private PostgreSQL and Redis cut under load).
+``soak`` the outage soak (``bench/soak.py``: private PostgreSQL and Redis cut under load),
+``chromium`` five real Chromium tabs on a long imported log (``bench/chromium_tabs.py``).
+
+``--both`` after a benchmark's name (``python -m bench pages --both``) runs it twice, each in a
+process of its own: on SQLite + the in-memory layer, then on PostgreSQL + Redis
+(``BENCH_DATABASE_URL``, ``BENCH_REDIS_URL``; defaults in ``CONFIGURATIONS``), each table under
+a line naming its configuration.
 """
 
 from __future__ import annotations
 
+import importlib
 import os
+import subprocess
 import sys
 import tempfile
+from pathlib import Path
+
+GROUPS = {
+    "follower": ("follower_tabs", "follower_pages", "chromium_tabs", "follower_fanout"),
+    "pages": ("follower_pages",),
+    "chromium": ("chromium_tabs",),
+    "handoff": ("handoff_cost",),
+    "briefs": ("briefs",),
+}
+"""The benchmarks one name runs (modules of ``bench``, each with ``run()``), in order."""
+EVERYTHING = (
+    "token_read", "redirect_lookup", "import_memory", "handoff_cost", "briefs", *GROUPS["follower"]
+)  # fmt: skip
+"""What ``python -m bench`` without a name runs."""
+CONFIGURATIONS = {
+    "SQLite file + in-memory channel layer": {},
+    "PostgreSQL + Redis": {
+        "DATABASE_URL": ("BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/sh_bench"),
+        "REDIS_URL": ("BENCH_REDIS_URL", "redis://127.0.0.1:6379/7"),
+    },
+}
+"""What ``--both`` runs on: per configuration, each setting's variable and default."""
+
+
+def run_both(benchmark: str) -> None:
+    """Run ``python -m bench <benchmark>`` once per configuration of ``CONFIGURATIONS``, one
+    after the other in processes of their own, each under a line naming its configuration.
+
+    Raises ``SystemExit`` naming the configurations whose run failed (after running both).
+    """
+    failed = []
+    for name, settings in CONFIGURATIONS.items():
+        env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL")}
+        env |= {
+            key: os.environ.get(variable, default) for key, (variable, default) in settings.items()
+        }
+        shown = f" ({env['DATABASE_URL']}, {env['REDIS_URL']})" if settings else ""
+        print(f"== {benchmark} on {name}{shown}", flush=True)
+        command = [sys.executable, "-m", "bench", benchmark]
+        if subprocess.run(command, env=env, cwd=Path(__file__).resolve().parents[1]).returncode:
+            failed.append(name)
+    if failed:
+        raise SystemExit(f"python -m bench {benchmark} failed on: {', '.join(failed)}")
 
 
 def main() -> None:
@@ -22,11 +73,20 @@ def main() -> None:
     ``soak`` (``bench/soak.py``, about two and a half minutes) sets Django up on its own
     private PostgreSQL and Redis instead, and runs only when asked for.
     """
-    if sys.argv[1:] == ["soak"]:
+    chosen = sys.argv[1:]
+    if chosen == ["soak"]:
         from bench import soak
 
         soak.main()
         return
+    if chosen[1:] == ["--both"] and chosen[0] in GROUPS:
+        run_both(chosen[0])
+        return
+    if len(chosen) > 1 or (chosen and chosen[0] not in GROUPS):
+        names = "|".join(GROUPS)
+        raise SystemExit(
+            f"usage: python -m bench [{names}|soak] | python -m bench {{{names}}} --both"
+        )
     scratch = tempfile.mkdtemp(prefix="handoff-bench-")
     os.environ.setdefault("DATABASE_URL", f"sqlite:///{scratch}/bench.sqlite3")
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
@@ -35,33 +95,8 @@ def main() -> None:
 
     django.setup()
     call_command("migrate", verbosity=0)
-
-    from bench import (
-        briefs,
-        follower_fanout,
-        follower_pages,
-        follower_tabs,
-        handoff_cost,
-        import_memory,
-        redirect_lookup,
-        token_read,
-    )
-
-    groups = {
-        "follower": (follower_tabs, follower_pages, follower_fanout),
-        "pages": (follower_pages,),
-        "handoff": (handoff_cost,),
-        "briefs": (briefs,),
-    }
-    everything = (
-        token_read, redirect_lookup, import_memory, handoff_cost, briefs, *groups["follower"]
-    )  # fmt: skip
-    chosen = sys.argv[1:]
-    if len(chosen) > 1 or (chosen and chosen[0] not in groups):
-        raise SystemExit(f"usage: python -m bench [{'|'.join([*groups, 'soak'])}]")
-    modules = groups[chosen[0]] if chosen else everything
-    for module in modules:
-        module.run()
+    for name in GROUPS[chosen[0]] if chosen else EVERYTHING:
+        importlib.import_module(f"bench.{name}").run()
 
 
 if __name__ == "__main__":

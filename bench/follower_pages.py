@@ -25,17 +25,13 @@ import asyncio
 import json
 import os
 import re
-import subprocess
-import sys
 import time
 from dataclasses import dataclass, field
 
 from django.apps import apps
 from websockets.asyncio.client import ClientConnection
 
-from bench.follower_site import ROOT, Site, measured, percentile, stop_process
-from handoff import operations
-from handoff.operations import Action
+from bench.follower_site import Site, measured, percentile, stop_process
 from host.models import Session
 
 TABS = tuple(int(n) for n in os.environ.get("BENCH_PAGE_TABS", "1,50,200").split(","))
@@ -122,13 +118,6 @@ class Row:
     missed: int = 0
 
 
-def _asked(source: Session) -> float:
-    """Ask for a handoff of ``source`` now (it is queued for the worker); return the moment."""
-    asked = time.time()
-    operations.act(Action.NOW, source.pk)
-    return asked
-
-
 def _attempt_started(source: Session) -> float:
     record = apps.get_model("handoff", "HandoffRecord")
     created = record.objects.filter(source=source).values_list("created", flat=True).get()
@@ -144,7 +133,7 @@ async def _round(site: Site, tabs: int, row: Row) -> None:
     for page in pages:  # one at a time, as tabs opened by a person
         sockets.append(await site.open_tab(page.rendered))
     watching = [asyncio.create_task(p.follow(site, s)) for p, s in zip(pages, sockets, strict=True)]
-    asked = await asyncio.to_thread(_asked, source)
+    asked = await asyncio.to_thread(site.ask_now, source)
     done, late = await asyncio.wait(watching, timeout=PATIENCE)
     for task in late:
         task.cancel()
@@ -159,17 +148,6 @@ async def _round(site: Site, tabs: int, row: Row) -> None:
     row.request_to_attempt.append(started - asked)
     row.requests += [page.requests for page in pages]
     row.missed += tabs - len(opened)
-
-
-def _worker(site: Site) -> subprocess.Popen[bytes]:
-    command = [sys.executable, "manage.py", "task_worker", "--interval", "0.5", "--no-reload"]
-    return subprocess.Popen(
-        [*command, "--no-startup-delay"],
-        cwd=ROOT,
-        env=site.env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
 
 
 async def _measure(site: Site) -> None:
@@ -199,7 +177,7 @@ def run() -> None:
     tab sent in one handoff besides its navigation)."""
     print("follower, page mode: tabs like the conversation page, handoffs asked for and queued")
     site = Site("bench-pages")
-    worker = _worker(site)
+    worker = site.start_worker()
     try:
         asyncio.run(_measure(site))
     finally:

@@ -29,6 +29,8 @@ from websockets.asyncio.client import ClientConnection, connect
 
 from follower.events import current_event_id
 from follower.models import FollowerEvent
+from handoff import operations
+from handoff.operations import Action
 from host import log
 from host.models import Session
 from host.sessions import create_session
@@ -164,9 +166,10 @@ class Site:
         created: datetime = redirect.objects.values_list("created", flat=True).get(source=source)
         return created.timestamp()
 
-    def started_after_commit(self, source: Session) -> float:
-        """Seconds from the route's commit to the start of the successor (its event's stamp):
-        the floor of any follower that opens the successor only once it is started."""
+    def started_at(self, source: Session) -> float:
+        """When the successor of ``source`` started (epoch seconds): the stamp of the first
+        event showing it not blank, written in the start's transaction; inf when it has not
+        started. Raises ``Redirect.DoesNotExist`` when ``source`` was not handed off."""
         redirect = apps.get_model("handoff", "Redirect").objects.get(source=source)
         started = (
             FollowerEvent.objects.filter(
@@ -178,7 +181,31 @@ class Site:
             .values_list("created", flat=True)
             .first()
         )
-        return (started - redirect.created).total_seconds() if started else float("inf")
+        return started.timestamp() if started else float("inf")
+
+    def started_after_commit(self, source: Session) -> float:
+        """Seconds from the route's commit to the start of the successor (its event's stamp):
+        the floor of any follower that opens the successor only once it is started."""
+        return self.started_at(source) - self.committed_at(source)
+
+    def ask_now(self, source: Session) -> float:
+        """Ask for a handoff of ``source`` as "Hand off now" and ``/handoff`` do
+        (``operations.act("now")``: queued for the task worker); return the moment (epoch s)."""
+        asked = time.time()
+        operations.act(Action.NOW, source.pk)
+        return asked
+
+    def start_worker(self) -> subprocess.Popen[bytes]:
+        """Start the Procfile's task worker (``task_worker --interval 0.5``) on this site's
+        database and channel layer; the caller stops it with ``stop_process``."""
+        command = [sys.executable, "manage.py", "task_worker", "--interval", "0.5", "--no-reload"]
+        return subprocess.Popen(
+            [*command, "--no-startup-delay"],
+            cwd=ROOT,
+            env=self.env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
 
     def close(self) -> None:
         """Stop the server."""

@@ -25,11 +25,11 @@ import asyncio
 import json
 import random
 import time
-from pathlib import Path
 from typing import Any
 
 from websockets.asyncio.client import ClientConnection
 
+from bench.chromium_tabs import CHROMIUM, signed_in_context
 from bench.follower_site import Site, measured, percentile
 
 TABS = ((1, 5), (50, 2), (200, 1))
@@ -38,8 +38,6 @@ POLL_INTERVAL = 2.0
 """Seconds between the polling tab's snapshot reads (the seed's design)."""
 PATIENCE = 30.0
 """Seconds a tab waits for the successor before it counts as missed."""
-CHROMIUM = Path("/usr/bin/chromium")
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 CHROMIUM_HANDOFFS = 5
 
 
@@ -138,10 +136,7 @@ async def _chromium(site: Site, handoffs: int) -> list[float]:
 
     samples: list[float] = []
     async with async_playwright() as playwright:
-        browser = await playwright.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
-        context = await browser.new_context(base_url=site.origin)
-        name, _, value = site.cookie.partition("=")
-        await context.add_cookies([{"name": name, "value": value, "url": site.origin}])
+        browser, context = await signed_in_context(playwright, site)
         page = await context.new_page()
         for _ in range(handoffs):
             source = await asyncio.to_thread(site.conversation, "bench chromium")

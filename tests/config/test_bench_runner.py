@@ -1,0 +1,82 @@
+"""The benchmark runner's ``--both`` and the Chromium benchmark's long log (issue 17, "Done
+when"): no benchmark is timed here, only what the runner starts and what the import gives."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from shared_files import ROOT
+
+from bench import __main__ as runner
+from bench.chromium_tabs import LONG_LOG, import_long_log
+from host.importers import import_report
+
+
+def test_both_runs_the_benchmark_on_each_configuration_in_a_process_of_its_own(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/elsewhere")
+    monkeypatch.setenv("REDIS_URL", "redis://127.0.0.1:6379/1")
+    monkeypatch.setenv("BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/sh_other")
+    monkeypatch.delenv("BENCH_REDIS_URL", raising=False)
+    runs: list[tuple[list[str], dict[str, str]]] = []
+
+    def run(command: list[str], env: dict[str, str], cwd: Path) -> Any:
+        print("(the table)")
+        runs.append((command, env))
+        return subprocess.CompletedProcess(command, 0)
+
+    monkeypatch.setattr(runner.subprocess, "run", run)
+    runner.run_both("pages")
+
+    assert [command for command, _ in runs] == [[sys.executable, "-m", "bench", "pages"]] * 2
+    (_, embedded), (_, real) = runs
+    assert "DATABASE_URL" not in embedded and "REDIS_URL" not in embedded
+    assert real["DATABASE_URL"] == "postgres://postgres@127.0.0.1:5432/sh_other"
+    assert real["REDIS_URL"] == "redis://127.0.0.1:6379/7"
+    assert capsys.readouterr().out.splitlines() == [
+        "== pages on SQLite file + in-memory channel layer",
+        "(the table)",
+        "== pages on PostgreSQL + Redis"
+        " (postgres://postgres@127.0.0.1:5432/sh_other, redis://127.0.0.1:6379/7)",
+        "(the table)",
+    ]
+
+
+def test_both_runs_the_second_configuration_when_the_first_fails_and_says_which_failed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    returned = iter([1, 0])
+    monkeypatch.setattr(
+        runner.subprocess,
+        "run",
+        lambda command, **_: subprocess.CompletedProcess(command, next(returned)),
+    )
+    with pytest.raises(SystemExit, match="failed on: SQLite file \\+ in-memory channel layer$"):
+        runner.run_both("chromium")
+    assert next(returned, None) is None
+
+
+def test_an_unknown_benchmark_with_both_gets_the_usage_and_runs_nothing() -> None:
+    ran = subprocess.run(
+        [sys.executable, "-m", "bench", "soak", "--both"], cwd=ROOT, capture_output=True, text=True
+    )
+    assert ran.returncode == 1
+    assert ran.stderr.startswith("usage: python -m bench [follower|pages|chromium|")
+    assert ran.stdout == ""
+
+
+@pytest.mark.django_db
+def test_the_long_log_is_imported_again_for_the_same_owner_with_its_whole_timeline(
+    django_user_model: Any, tmp_path: Path
+) -> None:
+    if not LONG_LOG.is_file():
+        pytest.skip(f"shared transcripts not found ({LONG_LOG})")
+    owner = django_user_model.objects.create_user("ada")
+    first, second = (import_long_log(owner, tmp_path) for _ in range(2))
+    assert first.pk != second.pk
+    assert [import_report(s)["messages"] for s in (first, second)] == [462, 462]
