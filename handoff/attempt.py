@@ -51,6 +51,7 @@ from django.conf import settings
 from django.db import transaction
 from django.dispatch import Signal
 from django.utils import timezone
+from django.utils.translation import gettext_noop
 
 from handoff import backoff, inheritance, metrics, recovery, services, store, summarizer
 from handoff.core.blockers import BlockerFacts, find_blockers
@@ -684,7 +685,9 @@ def commit_review(record: HandoffRecord, brief: dict[str, Any]) -> AttemptOutcom
     """
     controller = services.session_controller()
     if controller is None:
-        raise ServiceUnavailable(services.SESSION_CONTROLLER, "a review cannot be committed")
+        raise ServiceUnavailable(
+            services.SESSION_CONTROLLER, gettext_noop("a review cannot be committed")
+        )
     attempt = Attempt(
         str(record.source_id),
         record.reason == Reason.MANUAL,

@@ -34,8 +34,11 @@ class ServiceUnavailable(HandoffError):
     """A host service the operation needs was left out (seed 003 §6.3)."""
 
     def __init__(self, name: str, consequence: str) -> None:
+        """``name``: the service (``handoff.services``); ``consequence``: what cannot happen
+        without it, in English, marked for translation (pages say it in their language)."""
         super().__init__(f"the host provides no {name} service: {consequence}")
         self.name = name
+        self.consequence = consequence
 
 
 class PhaseError(HandoffError):

@@ -17,6 +17,8 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
+from django.utils.translation import gettext_noop
+
 from handoff import services, store
 from handoff.core.redirects import RedirectCycleError
 from handoff.core.relay import relay_id
@@ -40,7 +42,9 @@ def destination(session_id: Any) -> str:
 def _controller() -> SessionController:
     controller = services.session_controller()
     if controller is None:
-        raise ServiceUnavailable(services.SESSION_CONTROLLER, "input cannot be forwarded")
+        raise ServiceUnavailable(
+            services.SESSION_CONTROLLER, gettext_noop("input cannot be forwarded")
+        )
     return controller
 
 

@@ -16,10 +16,13 @@ starts from the brief only).
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Callable
 
 from django.db import transaction
 from django.utils.functional import Promise
+from django.utils.html import escape, format_html
+from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import gettext, gettext_noop
 from django.utils.translation import gettext_lazy as _
 
@@ -55,15 +58,50 @@ SETTING_LABELS: dict[str, Promise] = {
 }
 
 
-def row(setting: str, outcome: str, detail: str) -> Row:
-    """Return one report row."""
-    return {"setting": setting, "outcome": outcome, "detail": detail}
+# The details that carry values (a path, a name, an error), as ``row`` is given them: stored
+# filled in, in English; ``readable`` recognises them and says them in the active language.
+PRESET_MISSING = gettext_noop(
+    "preset “%(preset)s” does not exist; composed preset “%(composed)s” used"
+)
+NOT_A_WORKSPACE = gettext_noop("%(cwd)s is not a registered workspace (not created)")
+MODEL_FROM_LOG = gettext_noop("%(model)s (latest model selection in the source's log)")
+MODEL_FROM_CONFIG = gettext_noop("%(model)s (the source's request config)")
+MODEL_FROM_PRESET = gettext_noop("%(model)s (the options of agent preset “%(preset)s”)")
+MODEL_DEFAULT = gettext_noop("%(model)s (the default model)")
+FAILED = gettext_noop("failed: %(error)s")
+_PLACEHOLDER = re.compile(r"%\\\(([a-z]+)\\\)s")
+
+
+def _pattern(template: str) -> re.Pattern[str]:
+    """A pattern matching ``template`` filled in, each value a named group."""
+    return re.compile(_PLACEHOLDER.sub(r"(?P<\1>.+)", re.escape(template)), re.DOTALL)
+
+
+TEMPLATES = [
+    (template, _pattern(template))
+    for template in (
+        PRESET_MISSING,
+        NOT_A_WORKSPACE,
+        MODEL_FROM_LOG,
+        MODEL_FROM_CONFIG,
+        MODEL_FROM_PRESET,
+        MODEL_DEFAULT,
+        FAILED,
+    )
+]
+
+
+def row(setting: str, outcome: str, detail: str, **values: str) -> Row:
+    """Return one report row; ``detail`` is filled in with ``values`` when given (one of the
+    templates above, ``%(name)s`` placeholders)."""
+    return {"setting": setting, "outcome": outcome, "detail": detail % values if values else detail}
 
 
 def readable(report: list[Row]) -> list[dict[str, object]]:
     """Return the report's rows as people read them: ``setting`` and ``outcome`` in words (an
     unknown identifier as it is), ``detail`` in the active language when it is one of this
-    module's fixed sentences (``prose`` True), else as stored (a path, a name: ``prose`` False),
+    module's sentences, those carrying values too (``prose`` True; safe HTML, each value marked
+    ``translate="no"``), else as stored (a path, a name: ``prose`` False),
     ``code`` the outcome's identifier. The stored rows and the API keep the English."""
     return [
         {
@@ -76,9 +114,38 @@ def readable(report: list[Row]) -> list[dict[str, object]]:
     ]
 
 
+def _filled(stored: str) -> tuple[str, dict[str, str]] | None:
+    """The template ``stored`` was filled in from and its values; None for any other detail."""
+    for template, pattern in TEMPLATES:
+        found = pattern.fullmatch(stored)
+        if found:
+            return template, found.groupdict()
+    return None
+
+
 def _detail(stored: str) -> dict[str, object]:
+    """A stored detail in the active language: a fixed sentence translated, a sentence with
+    values translated around them (each value marked ``translate="no"``: a path, a name, an
+    error), anything else as stored (``prose`` False)."""
+    filled = _filled(stored)
+    if filled is not None:
+        template, values = filled
+        marked = {
+            name: format_html('<span translate="no">{}</span>', value)
+            for name, value in values.items()
+        }
+        sentence: SafeString = mark_safe(escape(gettext(template)) % marked)
+        return {"detail": sentence, "prose": True}
     translated = gettext(stored) if stored else stored
     return {"detail": translated, "prose": translated != stored}
+
+
+def detail_text(stored: str) -> str:
+    """A stored detail as plain text in the active language (a terminal's ``_detail``)."""
+    filled = _filled(stored)
+    if filled is not None:
+        return gettext(filled[0]) % filled[1]
+    return gettext(stored) if stored else stored
 
 
 def _agent_preset(source: HostSession) -> tuple[str | None, Row]:
@@ -96,7 +163,9 @@ def _agent_preset(source: HostSession) -> tuple[str | None, Row]:
     return composed, row(
         "agent-preset",
         FALLBACK,
-        f"preset {source.agent_preset!r} does not exist; composed preset {composed!r} used",
+        PRESET_MISSING,
+        preset=source.agent_preset,
+        composed=str(composed),
     )
 
 
@@ -131,15 +200,15 @@ def _workspace(source: HostSession, successor: HostSession) -> Row:
         return row("workspace", NOT_INHERITED, gettext_noop("the source has no working directory"))
     workspace = registry.resolve_by_path(source.owner_id, source.cwd)
     if workspace is None:
-        return row(
-            "workspace", NOT_INHERITED, f"{source.cwd} is not a registered workspace (not created)"
-        )
+        return row("workspace", NOT_INHERITED, NOT_A_WORKSPACE, cwd=source.cwd)
     registry.attach(workspace, successor)
     return row("workspace", INHERITED, source.cwd)
 
 
 def choose_model(source: HostSession, successor: HostSession) -> tuple[str | None, str, str]:
-    """Return ``(model, outcome, where it came from)`` by the four-step chain (seed 003 §6.1).
+    """Return ``(model, outcome, detail)`` by the four-step chain (seed 003 §6.1); ``detail``
+    says where it came from: one of the ``MODEL_*`` templates (``%(model)s``, ``%(preset)s``:
+    the successor's agent preset) or, without a model, a fixed sentence.
 
     ``model`` is ``None`` when the chain ends at the default model and the host provides no
     model selection service to name it: the successor keeps the host's default then.
@@ -147,25 +216,25 @@ def choose_model(source: HostSession, successor: HostSession) -> tuple[str | Non
     selection = services.model_selection()
     latest = selection.latest(source) if selection is not None else None
     if latest:
-        return latest, INHERITED, "latest model selection in the source's log"
+        return latest, INHERITED, MODEL_FROM_LOG
     configured = (source.request_config or {}).get("model")
     if configured:
-        return str(configured), INHERITED, "the source's request config"
+        return str(configured), INHERITED, MODEL_FROM_CONFIG
     presets = services.agent_presets()
     option = presets.options(successor.agent_preset).get("model") if presets else None
     if option:
-        return str(option), FALLBACK, f"the options of agent preset {successor.agent_preset!r}"
+        return str(option), FALLBACK, MODEL_FROM_PRESET
     if selection is None:
-        return None, FALLBACK, "no model selection service: the host's default model"
-    return selection.default(), FALLBACK, "the default model"
+        return None, FALLBACK, gettext_noop("no model selection service: the host's default model")
+    return selection.default(), FALLBACK, MODEL_DEFAULT
 
 
 def _model(controller: SessionController, source: HostSession, successor: HostSession) -> Row:
-    model, outcome, origin = choose_model(source, successor)
+    model, outcome, detail = choose_model(source, successor)
     if model is None:
-        return row("model", outcome, origin)
+        return row("model", outcome, detail)
     controller.select_model(successor, model)
-    return row("model", outcome, f"{model} ({origin})")
+    return row("model", outcome, detail, model=model, preset=str(successor.agent_preset))
 
 
 def _permissions(source: HostSession, successor: HostSession) -> list[Row]:
@@ -224,7 +293,7 @@ def _guarded(setting: str, apply_rows: Callable[[], list[Row]]) -> list[Row]:
             return apply_rows()
     except Exception as exc:
         logger.exception("inheriting %s failed", setting)
-        return [row(setting, NOT_INHERITED, f"failed: {type(exc).__name__}: {exc}")]
+        return [row(setting, NOT_INHERITED, FAILED, error=f"{type(exc).__name__}: {exc}")]
 
 
 def apply(controller: SessionController, source: HostSession, successor: HostSession) -> list[Row]:

@@ -12,12 +12,13 @@ from __future__ import annotations
 from typing import Any
 
 from handoff import services, store
-from handoff.core.meter import Hold, MeterOut, meter
+from handoff.core.meter import Hold, meter
 from handoff.core.tokens import TokenBasis, TokenReading, read_tokens
 from handoff.core.trigger import Metrics
+from handoff.meter_words import described
 from handoff.services import HostSession
 from handoff.settings_store import SettingsValues
-from handoff.shapes import MetricsOut
+from handoff.shapes import MeterOut, MetricsOut
 
 
 def token_reading(session: HostSession, values: SettingsValues) -> TokenReading:
@@ -69,7 +70,16 @@ def hold(session_id: Any, values: SettingsValues) -> Hold | None:
 def context_meter(session: HostSession, values: SettingsValues) -> MeterOut:
     """Return the session's context meter (issue 18 §1) under the settings ``values``."""
     measured, reading = measure(session, values)
-    return meter(measured, values.trigger_config(), reading.as_dict(), hold(session.pk, values))
+    return meter_of(session.pk, measured, reading, values)
+
+
+def meter_of(
+    session_id: Any, measured: Metrics, reading: TokenReading, values: SettingsValues
+) -> MeterOut:
+    """Return the context meter of figures already read for ``session_id``, with its sentence
+    in the active language."""
+    core = meter(measured, values.trigger_config(), reading.as_dict(), hold(session_id, values))
+    return described(core)
 
 
 def metrics_dict(metrics: Metrics) -> MetricsOut:

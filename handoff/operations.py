@@ -31,6 +31,7 @@ from typing import Any
 
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext_noop
 
 from handoff import attempt as attempts
 from handoff import backoff, metrics, review, services, store, tasks
@@ -55,7 +56,8 @@ def _controller() -> SessionController:
     controller = services.session_controller()
     if controller is None:
         raise ServiceUnavailable(
-            services.SESSION_CONTROLLER, "handoff is unavailable and automatic handoff is off"
+            services.SESSION_CONTROLLER,
+            gettext_noop("handoff is unavailable and automatic handoff is off"),
         )
     return controller
 

@@ -10,7 +10,8 @@ every surface prints, documents and is type-checked against.
   ``handoff.core.tokens``, which must stay free of pydantic);
 - ``MetricsOut`` ``{"tokens", "turns", "compactions", "capacity"}``;
 - ``RecordOut`` one handoff record (seed 000, State: ``records``);
-- ``MeterOut`` the context meter (issue 18 §1; declared in ``handoff.core.meter``);
+- ``MeterOut`` the context meter (issue 18 §1; its figures declared in ``handoff.core.meter``)
+  with its sentence in the active language (``handoff.meter_words``);
 - ``StatusOut`` the status report (issue 4 §6; seed 000, ``action=status``).
 """
 
@@ -23,7 +24,7 @@ from pydantic import Field
 # pydantic reads only typing_extensions' TypedDict on Python 3.11.
 from typing_extensions import TypedDict
 
-from handoff.core.meter import MeterOut
+from handoff.core.meter import MeterOut as MeterFigures
 from handoff.core.tokens import TokensOut
 
 __all__ = [
@@ -81,6 +82,13 @@ class BackoffOut(TypedDict):
     until: Annotated[str, Field(description=ISO_8601)]
     failures: Annotated[int, Field(description="Automatic attempts failed in a row.")]
     reason: Annotated[str, Field(description="The error of the last failed attempt.")]
+
+
+class MeterOut(MeterFigures):
+    """The context meter's figures and verdict, and ``summary``: its sentence in the active
+    language (``handoff.meter_words.summary``)."""
+
+    summary: str
 
 
 class StatusOut(TypedDict):

@@ -29,7 +29,6 @@ from django.utils import timezone
 from django.utils.translation import gettext_noop
 
 from handoff import backoff, lineage, metrics, services, store
-from handoff.core.meter import meter
 from handoff.core.phases import Phase
 from handoff.core.tokens import TokenBasis, TokenLabel, TokenReading
 from handoff.core.trigger import Metrics
@@ -159,9 +158,7 @@ def build(session_id: Any) -> StatusOut:
         tokens=reading.as_dict(),
         turns=measured.turns,
         compactions=measured.compactions,
-        meter=meter(
-            measured, values.trigger_config(), reading.as_dict(), metrics.hold(key, values)
-        ),
+        meter=metrics.meter_of(key, measured, reading, values),
         redirect=str(redirect.destination_id) if redirect else None,
         predecessor=str(origin.source_id) if origin else None,
         successor=str(onward.target_id) if onward else None,

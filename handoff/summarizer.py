@@ -25,6 +25,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from django.utils.translation import gettext_noop
+
 from handoff import services
 from handoff.core.brief import BRIEF_FIELDS, LIST_FIELDS, parse_brief, validate_brief
 from handoff.core.offline_brief import offline_brief
@@ -88,7 +90,9 @@ def summarize(session: Any, context: Sequence[Entry]) -> dict[str, Any]:
     """
     llm = services.llm()
     if llm is None:
-        raise ServiceUnavailable("llm", "no summary can be written, the source stays as it is")
+        raise ServiceUnavailable(
+            services.LLM, gettext_noop("no summary can be written, the source stays as it is")
+        )
     if llm.offline:
         return offline_brief(context, cwd=session.cwd)
     prompt = build_prompt(context, cwd=session.cwd, window=llm.window())

@@ -21,11 +21,12 @@ from uuid import UUID
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import Q
+from django.utils.translation import gettext_lazy as _
 
 from host.models import Session, Workspace
 from host.signals import session_links
 
-NO_WORKSPACE_LABEL = "No workspace"
+NO_WORKSPACE_LABEL = _("No workspace")
 
 PAGE = 50
 """Rows per page of the session list."""
@@ -99,7 +100,7 @@ def sidebar_page(
         workspace = row.session.workspace
         key = workspace.pk if workspace else None
         if key not in groups:
-            label = str(workspace) if workspace else NO_WORKSPACE_LABEL
+            label = str(workspace if workspace else NO_WORKSPACE_LABEL)
             groups[key] = SidebarGroup(label=label, workspace=workspace)
         groups[key].rows.append(row)
     named = sorted(

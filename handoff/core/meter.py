@@ -1,4 +1,4 @@
-"""The context meter (issue 18 §1): how near an idle main is to the trigger, in figures and words.
+"""The context meter (issue 18 §1): how near an idle main is to the trigger, and which verdict.
 
 Built from the very ``Metrics`` and ``TriggerConfig`` the trigger (seed 000, Trigger) reads, and
 through ``trigger.threshold`` and ``trigger.handoff_trigger`` themselves, so the meter cannot say
@@ -8,7 +8,7 @@ through ``trigger.threshold`` and ``trigger.handoff_trigger`` themselves, so the
 
 ``{"tokens": {"value", "basis", "label"}, "window", "trigger_point", "trigger_source",
 "share", "turns", "min_turns", "compactions", "max_compactions", "automatic", "due", "first",
-"tokens_to_go", "turns_to_go", "compactions_to_go", "turns_estimate", "summary"}``
+"tokens_to_go", "turns_to_go", "compactions_to_go", "turns_estimate", "verdict"}``
 
 All figures are tokens or counts. ``window`` is the capacity (0: unknown); ``trigger_point``
 the token threshold rounded up to the first whole token that fires it; ``trigger_source``
@@ -18,11 +18,13 @@ the token threshold rounded up to the first whole token that fires it; ``trigger
 token label is ``unavailable`` (seed 003 §5.2: automatic handoff is off, ``/handoff`` still
 works); ``due`` is the trigger's answer now, and False while a ``Hold`` keeps automatic
 handoff from running (the conversation was handed off, its own switch is off, the global
-``autoHandoff`` is off: the summary says which instead of counting down); ``first`` the
+``autoHandoff`` is off: the verdict says which instead of counting down); ``first`` the
 criterion that fires first (``context-pressure``, ``repeated-compaction``; None when
 automatic handoff is off);
 ``turns_estimate`` roughly how many more turns the context fills the rest in at this
-conversation's average per turn (None when unknown); ``summary`` says it in one sentence.
+conversation's average per turn (None when unknown); ``verdict`` which sentence says it
+(a ``Verdict``): the words are written outside the core, in the reader's language, from
+``verdict`` and these figures (``handoff.meter_words``).
 """
 
 from __future__ import annotations
@@ -36,11 +38,6 @@ from handoff.core.phases import Reason
 from handoff.core.tokens import TokenLabel, TokensOut
 from handoff.core.trigger import Metrics, TriggerConfig, handoff_trigger, threshold
 
-UNAVAILABLE_SUMMARY = (
-    "Automatic handoff is off for this conversation: no token figure — the model reported no "
-    "usage and the meter measured nothing (seed 003 §5.2). /handoff still works."
-)
-
 
 class Hold(StrEnum):
     """Why automatic handoff will not run for a conversation, whatever its figures."""
@@ -50,13 +47,19 @@ class Hold(StrEnum):
     GLOBAL_OFF = "global-off"
 
 
-HOLD_SUMMARY = {
-    Hold.HANDED_OFF: "Handed off to its successor: no further handoff starts from here.",
-    Hold.SESSION_OFF: "Hands off only when asked (/handoff now): this conversation's own "
-    "switch is off; once it is on, at {point:,} tokens.",
-    Hold.GLOBAL_OFF: "Hands off by itself only once the global switch in Settings is on (the "
-    "trigger point is {point:,} tokens); /handoff now works meanwhile.",
-}
+class Verdict(StrEnum):
+    """Which sentence says when the conversation hands off (the words are the web's, in the
+    reader's language: ``handoff.meter_words``). The holds first, then ``unavailable`` (no token
+    figure), ``due``, ``turns-to-go`` (the point is reached or compactions fire first, turns are
+    missing) and ``tokens-to-go`` (counting down to the trigger point)."""
+
+    HANDED_OFF = Hold.HANDED_OFF.value
+    SESSION_OFF = Hold.SESSION_OFF.value
+    GLOBAL_OFF = Hold.GLOBAL_OFF.value
+    UNAVAILABLE = "unavailable"
+    DUE = "due"
+    TURNS_TO_GO = "turns-to-go"
+    TOKENS_TO_GO = "tokens-to-go"
 
 
 class MeterOut(TypedDict):
@@ -78,7 +81,7 @@ class MeterOut(TypedDict):
     turns_to_go: int
     compactions_to_go: int | None
     turns_estimate: int | None
-    summary: str
+    verdict: str
 
 
 def trigger_point(metrics: Metrics, config: TriggerConfig) -> int:
@@ -103,38 +106,18 @@ def _turns_estimate(metrics: Metrics, tokens_to_go: int) -> int | None:
     return math.ceil(tokens_to_go / (metrics.tokens / metrics.turns))
 
 
-def _words(counted: int, noun: str) -> str:
-    return f"{counted:,} {noun}{'' if counted == 1 else 's'}"
-
-
-def _summary(out: MeterOut, hold: Hold | None) -> str:
-    """One sentence: which criterion fires first and roughly when, or why none will (a
-    handoff made first, then a missing token figure, then the switches)."""
+def _verdict(out: MeterOut, hold: Hold | None) -> Verdict:
+    """Which sentence applies: a handoff made first, then a missing token figure, then the
+    switches, then how far the trigger is."""
     if hold is not Hold.HANDED_OFF and out["tokens"]["label"] == TokenLabel.UNAVAILABLE:
-        return UNAVAILABLE_SUMMARY
+        return Verdict.UNAVAILABLE
     if hold is not None:
-        return HOLD_SUMMARY[hold].format(point=out["trigger_point"])
-    point = out["trigger_point"]
+        return Verdict(hold.value)
     if out["due"]:
-        if out["first"] == Reason.REPEATED_COMPACTION:
-            return (
-                f"Due: hands off at the next idle moment ({out['compactions']} of "
-                f"{out['max_compactions']} compactions)."
-            )
-        return f"Due: hands off at the next idle moment ({point:,} tokens reached)."
+        return Verdict.DUE
     if out["first"] == Reason.REPEATED_COMPACTION or out["tokens_to_go"] == 0:
-        reached = (
-            f"{out['max_compactions']} compactions reached"
-            if out["first"] == Reason.REPEATED_COMPACTION
-            else f"{point:,} tokens reached"
-        )
-        return f"Hands off after {_words(out['turns_to_go'], 'more turn')}: {reached}."
-    sentence = f"Hands off at {point:,} tokens: {out['tokens_to_go']:,} to go"
-    if out["turns_estimate"] is not None:
-        sentence += f", about {_words(out['turns_estimate'], 'turn')} at this pace"
-    if out["turns_to_go"] > 0:
-        sentence += f"; not before turn {out['min_turns']}"
-    return sentence + "."
+        return Verdict.TURNS_TO_GO
+    return Verdict.TOKENS_TO_GO
 
 
 def meter(
@@ -167,7 +150,7 @@ def meter(
         turns_to_go=max(0, config.handoff_min_turns - metrics.turns),
         compactions_to_go=max(0, limit - metrics.compactions) if limit > 0 else None,
         turns_estimate=_turns_estimate(metrics, tokens_to_go),
-        summary="",
+        verdict="",
     )
-    out["summary"] = _summary(out, hold)
+    out["verdict"] = str(_verdict(out, hold))
     return out

@@ -124,7 +124,11 @@ _CHECKED = re.compile(r"\b(?:checked|confirmed|made sure) that\b", re.IGNORECASE
 _PRONOUN = re.compile(r"^(?:it|this|that|they|these|those)\b", re.IGNORECASE)
 # A summary's task that opens with its id: "E-1 (EPIC): …", "**spotter-gqc.6** (in_progress): …".
 _TASK_ID = re.compile(r"^[*`\s]*([A-Za-z][\w]*(?:[.-][\w]+)+)[*`]*\s*(?:\(|:)")
-_CITED = re.compile(r"\((?:earlier )?log #(\d+)\)")
+_CITED = re.compile(r"\((earlier |older )?log #(\d+)\)")
+# How an answer to the agent's question reads (``digest``: "question → answer").
+ANSWERED = " → "
+# The source an item names at its end: "(log #N)", "(earlier log #N)", "(compaction summary)".
+_CITATION = re.compile(r" \((?:(?:earlier |older )?log #\d+|compaction summary)\)$")
 _NEXT_SENTENCE = re.compile(
     r"^(?:next(?: steps?)?\s*[:,—–-]|next,? i(?:'ll| will)\b|remaining\s*:|still to do\s*:)",
     re.IGNORECASE,
@@ -164,22 +168,35 @@ def cited(text: str, seq: int) -> str:
 
 def inherited(items: Iterable[object]) -> list[str]:
     """A predecessor's items, their "(log #N)" marked as "(earlier log #N)": the entry is in
-    the predecessor's log, not in this one."""
-    return [_CITED.sub(r"(earlier log #\1)", str(item)) for item in items]
+    the predecessor's log, not in this one; one already "earlier" becomes "(older log #N)"
+    (further back than the predecessor's source, so no page links it)."""
+    return [_CITED.sub(_further_back, str(item)) for item in items]
 
 
-def unique(items: Iterable[str], limit: int = MAX_ITEMS) -> list[str]:
-    """Return the clipped, non-empty, distinct ``items`` in order, at most ``limit``.
+def _further_back(cited: re.Match[str]) -> str:
+    return f"({'older' if cited[1] else 'earlier'} log #{cited[2]})"
+
+
+def unique(items: Iterable[str], limit: int = MAX_ITEMS, *, claims: bool = False) -> list[str]:
+    """Return the clipped, non-empty, distinct ``items`` in order, at most ``limit``;
+    ``claims``: items that say the same but cite another entry are the same (the first kept:
+    a rule the user repeated is listed once).
 
     ``items`` is read only as far as needed: a generator past the ``limit``-th is left unread.
     """
-    found: dict[str, None] = {}
+    found: dict[str, str] = {}
     for item in items:
         if len(found) >= limit:
             break
         if item.strip():
-            found.setdefault(clip(item))
-    return list(found)
+            kept = clip(item)
+            found.setdefault(uncited(kept) if claims else kept, kept)
+    return list(found.values())
+
+
+def uncited(item: str) -> str:
+    """``item`` without the entry it cites at its end."""
+    return _CITATION.sub("", item)
 
 
 def sentences(text: str) -> list[str]:
@@ -242,8 +259,18 @@ def rules_of(d: Digest) -> list[str]:
     )
     answered = (cited(a, a.seq) for a in d.answers if _RULE.search(a.split(" → ", 1)[-1]))
     return unique(
-        itertools.chain(inherited(d.predecessor.get("constraints", [])), answered, stated)
+        itertools.chain(inherited(d.predecessor.get("constraints", [])), answered, stated),
+        claims=True,
     )
+
+
+def without_rules(decisions: list[str], constraints: list[str]) -> list[str]:
+    """Return ``decisions`` without the rules ``constraints`` already lists (the same text,
+    whatever entry each cites): a rule is listed once, as a constraint. The user's answer to
+    the agent's question ("question → answer") stays in both: the option chosen is a decision,
+    the rule it states a constraint (seed 000, Brief schema; issue 16)."""
+    rules = {uncited(rule) for rule in constraints}
+    return [item for item in decisions if ANSWERED in item or uncited(item) not in rules]
 
 
 def _cite_or_summary(sentence: str, seq: int) -> str:
@@ -564,10 +591,11 @@ def offline_brief(context: Sequence[Entry], *, cwd: str) -> dict[str, Any]:
     d.assistant_texts = [t for t in d.assistant_texts if not t.startswith(BRIEF_RECEIVED)]
     done = finished(d)
     pending = pending_of(d, done)
+    constraints = rules_of(d)
     brief = {
         "goal": goal_of(d),
-        "decisions": decisions_of(d),
-        "constraints": rules_of(d),
+        "decisions": without_rules(decisions_of(d), constraints),
+        "constraints": constraints,
         "artifacts": artifacts_of(d, cwd),
         "verified": verified_of(d),
         "pending": pending,

@@ -18,16 +18,11 @@ from django.utils.functional import Promise
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
-from handoff import operations, services, store
-from handoff.exceptions import (
-    AlreadyHandedOff,
-    HandoffError,
-    NoReviewWaiting,
-    NotAMain,
-    ReviewWaiting,
-)
+from handoff import operations, store
+from handoff.exceptions import HandoffError
 from handoff.operations import Action
 from handoff.web.panel import describe_blocker
+from handoff.web.refusals import in_words
 from host.signals import CommandReply
 
 COMMAND = "handoff"
@@ -52,25 +47,9 @@ FORWARDING_STOPPED = _(
 
 
 def refusal(action: str, error: HandoffError) -> str:
-    """The sentence a refused ``/handoff`` shows in the chat: in the conversation's words (its
-    successor's title, not ids) for the refusals a chat user meets, the error's own otherwise."""
-    if isinstance(error, AlreadyHandedOff):
-        controller = services.session_controller()
-        successor = controller.get(str(error.destination)) if controller is not None else None
-        title = (successor.title if successor is not None else "") or gettext("its successor")
-        return gettext(
-            "This conversation was already handed off to “%(title)s”: what you type here goes "
-            "there. /handoff disable stops forwarding."
-        ) % {"title": title}
-    if isinstance(error, NotAMain):
-        return gettext("This is a helper agent's conversation: only main conversations hand off.")
-    if isinstance(error, NoReviewWaiting):
-        return gettext("No handoff of this conversation is waiting for review.")
-    if isinstance(error, ReviewWaiting):
-        return gettext(
-            "A handoff of this conversation is waiting for review: commit or discard it first."
-        )
-    return f"/handoff {action}: {error}"
+    """The sentence a refused ``/handoff`` shows in the chat (``refusals.in_words``), else the
+    error's own message after the command."""
+    return in_words(error) or f"/handoff {action}: {error}"
 
 
 def handoff_command(

@@ -11,6 +11,12 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from django.utils.formats import date_format, number_format
+from django.utils.html import escape, format_html
+from django.utils.safestring import SafeString, mark_safe
+from django.utils.timezone import localtime
+from django.utils.translation import gettext, ngettext
+
 from handoff import lineage, services
 from handoff.core.brief import render_brief
 from handoff.shapes import RecordOut
@@ -29,6 +35,60 @@ class Hop:
     target: Any
     brief_markdown: str
     original_markdown: str
+
+    def sentence(self) -> SafeString:
+        """What started this hop, when, and the source's figures then: one sentence in the
+        active language, its time a ``<time>`` element (``record_sentence``)."""
+        return record_sentence(self.record, self.created)
+
+
+def _figure(value: int) -> str:
+    return number_format(value, force_grouping=True)
+
+
+def _opening(reason: str) -> str:
+    """The sentence for a record's reason (``%(when)s``, ``%(tokens)s``, ``%(turns)s``,
+    ``%(compactions)s`` to fill in)."""
+    if reason == "manual":
+        return gettext(
+            "Asked for by hand on %(when)s, at %(tokens)s, after %(turns)s and %(compactions)s."
+        )
+    if reason == "repeated-compaction":
+        return gettext(
+            "Started by repeated compaction on %(when)s, at %(tokens)s, after %(turns)s and "
+            "%(compactions)s."
+        )
+    return gettext(
+        "Started by context pressure on %(when)s, at %(tokens)s, after %(turns)s and "
+        "%(compactions)s."
+    )
+
+
+def record_sentence(record: RecordOut, created: datetime) -> SafeString:
+    """Return a hop's record as one sentence: its reason (seed 000: ``manual``,
+    ``context-pressure``, ``repeated-compaction``), when it was made (``created``, shown in the
+    current time zone), the source's tokens of its window, turns and compactions."""
+    metrics = record["metrics"]
+    figures = {"tokens": _figure(metrics["tokens"]), "window": _figure(metrics["capacity"])}
+    tokens = (
+        gettext("%(tokens)s tokens of a %(window)s-token window")
+        if metrics["capacity"]
+        else gettext("%(tokens)s tokens (window unknown)")
+    )
+    shown = date_format(localtime(created), "Y-m-d H:i")
+    values = {
+        "when": format_html('<time datetime="{}">{}</time>', record["created"], shown),
+        "tokens": escape(tokens % figures),
+        "turns": escape(
+            ngettext("%(count)s turn", "%(count)s turns", metrics["turns"])
+            % {"count": _figure(metrics["turns"])}
+        ),
+        "compactions": escape(
+            ngettext("%(count)s compaction", "%(count)s compactions", metrics["compactions"])
+            % {"count": _figure(metrics["compactions"])}
+        ),
+    }
+    return mark_safe(escape(_opening(record["reason"])) % values)  # every part escaped
 
 
 def _session(session_id: Any) -> Any:

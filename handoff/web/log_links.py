@@ -4,7 +4,8 @@ conversation's timeline (issue 16, item 5).
 The brief names each verified item, decision and user rule's log entry inside its string
 ("… (log #1485)", ``handoff.core.offline_brief``); the successor's page, and any page that shows
 a record's brief, turns those into links with ``link_log_entries``. "(earlier log #N)" (an item
-inherited from a predecessor's brief) is left as text: that entry is in an older conversation.
+inherited from the predecessor's brief) links entry N of the conversation one hop further back,
+where that entry is; "(older log #N)" (inherited twice or more) stays text.
 """
 
 from __future__ import annotations
@@ -19,25 +20,30 @@ from django.utils.safestring import SafeString, mark_safe
 from handoff.core.phases import Phase
 from handoff.models import HandoffRecord
 
-_CITED = re.compile(r"(?<!earlier )\(log #(\d+)\)")
+_CITED = re.compile(r"\((earlier )?log #(\d+)\)")
 
 
-def link_log_entries(html: str, source_id: Any) -> SafeString:
+def link_log_entries(html: str, source_id: Any, earlier_id: Any = None) -> SafeString:
     """Return ``html`` (safe HTML such as the ``markdown`` filter's output; plain text is
     escaped first) with each "(log #N)" linking ``#entry-N`` on the whole-log page of session
-    ``source_id``."""
-    page = reverse("chat:session", args=[source_id]) + "?all=1"
-    return mark_safe(  # only digits and a reversed URL are added to the escaped html
-        _CITED.sub(
-            lambda m: f'(<a href="{page}#entry-{m[1]}">log #{m[1]}</a>)', conditional_escape(html)
-        )
-    )
+    ``source_id``, and each "(earlier log #N)" the same entry of session ``earlier_id`` (the
+    one ``source_id`` was handed off from; left as text when None)."""
+
+    def link(cited: re.Match[str]) -> str:
+        session = earlier_id if cited[1] else source_id
+        if session is None:
+            return cited[0]
+        page = reverse("chat:session", args=[session]) + "?all=1"
+        return f'(<a href="{page}#entry-{cited[2]}">{cited[1] or ""}log #{cited[2]}</a>)'
+
+    # only digits, a fixed word and a reversed URL are added to the escaped html
+    return mark_safe(_CITED.sub(link, conditional_escape(html)))
 
 
-def source_of(successor: Any) -> Any:
-    """Return the id of the session ``successor`` was handed off from, or None."""
+def source_of(successor_id: Any) -> Any:
+    """Return the id of the session ``successor_id`` was handed off from, or None."""
     return (
-        HandoffRecord.objects.filter(target_id=successor.pk)
+        HandoffRecord.objects.filter(target_id=successor_id)
         .exclude(phase=Phase.FAILED)
         .values_list("source_id", flat=True)
         .first()

@@ -19,6 +19,7 @@ from handoff import operations, store
 from handoff.core.naming import SUFFIX
 from handoff.core.phases import COMMITTED_PHASES, UNFINISHED_PHASES, Phase, discarded_note
 from handoff.exceptions import HandoffError, NotAMain, SessionNotFound
+from handoff.web.refusals import refusal_text
 from handoff.web.review_form import BriefReview
 
 # The phases an attempt goes through on success, in order (seed 000, The transaction).
@@ -144,7 +145,7 @@ def session_panel(session: Any) -> dict[str, Any]:
             raise NotAMain(session.pk)
         report = operations.status(session.pk)
     except HandoffError as exc:
-        return context | {"report": None, "error": str(exc), "polling": False}
+        return context | {"report": None, "error": refusal_text(exc), "polling": False}
     last, redirect = report["last"], report["redirect"]
     if redirect:
         context["successor"] = _successor(session, redirect)

@@ -29,6 +29,7 @@ from handoff.exceptions import HandoffError, InvalidBrief, SessionNotFound
 from handoff.operations import Action
 from handoff.web.lineage import hops, neighbours
 from handoff.web.panel import session_panel, title_hint
+from handoff.web.refusals import refusal_text
 from handoff.web.review_form import BriefReview
 
 # What the panel's buttons post (reading the status is the panel itself).
@@ -88,7 +89,7 @@ def session_action(request: HttpRequest, session_id: UUID, action: str) -> HttpR
     try:
         operations.act(action, session.pk)
     except HandoffError as exc:
-        context = session_panel(session) | {"action_error": str(exc)}
+        context = session_panel(session) | {"action_error": refusal_text(exc)}
         return _panel_response(request, context, status=409)
     return _panel_response(request, session_panel(session))
 
@@ -148,7 +149,7 @@ def review_brief(request: HttpRequest, session_id: UUID) -> HttpResponse:
     except InvalidBrief as exc:
         return _review_form(request, session, form, str(exc), status=422)
     except HandoffError as exc:
-        return _panel_instead(request, session, str(exc), status=409)
+        return _panel_instead(request, session, refusal_text(exc), status=409)
     return _panel_instead(request, session)
 
 

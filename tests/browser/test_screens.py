@@ -147,6 +147,17 @@ def test_the_language_choice_shows_the_pages_in_chinese(sized_page, demo, screen
     assert page.get_by_text("此会话接续在").is_visible() or size == PHONE
     assert_no_sideways_scroll(page)
     screenshot(page, f"conversation-zh-{size_id(size)}.png")
+    meter = page.locator(f"#handoff-meter-{demo.pk} .meter-summary").text_content() or ""
+    assert meter.strip() == "已接续到后继会话：不会再从这里开始接续。"  # the engine's sentence
+    successor = HandoffRecord.objects.get(source=demo).target_id
+    page.goto(f"{page.base}{reverse('handoff_web:lineage', args=[successor])}")
+    record = page.locator(".hop-meta").first
+    record.wait_for()
+    assert "手动请求接续，当时" in (record.text_content() or "")
+    inheritance = page.locator("table.inheritance").first.text_content() or ""
+    assert "（源会话日志中最近一次选择的模型）" in inheritance or "（默认模型）" in inheritance
+    assert_no_sideways_scroll(page)
+    screenshot(page, f"lineage-zh-{size_id(size)}.png")
     page.goto(f"{page.base}/settings/")
     page.get_by_text("会话协作").first.wait_for()
     assert_no_sideways_scroll(page)

@@ -8,17 +8,20 @@ and the words of ``ALLOWED``.
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 from datetime import timedelta
 from html.parser import HTMLParser
+from io import StringIO
 from pathlib import Path
 from typing import Any
 
 import pytest
+from django.core.management import CommandError, call_command
 from django.test import Client
 from django.urls import reverse
-from django.utils import timezone
+from django.utils import timezone, translation
 from handoff_support import make_source
 
 from follower.fragments import language_of
@@ -32,6 +35,7 @@ pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("immediate_tasks")]
 
 LOCALE = Path(__file__).resolve().parents[2] / "locale"
 CATALOGS = sorted(LOCALE.glob("*/LC_MESSAGES/*.po"))
+SAMPLES = Path(__file__).resolve().parents[2] / "samples"
 
 # Names, commands and the seed's own terms that stay as they are in the Chinese UI.
 ALLOWED = {
@@ -176,6 +180,65 @@ def test_a_waiting_review_a_backoff_and_degraded_services_render_in_chinese(
     leftover = {name: words for name, text in html.items() if (words := english_words(text))}
     report = (f"{name}: {' '.join(words)}" for name, words in leftover.items())
     assert leftover == {}, "\n".join(report)
+
+
+def test_the_meters_sentence_inheritance_details_and_a_missing_service_speak_chinese(
+    chinese: Client, settings: Any
+):
+    user = LanguagePreference.objects.get().user
+    handed = make_source(user, workspace=False)  # its workspace row carries the path
+    assert operations.run_attempt(handed.pk, manual=True).ok
+    successor = HandoffRecord.objects.get(source=handed).target
+    assert successor is not None
+    idle = make_source(user, title="Parser")  # its own switch is off
+    html = {
+        "relay": chinese.get(reverse("chat:session", args=[handed.pk])).content.decode(),
+        "panel": chinese.get(reverse("handoff_web:panel", args=[idle.pk])).content.decode(),
+        "lineage": chinese.get(
+            reverse("handoff_web:lineage", args=[successor.pk])
+        ).content.decode(),
+    }
+    settings.HANDOFF_SERVICES = {**settings.HANDOFF_SERVICES, "session_controller": None}
+    html["/handoff now"] = chinese.post(
+        reverse("chat:compose", args=[idle.pk]),
+        {"text": "/handoff now", "client_id": "s3"},
+        headers={"HX-Request": "true"},
+    ).content.decode()
+    html["page"] = chinese.get(reverse("chat:session", args=[idle.pk])).content.decode()
+    assert "已接续到后继会话：不会再从这里开始接续。" in html["relay"]
+    assert "仅在请求时接续（/handoff now）" in html["panel"]
+    assert "不是已登记的工作区（不会新建）" in html["lineage"]
+    assert "（源会话日志中最近一次选择的模型）" in html["lineage"]
+    assert "本服务器没有提供会话控制器：接续不可用，自动接续已关闭。" in html["/handoff now"]
+    leftover = {name: words for name, text in html.items() if (words := english_words(text))}
+    report = (f"{name}: {' '.join(words)}" for name, words in leftover.items())
+    assert leftover == {}, "\n".join(report)
+
+
+def test_the_commands_speak_chinese_to_people_and_keep_json_keys(tmp_path: Path):
+    source = make_source(title="Parser")
+    transcript = SAMPLES / "claude-code-1.x-sidechains.jsonl"
+    with translation.override("zh-hans"):
+        status = StringIO()
+        call_command("handoff", "status", str(source.pk)[:8], stdout=status)
+        as_json = StringIO()
+        call_command("handoff", "status", str(source.pk), "--json", stdout=as_json)
+        with pytest.raises(CommandError) as unknown:
+            call_command("handoff", "status", "ffffffff")
+        imported, skipped = StringIO(), StringIO()
+        call_command("import_transcript", str(transcript), stdout=imported, stderr=StringIO())
+        call_command("import_transcript", str(transcript), stdout=StringIO(), stderr=skipped)
+        with pytest.raises(CommandError) as unread:
+            call_command("import_transcript", str(tmp_path / "absent.jsonl"))
+    text = status.getvalue()
+    assert f"会话 {source.pk}" in text and "开关" in text and "已启用：否" in text
+    assert "仅在请求时接续（/handoff now）" in text  # the meter's sentence
+    assert "switches" not in text and "came from" not in text and "none" not in text
+    assert json.loads(as_json.getvalue())["enabled"] is False  # machine keys stay
+    assert str(unknown.value) == "没有以 'ffffffff' 开头的会话 ID。"
+    assert imported.getvalue().startswith("已导入会话 ")
+    assert skipped.getvalue().startswith(f"已跳过 {transcript}：已导入为会话 ")
+    assert "以下文件未导入任何内容：" in str(unread.value) and "无法读取" in str(unread.value)
 
 
 def test_the_admin_names_the_products_models_and_fields_in_chinese(chinese: Client):

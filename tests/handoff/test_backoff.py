@@ -74,7 +74,7 @@ def test_after_a_failure_the_next_automatic_attempt_waits_and_status_says_until_
     assert outcome.outcome is Outcome.NO_TRIGGER and "backing off" in outcome.detail
     out = StringIO()
     call_command("handoff", "status", str(failing_source.pk), stdout=out)
-    assert "backoff      1 failed automatic attempt(s): the next may run after" in out.getvalue()
+    assert "backoff      1 failed automatic attempt: the next may run after" in out.getvalue()
 
 
 def test_the_wait_doubles_with_each_failure_up_to_the_cap(failing_source):

@@ -125,7 +125,30 @@ def test_the_lineage_page_lists_every_hop_with_its_brief_rendered(
     assert html.count("<h2>Goal</h2>") + html.count("<strong>Goal:</strong>") == 3
     assert '"goal":' not in html  # Markdown, not raw JSON
     assert html.count("<caption>Inheritance</caption>") == 3
-    assert html.count("manual ·") == 3
+    sentence = re.compile(
+        r"Asked for by hand on <time datetime=\"[^\"]+\">\d{4}-\d\d-\d\d \d\d:\d\d</time>, at "
+        r"150,000 tokens of a 200,000-token window, after 5 turns and 0 compactions\."
+    )
+    assert len(sentence.findall(html)) == 1
+    assert html.count("Asked for by hand on <time datetime=") == 3
+
+
+def test_an_entry_the_second_hop_cites_from_the_first_log_links_there(
+    three_hops: list[Session], client: Any
+) -> None:
+    a, b, c, _ = three_hops
+    client.force_login(a.owner)
+    html = page(client, reverse("handoff_web:lineage", args=[c.pk]))
+    rule = "Do not touch the API."
+    entry = a.messages.filter(content__contains=rule).order_by("seq").first()
+    assert entry is not None
+    first_hop = f"{reverse('chat:session', args=[a.pk])}?all=1#entry-{entry.seq}"
+    assert html.count(f"<li>{rule} (") == 3  # once a hop, though the user said it five times
+    assert f'{rule} (<a href="{first_hop}">log #{entry.seq}</a>)' in html
+    assert f'{rule} (<a href="{first_hop}">earlier log #{entry.seq}</a>)' in html
+    assert f"{rule} (older log #{entry.seq})" in html  # the third hop's: two logs back
+    successor = page(client, reverse("chat:session", args=[c.pk]))
+    assert f'(<a href="{first_hop}">earlier log #{entry.seq}</a>)' in successor
 
 
 def test_the_lineage_page_of_someone_elses_session_is_a_404(

@@ -11,7 +11,8 @@ version 1 (``handoff.export``): the sessions of user U (a username), or of every
 
 SESSION is a session UUID or a unique prefix of at least six characters of one. Every action
 prints the status report (issue 4 §6: the same report as the API, the composer and the card),
-as JSON with ``--json`` or as a short readable block.
+as JSON with ``--json`` (machine keys, unchanged by the language) or as a short readable block
+in the active language (``LANGUAGE_CODE``; issue 19 §2), as are the refusals.
 
 ``now`` requests an attempt and returns (a worker runs it). ``now --wait`` runs the attempt here
 (seed 000's eight steps) and prints its record; it exits non-zero when the attempt was deferred
@@ -30,11 +31,13 @@ from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.utils.translation import gettext, ngettext, pgettext
 
 from handoff import export, operations, services
 from handoff.attempt import AttemptOutcome, Outcome
 from handoff.core.phases import discarded_note
 from handoff.exceptions import HandoffError
+from handoff.inheritance import OUTCOME_LABELS, detail_text
 from handoff.shapes import BackoffOut, RecordOut, StatusOut
 from handoff.status import record_dict
 
@@ -55,18 +58,24 @@ def resolve_session(text: str) -> str:
     wanted = text.strip().lower()
     if len(wanted) < MIN_PREFIX or not _UUID_TEXT.fullmatch(wanted):
         raise CommandError(
-            f"{text!r} is not a session id: give the UUID or at least {MIN_PREFIX} of its "
-            "first hex characters."
+            gettext(
+                "%(text)r is not a session id: give the UUID or at least %(minimum)s of its "
+                "first hex characters."
+            )
+            % {"text": text, "minimum": MIN_PREFIX}
         )
     controller = services.session_controller()
     if controller is None:
-        raise CommandError("The host provides no session controller: sessions cannot be found.")
+        raise CommandError(
+            gettext("The host provides no session controller: sessions cannot be found.")
+        )
     matches = controller.ids_starting_with(wanted, limit=5)
     if not matches:
-        raise CommandError(f"No session id starts with {wanted!r}.")
+        raise CommandError(gettext("No session id starts with %(prefix)r.") % {"prefix": wanted})
     if len(matches) > 1:
         raise CommandError(
-            f"{wanted!r} matches several sessions ({', '.join(matches)}); give more characters."
+            gettext("%(prefix)r matches several sessions (%(ids)s); give more characters.")
+            % {"prefix": wanted, "ids": ", ".join(matches)}
         )
     return matches[0]
 
@@ -83,44 +92,79 @@ def read_brief(path: str) -> Any:
         raise CommandError(f"--brief {path}: {exc}") from exc
 
 
+def _line(label: str, value: object) -> str:
+    """One line of a readable block: the label in a column, then the value (labels are
+    translated in the context "status label": a page's same word may read otherwise)."""
+    return f"  {label:<12} {value}"
+
+
 def _yes(flag: object) -> str:
-    return "yes" if flag else "no"
+    return gettext("yes") if flag else gettext("no")
+
+
+def _on(flag: object) -> str:
+    return gettext("on") if flag else gettext("off")
+
+
+def _or_none(value: object) -> str:
+    return str(value) if value else gettext("none")
+
+
+def _available(flag: object) -> str:
+    return gettext("available") if flag else gettext("not available")
 
 
 def _last_line(last: RecordOut | None) -> str:
     if last is None:
-        return "none"
+        return gettext("none")
     line = f"{last['phase']} ({last['reason']})"
     if last["target"]:
         line += f" -> {last['target']}"
     note = discarded_note(last["phase"], last["error"])
-    if note or last["error"]:
-        line += f"; {note}" if note else f"; error: {last['error']}"
+    if note:
+        line += f"; {note}"
+    elif last["error"]:
+        line += "; " + gettext("error: %(error)s") % {"error": last["error"]}
     return line
 
 
 def _inheritance_lines(rows: list[dict[str, Any]]) -> list[str]:
-    """One line per inheritance row (seed 003 §6.1–6.2): setting, outcome, detail."""
+    """One line per inheritance row (seed 003 §6.1–6.2): setting, outcome, detail (outcome
+    and detail in the active language, the setting as its identifier)."""
     lines = []
     for row in rows:
-        detail = f" ({row['detail']})" if row.get("detail") else ""
-        lines.append(f"  inheritance  {row['setting']}: {row['outcome']}{detail}")
+        outcome = OUTCOME_LABELS.get(row["outcome"], row["outcome"])
+        detail = f" ({detail_text(row['detail'])})" if row.get("detail") else ""
+        lines.append(
+            _line(pgettext("status label", "inheritance"), f"{row['setting']}: {outcome}{detail}")
+        )
     return lines
 
 
-def _review_line(last: RecordOut | None) -> str:
+def _review_line(report: StatusOut) -> str:
+    line = _on(report["review"])
+    last = report["last"]
     if last is None or not last["review_until"]:
-        return ""
-    return f" · a handoff waits for review until {last['review_until']} (commit or discard)"
+        return line
+    return line + gettext(" · a handoff waits for review until %(until)s (commit or discard)") % {
+        "until": last["review_until"]
+    }
 
 
 def _backoff_line(backoff: BackoffOut | None) -> str:
     if backoff is None:
-        return "none"
-    return (
-        f"{backoff['failures']} failed automatic attempt(s): the next may run after "
-        f"{backoff['until']}; last error: {backoff['reason'] or 'none'}"
-    )
+        return gettext("none")
+    return ngettext(
+        "%(failures)s failed automatic attempt: the next may run after %(until)s; "
+        "last error: %(error)s",
+        "%(failures)s failed automatic attempts: the next may run after %(until)s; "
+        "last error: %(error)s",
+        backoff["failures"],
+    ) % {
+        "failures": backoff["failures"],
+        "until": backoff["until"],
+        "error": _or_none(backoff["reason"]),
+    }
 
 
 def format_status(report: StatusOut) -> str:
@@ -131,45 +175,82 @@ def format_status(report: StatusOut) -> str:
     plan mode and compaction availability, and the service notices.
     """
     tokens = report["tokens"]
-    available = "available" if report["plan_mode_available"] else "not available"
-    compaction = "available" if report["compaction_available"] else "not available"
+    switches = gettext(
+        "enabled: %(enabled)s · requested: %(requested)s · autoHandoff: %(auto)s"
+    ) % {
+        "enabled": _yes(report["enabled"]),
+        "requested": _yes(report["requested"]),
+        "auto": _on(report["auto_handoff"]),
+    }
     lines = [
-        f"Session {report['session']}",
-        f"  switches     enabled: {_yes(report['enabled'])} · requested: "
-        f"{_yes(report['requested'])} · autoHandoff: {'on' if report['auto_handoff'] else 'off'}",
-        f"  tokens       {tokens['value']} ({tokens['basis']}, {tokens['label']})",
-        f"  turns        {report['turns']} · compactions: {report['compactions']}",
-        f"  meter        {report['meter']['summary']}",
-        f"  came from    {report['predecessor'] or 'none'} · "
-        f"went to: {report['successor'] or 'none'}",
-        f"  redirect     {report['redirect'] or 'none'}",
-        f"  deferred     {', '.join(report['deferred']) or 'none'}",
-        f"  review       {'on' if report['review'] else 'off'}{_review_line(report['last'])}",
-        f"  backoff      {_backoff_line(report['backoff'])}",
-        f"  last         {_last_line(report['last'])}",
-        f"  plan mode    {available} · automatic compaction: {compaction}",
+        gettext("Session %(session)s") % {"session": report["session"]},
+        _line(pgettext("status label", "switches"), switches),
+        _line(
+            pgettext("status label", "tokens"),
+            f"{tokens['value']} ({tokens['basis']}, {tokens['label']})",
+        ),
+        _line(
+            pgettext("status label", "turns"),
+            gettext("%(turns)s · compactions: %(compactions)s")
+            % {"turns": report["turns"], "compactions": report["compactions"]},
+        ),
+        _line(pgettext("status label", "meter"), report["meter"]["summary"]),
+        _line(
+            pgettext("status label", "came from"),
+            gettext("%(predecessor)s · went to: %(successor)s")
+            % {
+                "predecessor": _or_none(report["predecessor"]),
+                "successor": _or_none(report["successor"]),
+            },
+        ),
+        _line(pgettext("status label", "redirect"), _or_none(report["redirect"])),
+        _line(pgettext("status label", "deferred"), _or_none(", ".join(report["deferred"]))),
+        _line(pgettext("status label", "review"), _review_line(report)),
+        _line(pgettext("status label", "backoff"), _backoff_line(report["backoff"])),
+        _line(pgettext("status label", "last"), _last_line(report["last"])),
+        _line(
+            pgettext("status label", "plan mode"),
+            gettext("%(plan)s · automatic compaction: %(compaction)s")
+            % {
+                "plan": _available(report["plan_mode_available"]),
+                "compaction": _available(report["compaction_available"]),
+            },
+        ),
     ]
     lines += _inheritance_lines(report["inheritance"])
-    lines += [f"  note         {notice}" for notice in report["notices"]]
+    lines += [
+        _line(pgettext("status label", "note"), gettext(notice)) for notice in report["notices"]
+    ]
     return "\n".join(lines)
 
 
 def format_record(record: RecordOut) -> str:
     """Return a record as a short readable block (phase, reason, source, target, metrics)."""
-    metrics = record["metrics"]
     lines = [
-        f"Handoff {record['id']}: {record['phase']} ({record['reason']})",
-        f"  source       {record['source']} at revision {record['source_revision']}",
-        f"  target       {record['target'] or 'none'}",
-        f"  metrics      {metrics['tokens']} tokens · {metrics['turns']} turns · "
-        f"{metrics['compactions']} compactions · capacity {metrics['capacity']}",
+        gettext("Handoff %(id)s: %(phase)s (%(reason)s)") % record,
+        _line(
+            pgettext("status label", "source"),
+            gettext("%(source)s at revision %(source_revision)s") % record,
+        ),
+        _line(pgettext("status label", "target"), _or_none(record["target"])),
+        _line(
+            pgettext("status label", "metrics"),
+            gettext(
+                "%(tokens)s tokens · %(turns)s turns · %(compactions)s compactions · "
+                "capacity %(capacity)s"
+            )
+            % record["metrics"],
+        ),
     ]
     if record["error"]:
-        lines.append(f"  error        {record['error']}")
+        lines.append(_line(pgettext("status label", "error"), record["error"]))
     if record["review_until"]:
         lines.append(
-            f"  review       waiting until {record['review_until']}: "
-            f"handoff commit|discard {record['source']}"
+            _line(
+                pgettext("status label", "review"),
+                gettext("waiting until %(review_until)s: handoff commit|discard %(source)s")
+                % record,
+            )
         )
     lines += _inheritance_lines(record["inheritance"])
     return "\n".join(lines)
@@ -214,13 +295,15 @@ class Command(BaseCommand):
             self._export(options["user"], options["out"])
             return
         if options["user"] or options["out"]:
-            raise CommandError("--user and --out apply to 'export' only.")
+            raise CommandError(gettext("--user and --out apply to 'export' only."))
         if not options["session"]:
-            raise CommandError(f"handoff {action}: give the session.")
+            raise CommandError(
+                gettext("handoff %(action)s: give the session.") % {"action": action}
+            )
         if options["wait"] and action != "now":
-            raise CommandError("--wait applies to 'now' only.")
+            raise CommandError(gettext("--wait applies to 'now' only."))
         if options["brief"] and action != "commit":
-            raise CommandError("--brief applies to 'commit' only.")
+            raise CommandError(gettext("--brief applies to 'commit' only."))
         session_id = resolve_session(options["session"])
         try:
             if options["wait"]:
@@ -240,7 +323,7 @@ class Command(BaseCommand):
         if username is not None:
             user = get_user_model().objects.filter(username=username).first()
             if user is None:
-                raise CommandError(f"No user {username!r}.")
+                raise CommandError(gettext("No user %(username)r.") % {"username": username})
             owner_id = user.pk
         text = json.dumps(export.export(owner_id), ensure_ascii=False, indent=2)
         if out is None:
@@ -267,7 +350,9 @@ class Command(BaseCommand):
         if outcome.outcome is Outcome.DEFERRED:
             self._print_status(operations.status(session_id), as_json)
             raise CommandError(
-                f"handoff deferred by {', '.join(outcome.blockers)}", returncode=EXIT_DEFERRED
+                gettext("handoff deferred by %(blockers)s")
+                % {"blockers": ", ".join(outcome.blockers)},
+                returncode=EXIT_DEFERRED,
             )
         if outcome.record is None:
             raise CommandError(f"handoff now: {outcome.detail}", returncode=EXIT_FAILED)
@@ -278,10 +363,16 @@ class Command(BaseCommand):
     def _exit_for(outcome: AttemptOutcome) -> None:
         assert outcome.record is not None
         if outcome.outcome is Outcome.FAILED:
-            raise CommandError(f"handoff failed: {outcome.record.error}", returncode=EXIT_FAILED)
+            raise CommandError(
+                gettext("handoff failed: %(error)s") % {"error": outcome.record.error},
+                returncode=EXIT_FAILED,
+            )
         if outcome.outcome is Outcome.COMMITTED_START_PENDING:
             raise CommandError(
-                f"handoff committed but the successor {outcome.record.target_id} did not start; "
-                "open it to continue (disable stops forwarding)",
+                gettext(
+                    "handoff committed but the successor %(target)s did not start; open it to "
+                    "continue (disable stops forwarding)"
+                )
+                % {"target": outcome.record.target_id},
                 returncode=EXIT_START_PENDING,
             )

@@ -1,6 +1,7 @@
 """``{% handoff_panel session %}``: the handoff panel on the conversation page;
 ``{% handoff_title_hint session %}``: the line under its title saying what ``· 接续`` means.
 ``{% handoff_meter session_id meter %}``: its context meter (issue 18 §1);
+``{{ meter|meter_summary }}``: the meter's sentence in the reader's language;
 ``{% handoff_lineage session %}``: links to its predecessor, successor and lineage page (§3).
 ``{{ html|brief_links:session }}``: a successor's brief with its "(log #N)" evidence linked.
 ``{{ record|discarded_note }}``: "Discarded at review…" for a record the user discarded.
@@ -17,6 +18,7 @@ from django.utils.safestring import SafeString, mark_safe
 
 from handoff.core.phases import discarded_note
 from handoff.inheritance import readable
+from handoff.meter_words import summary
 from handoff.shapes import MeterOut
 from handoff.web.lineage import neighbours
 from handoff.web.log_links import link_log_entries, source_of
@@ -52,6 +54,12 @@ def inheritance_rows(report: list[dict[str, str]]) -> list[dict[str, object]]:
     return readable(report)
 
 
+@register.filter
+def meter_summary(meter: MeterOut) -> str:
+    """The meter's sentence in the active language (``handoff.meter_words.summary``)."""
+    return summary(meter)
+
+
 @register.simple_tag
 def handoff_meter(session_id: Any, meter: MeterOut) -> str:
     """Render the context meter of ``session_id`` (``meter``: the status report's)."""
@@ -67,9 +75,13 @@ def handoff_lineage(session: Any) -> dict[str, Any]:
 @register.filter
 def brief_links(html: str, session: Any) -> SafeString:
     """Link "(log #N)" in ``html`` (a plugin message of ``session``, already escaped) to entry N
-    of the conversation ``session`` was handed off from; unchanged when it has none."""
-    source = source_of(session) if "(log #" in html else None
-    return link_log_entries(html, source) if source else mark_safe(html)  # html: escaped
+    of the conversation ``session`` was handed off from, and "(earlier log #N)" to entry N of
+    the one before it; unchanged when it has none."""
+    source = source_of(session.pk) if "log #" in html else None
+    if source is None:
+        return mark_safe(html)  # html: escaped
+    earlier = source_of(source) if "(earlier log #" in html else None
+    return link_log_entries(html, source, earlier)
 
 
 @register.filter(name="discarded_note")

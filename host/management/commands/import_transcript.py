@@ -8,6 +8,9 @@ skipped and said so (``--json``: an object ``{"path", "skipped": "already-import
 "session"}``). A file that fails (no readable record, a record breaking its format's rules,
 unreadable, any other error) is reported as ``path[:line]: reason`` and makes the command
 exit non-zero after the other files were tried; nothing of a failed file is imported.
+
+The sentences are in the active language (``LANGUAGE_CODE``; issue 19 §2); ``--json`` prints
+machine keys only. A line's reason is the importer's own (English, naming the format's fields).
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import User
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.utils.translation import gettext
 
 from host.demo import DEMO_USERNAME, demo_user
 from host.importers import (
@@ -57,7 +61,7 @@ class Command(BaseCommand):
             if failure is not None:
                 failures += [failure, *(f"  {note}" for note in notes)]
         if failures:
-            raise CommandError("Nothing imported from:\n" + "\n".join(failures))
+            raise CommandError(gettext("Nothing imported from:") + "\n" + "\n".join(failures))
 
     def _import(self, path: Path, owner: User, notes: list[LineNote], as_json: bool) -> str | None:
         """Import one file and print its report; return why it failed (None: it did not)."""
@@ -69,10 +73,16 @@ class Command(BaseCommand):
         except TranscriptError as error:
             return str(error)
         except OSError as error:
-            return f"{path}: cannot read ({error.strerror or error})"
+            return gettext("%(path)s: cannot read (%(error)s)") % {
+                "path": path,
+                "error": error.strerror or error,
+            }
         except Exception as error:  # one bad file never stops the others
             logger.exception("importing %s failed", path)
-            return f"{path}: import failed ({type(error).__name__}: {error})"
+            return gettext("%(path)s: import failed (%(error)s)") % {
+                "path": path,
+                "error": f"{type(error).__name__}: {error}",
+            }
         report = import_report(sessions[0])
         report["damaged_lines"] = [str(note) for note in notes]
         self._print(report, len(sessions) - 1, as_json)
@@ -82,7 +92,10 @@ class Command(BaseCommand):
         """Say that a file was already imported: a sentence on stderr, or with ``--json`` an
         object on stdout, ``{"path", "skipped": "already-imported", "session"}``."""
         if not as_json:
-            self.stderr.write(f"Skipped {skipped}.")
+            self.stderr.write(
+                gettext("Skipped %(path)s: already imported as session %(session)s.")
+                % {"path": skipped.path, "session": skipped.session_id}
+            )
             return
         skip = {"path": str(skipped.path), "skipped": "already-imported"}
         self.stdout.write(json.dumps(skip | {"session": str(skipped.session_id)}))
@@ -94,13 +107,23 @@ class Command(BaseCommand):
         context, cumulative = report["tokens"]["context"], report["tokens"]["cumulative"]
         usage = report["usage"]
         self.stdout.write(
-            f"Imported session {report['session']} in {report['workspace']}: "
-            f"{report['messages']} messages, {report['turns']} turns, "
-            f"{report['compactions']} compactions, {subagents} subagents, model "
-            f"{report['model'] or '-'}; tokens context {context['value']} ({context['label']}), "
-            f"cumulative {cumulative['value']} ({cumulative['label']}; uncached input "
-            f"{usage['uncached_input']}, output {usage['output']}, cache read "
-            f"{usage['cache_read']}, cache write {usage['cache_write']})"
+            gettext(
+                "Imported session %(session)s in %(workspace)s: %(messages)s messages, "
+                "%(turns)s turns, %(compactions)s compactions, %(subagents)s subagents, model "
+                "%(model)s; tokens context %(context)s (%(context_label)s), cumulative "
+                "%(cumulative)s (%(cumulative_label)s; uncached input %(uncached_input)s, "
+                "output %(output)s, cache read %(cache_read)s, cache write %(cache_write)s)"
+            )
+            % {
+                **report,
+                **usage,
+                "subagents": subagents,
+                "model": report["model"] or "-",
+                "context": context["value"],
+                "context_label": context["label"],
+                "cumulative": cumulative["value"],
+                "cumulative_label": cumulative["label"],
+            }
         )
         for note in report["damaged_lines"]:
             self.stdout.write(f"  {note}")
@@ -113,4 +136,4 @@ def resolve_owner(username: str | None) -> User:
     try:
         return get_user_model()._default_manager.get_by_natural_key(username)
     except get_user_model().DoesNotExist as exc:
-        raise CommandError(f"No user named {username!r}.") from exc
+        raise CommandError(gettext("No user named %(username)r.") % {"username": username}) from exc

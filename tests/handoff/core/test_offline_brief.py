@@ -418,3 +418,30 @@ def test_the_reading_a_plan_update_explains_is_a_decision():
         ),
     ]
     assert offline_brief(log, cwd="")["decisions"] == [f"{note} (log #2)"]
+
+
+def test_a_rule_is_listed_once_under_constraints_not_again_under_decisions():
+    """Seed 000, Brief schema: a later request's rule is a constraint; decisions keep the
+    choices (issue 19: the same rule text appeared in both sections)."""
+    log = [
+        say("user", "Write the CLI."),
+        say("assistant", "Done. Going with argparse for the flags."),
+        say("user", "Don't add a setup.py. Keep the tests."),
+    ]
+    brief = offline_brief(log, cwd="")
+    assert "Don't add a setup.py. (log #3)" in brief["constraints"]
+    assert not any("setup.py" in item for item in brief["decisions"])
+    assert "Going with argparse for the flags. (log #2)" in brief["decisions"]
+
+
+def test_a_rule_carried_from_the_predecessor_is_not_repeated_as_a_decision():
+    predecessor = {
+        "goal": "Build the weather CLI",
+        "constraints": ["Never commit to main. (log #4)"],
+        "decisions": ["Never commit to main. (log #4)", "Use argparse. (log #2)"],
+    }
+    seed = render_brief(validate_brief(predecessor), source_title="Weather")
+    log = [say("user", seed, "plugin"), say("user", "Go on.", "relay")]
+    brief = offline_brief(log, cwd="")
+    assert brief["constraints"] == ["Never commit to main. (earlier log #4)"]
+    assert brief["decisions"] == ["Use argparse. (earlier log #2)"]
