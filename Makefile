@@ -38,6 +38,6 @@ bench: install
 # After changing a translated string: refresh locale/*.po, translate the new entries, then build
 # the .mo files (both are committed; needs gettext's msgfmt).
 messages: install
-	$(BIN)/python manage.py makemessages -l zh_Hans --no-location --ignore=.venv --ignore=tests --ignore=bench --ignore=samples --ignore='*.egg-info'
-	$(BIN)/python manage.py makemessages -d djangojs -l zh_Hans --no-location --ignore=.venv --ignore=tests --ignore='static/vendor/*' --ignore='*.egg-info'
+	$(BIN)/python manage.py makemessages -l zh_Hans --no-location --no-obsolete --ignore=.venv --ignore=tests --ignore=bench --ignore=samples --ignore='*.egg-info'
+	$(BIN)/python manage.py makemessages -d djangojs -l zh_Hans --no-location --no-obsolete --ignore=.venv --ignore=tests --ignore='static/vendor/*' --ignore='*.egg-info'
 	$(BIN)/python manage.py compilemessages --ignore=.venv
