@@ -71,6 +71,8 @@ MAX_CLOSING_LINES = 2_000
 MAX_FILES = 200
 MAX_RUNS = 100
 MAX_PENDING = 100
+# Todo items marked completed kept (the latest).
+MAX_DONE = 500
 DONE = "completed"
 # Directories whose files are build output, dependencies or caches, never the work itself.
 GENERATED_DIRS = frozenset(
@@ -520,14 +522,16 @@ class Digest:
     Position: ``count`` entries read (the next one's index), ``own`` of them not ``compacted``,
     ``seq`` the last log entry number read, ``cwd`` what relative paths join.
     Structure: ``files`` written or edited by path (at most ``MAX_FILES``, the least recently
-    touched dropped); ``todos`` the latest todo list, ``done_tasks`` every item ever marked
-    completed; ``runs`` the verifying commands run since the request before the latest (at most
-    ``MAX_RUNS``), ``latest_runs`` each command's latest run by its text (at most ``MAX_RUNS``),
+    touched dropped); ``todos`` the latest todo list, ``done_tasks`` the items marked completed
+    (the latest ``MAX_DONE``); ``runs`` the verifying commands run since the request before
+    the latest (at most ``MAX_RUNS``), ``latest_runs`` each command's latest run by its text
+    (at most ``MAX_RUNS``),
     ``failures`` the failed runs no later run of the same text nor a later passing run of the
     same intent closed (``covers``; at most ``MAX_RUNS``); ``summary`` the compaction summary's
     sections, ``closed_tasks`` the names of its pending tasks a line reports closed (lines read
     before it are kept in ``closing_lines`` until it comes); ``predecessor`` the seed brief's
-    fields; ``closed`` task ids the log reports closed; ``failed_edits``.
+    fields; ``closed`` the ids of the summary's pending tasks the log reports closed
+    (before the summary, of its compacted entries any id); ``failed_edits``.
     Texts (``Said``: they know their log entry): ``requests`` the first and the latest two,
     ``first_substantive`` / ``last_substantive`` (``said.substantive``); ``answers`` the first
     ``MAX_ITEMS`` distinct answers to the agent's questions ("question → answer"),
@@ -551,7 +555,7 @@ class Digest:
     seq: int = 0
     files: dict[str, FileTouch] = field(default_factory=dict)
     todos: list[Todo] = field(default_factory=list)
-    done_tasks: set[str] = field(default_factory=set)
+    done_tasks: list[str] = field(default_factory=list)
     runs: list[Command] = field(default_factory=list)
     latest_runs: dict[str, Command] = field(default_factory=dict)
     failures: list[Command] = field(default_factory=list)
@@ -617,7 +621,7 @@ class Digest:
         for name in ("runs", "failures"):
             data[name] = [list(astuple(c)) for c in data[name]]
         data["latest_runs"] = [list(astuple(c)) for c in self.latest_runs.values()]
-        for name in ("done_tasks", "closed_tasks", "closed"):
+        for name in ("closed_tasks", "closed"):
             data[name] = sorted(data[name])
         for name in _SAID_LISTS:
             data[name] = [_said_json(s) for s in data[name]]
@@ -640,7 +644,7 @@ class Digest:
         d.runs = [Command(*c) for c in data["runs"]]
         d.failures = [Command(*c) for c in data["failures"]]
         d.latest_runs = {c[0]: Command(*c) for c in data["latest_runs"]}
-        for name in ("done_tasks", "closed_tasks", "closed"):
+        for name in ("closed_tasks", "closed"):
             setattr(d, name, set(data[name]))
         for name in _SAID_LISTS:
             setattr(d, name, [Said(*s) for s in data[name]])
@@ -707,6 +711,7 @@ class Digest:
 
     def _summary(self, sections: dict[str, str]) -> None:
         self.summary = sections
+        self.closed &= pending_task_ids(sections)
         lines, self.closing_lines = self.closing_lines, []
         self._close_tasks(lines)
 
@@ -723,7 +728,9 @@ class Digest:
     def _closing(self, text: str, entry: Entry) -> None:
         """Note the task ids and summary tasks ``text`` reports closed or done; before the
         compaction summary only its compacted entries can come, so later lines wait for none."""
-        self.closed |= closed_ids(text)
+        closed = closed_ids(text)
+        if closed and (self.summary or entry.get("compacted")):
+            self.closed |= closed & pending_task_ids(self.summary) if self.summary else closed
         if reports_closing(text) and (self.summary or entry.get("compacted")):
             self._close_tasks([line for line in text.splitlines() if reports_closing(line)])
 
@@ -732,7 +739,9 @@ class Digest:
             todos = todos_of(args)
             if todos is not None:
                 self.todos = todos
-                self.done_tasks |= {t.text for t in todos if t.status == DONE}
+                done = [t.text for t in todos if t.status == DONE]
+                kept = [t for t in self.done_tasks if t not in done]
+                self.done_tasks = list(dict.fromkeys([*kept, *done]))[-MAX_DONE:]
             note = args.get("explanation")
             if isinstance(note, str) and note.strip():
                 said = _said(note.strip(), entry, index)
@@ -841,6 +850,11 @@ def _first_distinct(items: list[Said], item: Said) -> list[Said]:
     if len(items) >= MAX_ITEMS or clip(cited(item, item.seq)) in shown:
         return items
     return [*items, item]
+
+
+def pending_task_ids(summary: Mapping[str, str]) -> set[str]:
+    """The task ids the compaction summary's pending tasks name (``task_ids``)."""
+    return {i for task in BULLET.findall(section(summary, "pending")) for i in task_ids(task)}
 
 
 def pending_task_names(summary: Mapping[str, str]) -> list[str]:
