@@ -33,7 +33,7 @@ import json
 import posixpath
 import re
 import shlex
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import astuple, dataclass, field
 from typing import Any
 
@@ -71,6 +71,8 @@ MAX_CLOSING_LINES = 2_000
 MAX_FILES = 200
 MAX_RUNS = 100
 MAX_PENDING = 100
+# Decisions kept from the start of each source (see ``offline_brief.decisions_of``).
+HEAD_ITEMS = 2 * MAX_ITEMS
 # Todo items marked completed kept (the latest).
 MAX_DONE = 500
 DONE = "completed"
@@ -497,19 +499,43 @@ def _said(text: str, entry: Entry, index: int) -> Said:
 
 @dataclass
 class Ends:
-    """The ends of a list that may grow with the log: its first ``2 × MAX_ITEMS`` items
-    (``head``), its latest ``MAX_ITEMS`` (``tail``) and how many it had (``count``)."""
+    """The ends of a list that may grow with the log: its first ``HEAD_ITEMS`` items
+    (``head``), its latest ``MAX_ITEMS`` (``tail``) and whether it had more than the head
+    (``more``)."""
 
     head: list[str] = field(default_factory=list)
     tail: list[str] = field(default_factory=list)
-    count: int = 0
+    more: bool = False
 
     def add(self, items: Sequence[str]) -> None:
         """Append ``items`` (kept only at the ends)."""
-        if items:
-            self.head = [*self.head, *items][: 2 * MAX_ITEMS]
-            self.tail = [*self.tail, *items][-MAX_ITEMS:]
-            self.count += len(items)
+        self.extend([items], lambda found: found)
+
+    def extend(self, texts: Sequence[Any], items_of: Callable[[Any], Sequence[str]]) -> None:
+        """Append the items of each of ``texts`` (``items_of``), reading only the texts the
+        ends need: from the start while the head is not full, from the end until the tail is,
+        so a long run of texts costs about as much as a short one."""
+        memo: dict[int, Sequence[str]] = {}
+
+        def items(i: int) -> Sequence[str]:
+            if i not in memo:
+                memo[i] = items_of(texts[i])
+            return memo[i]
+
+        forward = 0
+        while forward < len(texts) and len(self.head) < HEAD_ITEMS and not self.more:
+            self.head = [*self.head, *items(forward)]
+            forward += 1
+        if len(self.head) > HEAD_ITEMS:
+            self.head, self.more = self.head[:HEAD_ITEMS], True
+        found: list[str] = []
+        back = len(texts)
+        while back > 0 and len(found) < MAX_ITEMS:
+            back -= 1
+            found = [*items(back), *found]
+        self.tail = [*self.tail, *found][-MAX_ITEMS:]
+        full = len(self.head) == HEAD_ITEMS
+        self.more = self.more or (full and any(memo.get(i) for i in range(forward, len(texts))))
 
 
 @dataclass
@@ -587,12 +613,31 @@ class Digest:
     answer_missing: bool = False
 
     def read(self, entries: Sequence[Entry]) -> Digest:
-        """Fold ``entries`` (the log's next entries, oldest first) into this digest; return it."""
+        """Fold ``entries`` (the log's next entries, oldest first) into this digest; return it.
+
+        The texts whose decisions and files only the ends of the log show are read once the
+        entries are: only as far as the ends need (``Ends.extend``)."""
+        self._texts: list[Said] = []
+        self._requests: list[Said] = []
+        self._notes: list[Said] = []
+        self._after: list[Said] = []
         for entry in entries:
             self._entry(self.count, entry)
             self.count += 1
             self.own += not entry.get("compacted")
             self.seq = max(self.seq, int(entry.get("seq") or 0))
+        self.text_decisions.extend(
+            self._texts, functools.partial(_cited_decisions, later_request=False)
+        )
+        self.request_decisions.extend(
+            self._requests, functools.partial(_cited_decisions, later_request=True)
+        )
+        self.plan_decisions.extend(
+            self._notes, functools.partial(_cited_decisions, later_request=False)
+        )
+        self.finished_said = self.finished_said or any(map(says_finished, self._after))
+        self.mentioned = mentioned_files(reversed(self._texts), self.mentioned)
+        self._texts, self._requests, self._notes, self._after = [], [], [], []
         return self
 
     def result(self) -> Digest:
@@ -680,33 +725,29 @@ class Digest:
 
     def _text(self, text: Said) -> None:
         self.last_after = text
-        self.finished_said = self.finished_said or says_finished(text)
-        if text.startswith(BRIEF_RECEIVED):
-            return
-        self.last_text = text
-        self.text_decisions.add(_cited_decisions(text, False))
-        if "/" in text:
-            named = reversed(MENTIONED_FILE.findall(text))
-            paths = [p for p in named if not p.startswith(SYSTEM_DIRS) and not is_generated_path(p)]
-            self.mentioned = list(dict.fromkeys([*paths, *self.mentioned]))[:MAX_MENTIONED]
+        self._after.append(text)
+        if not text.startswith(BRIEF_RECEIVED):
+            self.last_text = text
+            self._texts.append(text)
 
     def _request(self, request: Said) -> None:
         if not self.requests:
             self.first_decisions[0].add(_cited_decisions(request, True))
             self.first_decisions[1].add(_cited_decisions(request, False))
         else:
-            self.request_decisions.add(_cited_decisions(request, True))
+            self._requests.append(request)
         self.requests = [*self.requests[:1], *self.requests[1:][-1:], request]
         if substantive(request):
             self.first_substantive = self.first_substantive or request
             self.last_substantive = request
-        if may_hold(RULE_WORDS, request):
+        if len(self.request_rules) < MAX_ITEMS and may_hold(RULE_WORDS, request):
             rules = [cited(s, request.seq) for s in sentences(request) if RULE.search(s)]
             self.request_rules = unique([*self.request_rules, *rules])
         begun = self.requests[-2].position if len(self.requests) > 1 else -1
         self.runs = [c for c in self.runs if c.index > begun]
         self.previous_last, self.last_after = self.last_after, None
         self.finished_said = False
+        self._after = []
         self.results_failed = None
 
     def _summary(self, sections: dict[str, str]) -> None:
@@ -744,8 +785,7 @@ class Digest:
                 self.done_tasks = list(dict.fromkeys([*kept, *done]))[-MAX_DONE:]
             note = args.get("explanation")
             if isinstance(note, str) and note.strip():
-                said = _said(note.strip(), entry, index)
-                self.plan_decisions.add(_cited_decisions(said, False))
+                self._notes.append(_said(note.strip(), entry, index))
             return
         self.pending_calls = [*self.pending_calls, (index, tool, args)][-MAX_PENDING:]
 
@@ -862,6 +902,21 @@ def pending_task_names(summary: Mapping[str, str]) -> list[str]:
     …" → ``E-1``)."""
     tasks = BULLET.findall(section(summary, "pending"))
     return [named.group(1) for named in map(TASK_ID.match, tasks) if named]
+
+
+def mentioned_files(texts: Iterable[str], known: Sequence[str]) -> list[str]:
+    """The absolute paths ``texts`` (latest first) name, last named first, then ``known``
+    (named before them): the first ``MAX_MENTIONED`` distinct, no system or build paths;
+    ``texts`` is read only until enough are found."""
+    found: dict[str, None] = {}
+    for text in texts:
+        named = reversed(MENTIONED_FILE.findall(text)) if "/" in text else ()
+        for path in named:
+            if not path.startswith(SYSTEM_DIRS) and not is_generated_path(path):
+                found.setdefault(path)
+        if len(found) >= MAX_MENTIONED:
+            break
+    return list(dict.fromkeys([*found, *known]))[:MAX_MENTIONED]
 
 
 def says_finished(text: str) -> bool:

@@ -177,7 +177,7 @@ def decisions_of(d: Digest) -> list[str]:
         chosen = []
         for source in sources:
             chosen += source.head
-            if source.count > len(source.head):
+            if source.more:
                 break
         chosen = chosen[-room:]
     return unique(itertools.chain(inherited(earlier), answers, chosen))

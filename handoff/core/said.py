@@ -112,8 +112,9 @@ def substantive(request: str) -> bool:
     text = request.strip()
     if text.endswith(("?", "？")):
         return False
-    wide = sum(1 for ch in text if ord(ch) > 0x2E80)
-    return len(text.split()) >= 3 or len(text) >= 20 or wide >= 8
+    if len(text) >= 20 or len(text.split()) >= 3:
+        return True
+    return sum(1 for ch in text if ord(ch) > 0x2E80) >= 8
 
 
 def cite_or_summary(sentence: str, seq: int) -> str:

@@ -87,7 +87,7 @@ def test_the_latest_todo_list_wins_and_done_tasks_are_remembered():
     ]
     digest = d.digest(log)
     assert digest.todos == [d.Todo("Write docs", "in_progress")]
-    assert digest.done_tasks == {"Fix error handling"}
+    assert digest.done_tasks == ["Fix error handling"]
 
 
 def test_commands_get_their_outcome_and_reads_are_left_out():
