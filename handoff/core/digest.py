@@ -769,10 +769,12 @@ class Digest:
     def _closing(self, text: str, entry: Entry) -> None:
         """Note the task ids and summary tasks ``text`` reports closed or done; before the
         compaction summary only its compacted entries can come, so later lines wait for none."""
+        if not (self.summary or entry.get("compacted")):
+            return
         closed = closed_ids(text)
-        if closed and (self.summary or entry.get("compacted")):
+        if closed:
             self.closed |= closed & pending_task_ids(self.summary) if self.summary else closed
-        if reports_closing(text) and (self.summary or entry.get("compacted")):
+        if reports_closing(text):
             self._close_tasks([line for line in text.splitlines() if reports_closing(line)])
 
     def _call(self, index: int, tool: str, args: dict[str, Any], entry: Entry) -> None:
