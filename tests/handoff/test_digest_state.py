@@ -20,13 +20,12 @@ from django.core.management import call_command
 from django.db import DatabaseError, connection
 from shared_files import CASES, SAMPLES, TRANSCRIPTS
 
-from handoff import digests, summarizer
+from handoff import digests, services, summarizer
 from handoff.core.digest import Digest
 from handoff.core.offline_brief import brief_of, offline_brief
 from handoff.models import SummaryDigest
 from host.compaction import compact
 from host.models import Message, Role, Session, SourceKind
-from host.services import SessionController
 from host.signals import session_idle
 
 pytestmark = pytest.mark.django_db
@@ -39,6 +38,12 @@ LOGS = (
     + [TRANSCRIPTS / name for name in sorted(p.name for p in TRANSCRIPTS.glob("*.jsonl"))]
     + [CASES / name for name in sorted(p.name for p in CASES.glob("*.jsonl"))]
 )
+
+
+def controller() -> services.SessionController:
+    host = services.session_controller()
+    assert host is not None
+    return host
 
 
 def imported(path: Path) -> Session:
@@ -65,7 +70,7 @@ def stored_again(digest: Digest) -> Digest:
 @pytest.mark.parametrize("path", LOGS, ids=lambda p: p.name)
 def test_a_digest_folded_in_parts_gives_the_brief_of_the_whole_log(path):
     session = imported(path)
-    context = SessionController().effective_context(session)
+    context = controller().effective_context(session)
     whole = offline_brief(context, cwd=session.cwd)
 
     for cut in cuts(len(context)):
@@ -92,7 +97,7 @@ def idle_at(session: Session, context: list[dict[str, Any]]) -> int:
 @pytest.mark.parametrize("name", ["claude-code-2.x-epic.jsonl", "codex-fork.jsonl"])
 def test_the_summary_reads_the_kept_digest_and_the_entries_after_it(name):
     session = imported(SAMPLES / name)
-    host = SessionController()
+    host = controller()
     context = host.effective_context(session)
     seq = idle_at(session, context)
     assert 0 < seq < session.revision
@@ -104,7 +109,7 @@ def test_the_summary_reads_the_kept_digest_and_the_entries_after_it(name):
 @pytest.mark.django_db(transaction=True)
 def test_a_crash_while_the_digest_is_stored_leaves_the_old_one_and_the_brief_right():
     session = imported(SAMPLES / "claude-code-2.x-epic.jsonl")
-    host = SessionController()
+    host = controller()
     context = host.effective_context(session)
     old = idle_at(session, context)
 
@@ -123,7 +128,7 @@ def test_a_crash_while_the_digest_is_stored_leaves_the_old_one_and_the_brief_rig
 
 def test_an_unreadable_stored_digest_is_read_afresh():
     session = imported(SAMPLES / "codex-fork.jsonl")
-    host = SessionController()
+    host = controller()
     context = host.effective_context(session)
     idle_at(session, context)
     SummaryDigest.objects.filter(session=session).update(state={"files": "half written"})
@@ -133,7 +138,7 @@ def test_an_unreadable_stored_digest_is_read_afresh():
 
 def test_a_compaction_after_the_kept_digest_starts_it_afresh():
     session = imported(SAMPLES / "claude-code-2.x-epic.jsonl")
-    host = SessionController()
+    host = controller()
     idle_at(session, host.effective_context(session))
     compact(session)
     Message.objects.create(
@@ -157,8 +162,8 @@ def test_a_session_turning_idle_folds_its_new_entries_into_the_kept_digest():
     session_idle.send(sender=Session, session=session)
 
     kept = SummaryDigest.objects.get(session=session)
-    assert kept.seq == Message.objects.filter(session=session).order_by("-seq").first().seq
-    context = SessionController().effective_context(session)
+    assert kept.seq == Message.objects.filter(session=session).latest("seq").seq
+    context = controller().effective_context(session)
     assert brief_of(Digest.from_json(kept.state).result()) == offline_brief(
         context, cwd=session.cwd
     )
