@@ -16,6 +16,9 @@ seed's steps need those writes (a record and its phases, the successor with its 
 seed, the redirect, the main states, the notice, the start, one follower event per change a
 page shows), so no handoff can cost less than the floor.
 
+Last, the offline summary alone (issue 17, item 5: at 5 000 messages at most 1.5× its time at
+100): with the digest the session's idles keep (``handoff.digests``), and with none kept.
+
 It runs on the benchmark's database: SQLite by default, PostgreSQL when ``DATABASE_URL`` names
 one (``DATABASE_URL=postgres://… make bench``).
 """
