@@ -22,6 +22,10 @@ The digest reads:
   predecessor's brief (the seed message of a successor).
 
 Nothing here invents text: every field holds a string found in the log, cut to length.
+
+The digest is a fold (``Digest.read``) whose state stays bounded however long the log grows, so
+it can be kept and read on idle by idle (``handoff.digests``, issue 17, item 5); its JSON form
+(``to_json`` / ``from_json``) is what is kept.
 """
 
 from __future__ import annotations
