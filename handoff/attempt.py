@@ -424,9 +424,8 @@ def summarize(attempt: Attempt) -> None:
     the one after the call, which a change made while the summary was written fails.
     """
     try:
-        context = attempt.host.effective_context(attempt.source)
         _point(attempt, "summarize")
-        attempt.brief = summarizer.summarize(attempt.source, context)
+        attempt.brief = summarizer.summarize_session(attempt.source, attempt.host)
     except Exception as exc:
         raise Fail(Step.SUMMARIZE, f"{type(exc).__name__}: {exc}") from exc
     _check(attempt, Step.SUMMARIZE)

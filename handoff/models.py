@@ -230,3 +230,31 @@ class HandoffSettings(models.Model):
 
     def __str__(self) -> str:
         return "Handoff settings"
+
+
+class SummaryDigest(models.Model):
+    """The offline summary's digest of a session's log (``handoff.core.digest.Digest`` as
+    JSON), folded in at each idle so that the summary reads it and the few entries after its
+    ``seq`` instead of the whole log (issue 17, item 5). It holds for the effective context
+    after the session's ``compactions``-th compaction, read with working directory ``cwd``; a
+    later compaction or another directory starts it afresh."""
+
+    session = models.OneToOneField(
+        "host.Session",
+        verbose_name=_("conversation"),
+        primary_key=True,
+        on_delete=models.CASCADE,
+        related_name="handoff_digest",
+    )
+    compactions = models.PositiveIntegerField(verbose_name=_("compactions"))
+    cwd = models.TextField(verbose_name=_("working directory"), blank=True)
+    seq = models.PositiveBigIntegerField(verbose_name=_("read up to message"))
+    state = models.JSONField(verbose_name=_("digest"))
+    updated = models.DateTimeField(verbose_name=_("updated"), auto_now=True)
+
+    class Meta:
+        verbose_name = _("summary digest")
+        verbose_name_plural = _("summary digests")
+
+    def __str__(self) -> str:
+        return f"digest of {self.session_id} up to #{self.seq}"

@@ -29,12 +29,12 @@ from collections.abc import Callable
 from enum import StrEnum
 from typing import Any
 
-from django.db import transaction
+from django.db import DatabaseError, transaction
 from django.utils import timezone
 from django.utils.translation import gettext_noop
 
 from handoff import attempt as attempts
-from handoff import backoff, metrics, review, services, store, tasks
+from handoff import backoff, digests, metrics, review, services, store, tasks
 from handoff import status as status_module
 from handoff.attempt import AttemptOutcome
 from handoff.exceptions import (
@@ -219,10 +219,27 @@ def evaluate_enabled_mains() -> int:
 
 
 def on_session_idle(sender: Any, session: Any, **kwargs: Any) -> None:
-    """``session_idle`` receiver: evaluate the session (seed 000: the next idle retries); when
-    no handoff applies, let the host's own compaction run near the window (the fallback)."""
+    """``session_idle`` receiver: fold what the session logged into its kept digest (with the
+    offline summarizer, which reads it: ``handoff.digests``), evaluate the session (seed 000:
+    the next idle retries); when no handoff applies, let the host's own compaction run near
+    the window (the fallback)."""
+    refresh_digest(session)
     if not evaluate(session.pk):
         compact_if_due(session.pk)
+
+
+def refresh_digest(session: HostSession) -> None:
+    """Fold the entries ``session`` logged since its kept digest in, when the offline
+    summarizer reads it; a database error is logged and leaves the digest behind (the summary
+    folds in what it misses), never the receiver failing."""
+    llm = services.llm()
+    host = services.session_controller()
+    if llm is None or not llm.offline or host is None:
+        return
+    try:
+        digests.refresh(session, host)
+    except DatabaseError:
+        logger.exception("the digest of session %s was not refreshed", session.pk)
 
 
 def compact_if_due(session_id: Any) -> bool:

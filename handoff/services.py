@@ -143,7 +143,7 @@ class SessionController(Protocol):
     ) -> HostSession:
         """Create an idle, blank session by cwd (never with a workspace id; seed 003 §6.5)."""
 
-    def effective_context(self, session: SessionRef) -> list[dict[str, Any]]:
+    def effective_context(self, session: SessionRef, *, after: int = 0) -> list[dict[str, Any]]:
         """Return the context after the last compaction, oldest first, as ``{"role",
         "source_kind", "content", "tool_name", "seq"}`` (``seq``: the entry's sequence number,
         which the brief cites as evidence), the log read in one query; the last
@@ -151,7 +151,9 @@ class SessionController(Protocol):
         file-writing tool calls it compacted and their results, each marked ``"compacted":
         True`` (the files edited before it, which the summary may not name). All of it: the brief
         reads the whole structure (first request, every edit, the latest todo list), and the
-        summary call fits it to its window with a notice (issue 8)."""
+        summary call fits it to its window with a notice (issue 8). With ``after`` (a ``seq``
+        of the context), only the messages after it: what the kept digest has not read yet
+        (issue 17, item 5)."""
 
     def seed(self, session: SessionRef, content: str) -> int:
         """Append ``content`` as a plugin message; return its sequence number."""

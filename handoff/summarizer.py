@@ -14,8 +14,10 @@ marker first, older entries are kept while they fit, and what was cut is stated 
 added to the brief's uncertainties. The answer is parsed with ``parse_brief``.
 
 When the LLM service is the embedded offline model, ``offline_brief`` builds the brief from the
-effective context without a model (DESIGN.md, run modes). With the service left out
-(``HANDOFF_SERVICES["llm"] = None``) no brief can be written and the attempt fails here.
+effective context without a model (DESIGN.md, run modes); ``summarize_session`` builds it from
+the session's kept digest (``handoff.digests``), the same brief in about constant time. With
+the service left out (``HANDOFF_SERVICES["llm"] = None``) no brief can be written and the
+attempt fails here.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from typing import Any
 
 from django.utils.translation import gettext_noop
 
-from handoff import services
+from handoff import digests, services
 from handoff.core.brief import BRIEF_FIELDS, LIST_FIELDS, parse_brief, validate_brief
 from handoff.core.offline_brief import offline_brief
 from handoff.exceptions import ServiceUnavailable
@@ -80,6 +82,17 @@ class SummaryPrompt:
             f"The summary model saw a cut history: {self.clipped} oversized entries clipped, "
             f"{self.dropped} older entries left out to fit its window; the digest covers them."
         )
+
+
+def summarize_session(session: Any, host: Any) -> dict[str, Any]:
+    """Return the validated brief for ``session`` read through ``host`` (the session
+    controller): with the embedded offline model, from the session's kept digest and the
+    entries after it (``handoff.digests``: the time does not grow with the log, issue 17, item
+    5); else ``summarize`` over its whole effective context. Raises as ``summarize`` does."""
+    llm = services.llm()
+    if llm is not None and llm.offline:
+        return digests.brief(session, host)
+    return summarize(session, host.effective_context(session))
 
 
 def summarize(session: Any, context: Sequence[Entry]) -> dict[str, Any]:

@@ -179,13 +179,16 @@ class SessionController:
             owner, cwd=cwd, title=title, agent_preset=agent_preset or DEFAULT_PRESET
         )
 
-    def effective_context(self, session: Session | str) -> list[dict[str, Any]]:
+    def effective_context(self, session: Session | str, *, after: int = 0) -> list[dict[str, Any]]:
         """Return the last compaction summary and the later messages, oldest first, the
         summary preceded by the ``FILE_TOOLS`` calls and results it compacted, each marked
         ``"compacted": True`` (2 queries, 3 after a compaction; messages read in chunks of
-        ``CONTEXT_CHUNK`` rows); each message carries its ``seq``, the summary none."""
+        ``CONTEXT_CHUNK`` rows); each message carries its ``seq``, the summary none. With
+        ``after`` (a ``seq``), only the messages after it (one query)."""
         target = _session(session)
         rows = agent.effective_messages(target).values(*CONTEXT_FIELDS)
+        if after:
+            return list(rows.filter(seq__gt=after))
         messages = list(rows.iterator(chunk_size=CONTEXT_CHUNK))
         summary = agent.compaction_summary(target)
         if not summary:

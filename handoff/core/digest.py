@@ -22,19 +22,44 @@ The digest reads:
   predecessor's brief (the seed message of a successor).
 
 Nothing here invents text: every field holds a string found in the log, cut to length.
+
+The digest is a fold (``Digest.read``) whose state stays bounded however long the log grows, so
+it can be kept and read on idle by idle (``handoff.digests``, issue 17, item 5); its JSON form
+(``to_json`` / ``from_json``) is what is kept.
 """
 
 from __future__ import annotations
 
+import copy
 import functools
 import itertools
 import json
 import posixpath
 import re
 import shlex
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import astuple, dataclass, field
 from typing import Any
+
+from handoff.core.said import (
+    BRIEF_RECEIVED,
+    BULLET,
+    FINISHED,
+    MAX_ITEMS,
+    MAX_MENTIONED,
+    MENTIONED_FILE,
+    RULE,
+    RULE_WORDS,
+    TASK_ID,
+    UNFINISHED,
+    cited,
+    clip,
+    decisions_in,
+    may_hold,
+    sentences,
+    substantive,
+    unique,
+)
 
 Entry = Mapping[str, Any]
 
@@ -45,6 +70,15 @@ POLL_TOOLS = ("write_stdin",)
 QUESTION_TOOLS = ("AskUserQuestion",)
 # Lines reporting something closed or done kept for closing the summary's tasks (the latest).
 MAX_CLOSING_LINES = 2_000
+# Bounds of the digest (issue 17, item 5): files kept (the latest touched), runs of each kind,
+# tool calls waiting for their result and commands still running.
+MAX_FILES = 200
+MAX_RUNS = 100
+MAX_PENDING = 100
+# Decisions kept from the start of each source (see ``offline_brief.decisions_of``).
+HEAD_ITEMS = 2 * MAX_ITEMS
+# Todo items marked completed kept (the latest).
+MAX_DONE = 500
 DONE = "completed"
 # Directories whose files are build output, dependencies or caches, never the work itself.
 GENERATED_DIRS = frozenset(
@@ -126,10 +160,11 @@ _SHELL_PREFIXES = (["bash", "-lc"], ["bash", "-c"], ["sh", "-c"], ["zsh", "-lc"]
 
 @dataclass
 class FileTouch:
-    """A file written or edited: its path, what was done (oldest first), the last entry index."""
+    """A file written or edited: its path, what was done (each action and how many times, in
+    the order first done), the last entry index."""
 
     path: str
-    actions: list[str]
+    actions: dict[str, int]
     last: int
 
 
@@ -164,44 +199,6 @@ class Command:
     ok: bool | None
     index: int
     seq: int = 0
-
-
-@dataclass
-class Digest:
-    """What the brief is built from; every string is taken from the log.
-
-    ``requests``: typed or relayed user messages; ``assistant_texts``: the agent's texts (no tool
-    calls); ``files``: files written or edited, last touched first; ``todos``: the latest todo
-    list, ``done_tasks`` every item ever marked completed; ``commands``: verifying commands with
-    an outcome, oldest first; ``summary``: the last compaction summary's sections by lower-case
-    title; ``predecessor``: the seed brief's goal and list sections; ``closed``: task ids the log
-    reports closed; ``failed_edits``: edits whose result was an error; ``texts_after_request``:
-    the assistant texts since the latest request, ``previous_texts`` those of the exchange
-    before it; ``answers``: the user's answers to the agent's questions, "question → answer";
-    ``plan_notes``: the explanations the agent gave with its plan updates (Codex
-    ``update_plan``);
-    ``closing_lines``: the latest lines of tool results and assistant texts that report
-    something closed, done or complete; ``answer_missing``: the log ends after the latest
-    request's tool results, every one of them a success, with no answer of the agent (its
-    final text lost, e.g. a line cut by a crash). Texts are ``Said``: they know their log entry.
-    """
-
-    requests: list[Said] = field(default_factory=list)
-    assistant_texts: list[Said] = field(default_factory=list)
-    files: list[FileTouch] = field(default_factory=list)
-    todos: list[Todo] = field(default_factory=list)
-    done_tasks: set[str] = field(default_factory=set)
-    commands: list[Command] = field(default_factory=list)
-    summary: dict[str, str] = field(default_factory=dict)
-    predecessor: dict[str, Any] = field(default_factory=dict)
-    closed: set[str] = field(default_factory=set)
-    failed_edits: int = 0
-    texts_after_request: list[Said] = field(default_factory=list)
-    previous_texts: list[Said] = field(default_factory=list)
-    answers: list[Said] = field(default_factory=list)
-    plan_notes: list[Said] = field(default_factory=list)
-    closing_lines: list[str] = field(default_factory=list)
-    answer_missing: bool = False
 
 
 def is_request(entry: Entry) -> bool:
@@ -504,72 +501,299 @@ def _said(text: str, entry: Entry, index: int) -> Said:
     return Said(text, int(entry.get("seq") or index + 1), index)
 
 
-class _Reader:
-    """Walks the entries once, pairing tool calls with their results."""
+@dataclass
+class Ends:
+    """The ends of a list that may grow with the log: its first ``HEAD_ITEMS`` items
+    (``head``), its latest ``MAX_ITEMS`` (``tail``) and whether it had more than the head
+    (``more``)."""
 
-    def __init__(self, cwd: str) -> None:
-        self.cwd = cwd
-        self.digest = Digest()
-        self.pending_calls: list[tuple[int, str, dict[str, Any]]] = []
-        self.touches: dict[str, FileTouch] = {}
-        self.sessions: dict[str, tuple[int, str]] = {}
-        # The latest request's tool results (judged once the log is read).
-        self.results: list[str] = []
+    head: list[str] = field(default_factory=list)
+    tail: list[str] = field(default_factory=list)
+    more: bool = False
+
+    def add(self, items: Sequence[str]) -> None:
+        """Append ``items`` (kept only at the ends)."""
+        self.extend([items], lambda found: found)
+
+    def extend(self, texts: Sequence[Any], items_of: Callable[[Any], Sequence[str]]) -> None:
+        """Append the items of each of ``texts`` (``items_of``), reading only the texts the
+        ends need: from the start while the head is not full, from the end until the tail is,
+        so a long run of texts costs about as much as a short one."""
+        memo: dict[int, Sequence[str]] = {}
+
+        def items(i: int) -> Sequence[str]:
+            if i not in memo:
+                memo[i] = items_of(texts[i])
+            return memo[i]
+
+        forward = 0
+        while forward < len(texts) and len(self.head) < HEAD_ITEMS and not self.more:
+            self.head = [*self.head, *items(forward)]
+            forward += 1
+        if len(self.head) > HEAD_ITEMS:
+            self.head, self.more = self.head[:HEAD_ITEMS], True
+        found: list[str] = []
+        back = len(texts)
+        while back > 0 and len(found) < MAX_ITEMS:
+            back -= 1
+            found = [*items(back), *found]
+        self.tail = [*self.tail, *found][-MAX_ITEMS:]
+        full = len(self.head) == HEAD_ITEMS
+        self.more = self.more or (full and any(memo.get(i) for i in range(forward, len(texts))))
+
+
+@dataclass
+class Digest:
+    """What the brief is built from, kept as the log is read (issue 17, item 5): every string
+    is taken from the log, and every list is bounded, so a digest folded over a session's log
+    idle by idle (``read``) stays small and the brief reads it in about constant time; reading
+    the log in one go or in any number of parts gives the same digest.
+
+    Position: ``count`` entries read (the next one's index), ``own`` of them not ``compacted``,
+    ``seq`` the last log entry number read, ``cwd`` what relative paths join.
+    Structure: ``files`` written or edited by path (at most ``MAX_FILES``, the least recently
+    touched dropped); ``todos`` the latest todo list, ``done_tasks`` the items marked completed
+    (the latest ``MAX_DONE``); ``runs`` the verifying commands run since the request before
+    the latest (at most ``MAX_RUNS``), ``latest_runs`` each command's latest run by its text
+    (at most ``MAX_RUNS``),
+    ``failures`` the failed runs no later run of the same text nor a later passing run of the
+    same intent closed (``covers``; at most ``MAX_RUNS``); ``summary`` the compaction summary's
+    sections, ``closed_tasks`` the names of its pending tasks a line reports closed (lines read
+    before it are kept in ``closing_lines`` until it comes); ``predecessor`` the seed brief's
+    fields; ``closed`` the ids of the summary's pending tasks the log reports closed
+    (before the summary, of its compacted entries any id); ``failed_edits``.
+    Texts (``Said``: they know their log entry): ``requests`` the first and the latest two,
+    ``first_substantive`` / ``last_substantive`` (``said.substantive``); ``answers`` the first
+    ``MAX_ITEMS`` distinct answers to the agent's questions ("question → answer"),
+    ``answer_count`` all of them, ``rule_answers`` the first ``MAX_ITEMS`` that state a rule;
+    ``request_rules`` the first ``MAX_ITEMS`` distinct rules the requests state, cited;
+    decisions cited, the ends of each source (``Ends``): ``first_decisions`` the first
+    request's (read as a later direction, and as the first request), ``request_decisions`` the
+    later requests', ``plan_decisions`` the plan notes', ``text_decisions`` the assistant's;
+    ``last_text`` the assistant's last text and ``mentioned`` the absolute paths its texts name,
+    last named first (``MAX_MENTIONED``), both without the offline agent's acknowledgements of
+    a brief; ``last_after`` / ``previous_last`` the last assistant text since the latest request
+    and in the exchange before, ``finished_said`` whether a text since the latest request says
+    the work is finished; ``results_failed`` whether a tool result since the latest request
+    failed (``None``: none came). Unmatched tool calls wait in ``pending_calls`` (applied as
+    done when the digest is read, ``result``), commands still running in ``sessions``.
+    """
+
+    cwd: str = ""
+    count: int = 0
+    own: int = 0
+    seq: int = 0
+    files: dict[str, FileTouch] = field(default_factory=dict)
+    todos: list[Todo] = field(default_factory=list)
+    done_tasks: list[str] = field(default_factory=list)
+    runs: list[Command] = field(default_factory=list)
+    latest_runs: dict[str, Command] = field(default_factory=dict)
+    failures: list[Command] = field(default_factory=list)
+    summary: dict[str, str] = field(default_factory=dict)
+    closed_tasks: set[str] = field(default_factory=set)
+    closing_lines: list[str] = field(default_factory=list)
+    predecessor: dict[str, Any] = field(default_factory=dict)
+    closed: set[str] = field(default_factory=set)
+    failed_edits: int = 0
+    requests: list[Said] = field(default_factory=list)
+    first_substantive: Said | None = None
+    last_substantive: Said | None = None
+    answers: list[Said] = field(default_factory=list)
+    answer_count: int = 0
+    rule_answers: list[Said] = field(default_factory=list)
+    request_rules: list[str] = field(default_factory=list)
+    first_decisions: tuple[Ends, Ends] = field(default_factory=lambda: (Ends(), Ends()))
+    request_decisions: Ends = field(default_factory=lambda: Ends())
+    plan_decisions: Ends = field(default_factory=lambda: Ends())
+    text_decisions: Ends = field(default_factory=lambda: Ends())
+    last_text: Said | None = None
+    mentioned: list[str] = field(default_factory=list)
+    last_after: Said | None = None
+    previous_last: Said | None = None
+    finished_said: bool = False
+    results_failed: bool | None = None
+    pending_calls: list[tuple[int, str, dict[str, Any]]] = field(default_factory=list)
+    sessions: dict[str, tuple[int, str]] = field(default_factory=dict)
+    answer_missing: bool = False
 
     def read(self, entries: Sequence[Entry]) -> Digest:
-        for index, entry in enumerate(entries):
-            role, kind = entry.get("role", ""), entry.get("source_kind", "")
-            content: str = entry.get("content", "")
-            if kind == "compaction":
-                self.digest.summary = summary_sections(content)
-            elif kind == "plugin" and content.lstrip().startswith(BRIEF_HEADING):
-                self.digest.predecessor = parse_predecessor(content)
-            elif role == "assistant" and entry.get("tool_name"):
-                self._call(index, entry["tool_name"], tool_input(content), entry)
-            elif role == "tool":
-                self.results.append(content)
-                self._closing(content)
-                self._result(entry.get("tool_name", ""), _said(content, entry, index))
-            elif role == "assistant" and content.strip():
-                self._closing(content)
-                text = _said(content.strip(), entry, index)
-                self.digest.assistant_texts.append(text)
-                self.digest.texts_after_request.append(text)
-            elif is_request(entry):
-                self.digest.requests.append(_said(content.strip(), entry, index))
-                self.digest.previous_texts = self.digest.texts_after_request
-                self.digest.texts_after_request = []
-                self.results = []
-        self.digest.answer_missing = bool(
-            self.digest.requests
-            and self.results
-            and not (self.pending_calls or self.digest.texts_after_request)
-            and all(outcome_of(output)[1] is not False for output in self.results)
-        )
-        for call in self.pending_calls:  # calls without a result (the log ended): assume done
-            self._apply(*call, output=Said(""))
-        self.digest.files = sorted(self.touches.values(), key=lambda t: t.last, reverse=True)
-        return self.digest
+        """Fold ``entries`` (the log's next entries, oldest first) into this digest; return it.
 
-    def _closing(self, text: str) -> None:
-        """Keep the lines of ``text`` that report something closed or done."""
-        self.digest.closed |= closed_ids(text)
+        The texts whose decisions and files only the ends of the log show are read once the
+        entries are: only as far as the ends need (``Ends.extend``)."""
+        self._texts: list[Said] = []
+        self._requests: list[Said] = []
+        self._notes: list[Said] = []
+        self._after: list[Said] = []
+        for entry in entries:
+            self._entry(self.count, entry)
+            self.count += 1
+            self.own += not entry.get("compacted")
+            self.seq = max(self.seq, int(entry.get("seq") or 0))
+        self.text_decisions.extend(
+            self._texts, functools.partial(_cited_decisions, later_request=False)
+        )
+        self.request_decisions.extend(
+            self._requests, functools.partial(_cited_decisions, later_request=True)
+        )
+        self.plan_decisions.extend(
+            self._notes, functools.partial(_cited_decisions, later_request=False)
+        )
+        self.finished_said = self.finished_said or any(map(says_finished, self._after))
+        self.mentioned = mentioned_files(reversed(self._texts), self.mentioned)
+        self._texts, self._requests, self._notes, self._after = [], [], [], []
+        return self
+
+    def result(self) -> Digest:
+        """Return what the brief reads: a copy with the tool calls still without a result taken
+        as done (the log ended) and ``answer_missing`` judged; this digest is left as it is."""
+        done = copy.deepcopy(self)
+        done.answer_missing = bool(
+            done.requests
+            and done.results_failed is False
+            and not (done.pending_calls or done.last_after)
+        )
+        for call in done.pending_calls:
+            done._apply(*call, output=Said(""))
+        done.pending_calls = []
+        return done
+
+    def ranked_files(self) -> list[FileTouch]:
+        """The files written or edited, last touched first."""
+        return sorted(self.files.values(), key=lambda t: t.last, reverse=True)
+
+    def to_json(self) -> dict[str, Any]:
+        """This digest as JSON-ready data (``from_json`` reads it back)."""
+        data = {name: getattr(self, name) for name in self.__dataclass_fields__}
+        data["files"] = [[t.path, list(t.actions.items()), t.last] for t in self.files.values()]
+        data["todos"] = [[t.text, t.status] for t in self.todos]
+        for name in ("runs", "failures"):
+            data[name] = [list(astuple(c)) for c in data[name]]
+        data["latest_runs"] = [list(astuple(c)) for c in self.latest_runs.values()]
+        for name in ("closed_tasks", "closed"):
+            data[name] = sorted(data[name])
+        for name in _SAID_LISTS:
+            data[name] = [_said_json(s) for s in data[name]]
+        for name in _SAID_FIELDS:
+            data[name] = _said_json(data[name]) if data[name] is not None else None
+        data["first_decisions"] = [list(astuple(part)) for part in self.first_decisions]
+        for name in _ENDS:
+            data[name] = list(astuple(data[name]))
+        data["sessions"] = {k: list(v) for k, v in self.sessions.items()}
+        data["pending_calls"] = [list(call) for call in self.pending_calls]
+        return data
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Digest:
+        """Read back what ``to_json`` wrote; ``KeyError`` / ``TypeError`` / ``ValueError`` when
+        ``data`` is not such a digest."""
+        d = cls(**{name: data[name] for name in cls.__dataclass_fields__})
+        d.files = {p: FileTouch(p, dict(actions), last) for p, actions, last in data["files"]}
+        d.todos = [Todo(*t) for t in data["todos"]]
+        d.runs = [Command(*c) for c in data["runs"]]
+        d.failures = [Command(*c) for c in data["failures"]]
+        d.latest_runs = {c[0]: Command(*c) for c in data["latest_runs"]}
+        for name in ("closed_tasks", "closed"):
+            setattr(d, name, set(data[name]))
+        for name in _SAID_LISTS:
+            setattr(d, name, [Said(*s) for s in data[name]])
+        for name in _SAID_FIELDS:
+            setattr(d, name, Said(*data[name]) if data[name] is not None else None)
+        later, first = data["first_decisions"]
+        d.first_decisions = (Ends(*later), Ends(*first))
+        for name in _ENDS:
+            setattr(d, name, Ends(*data[name]))
+        d.sessions = {k: (v[0], v[1]) for k, v in data["sessions"].items()}
+        d.pending_calls = [(i, tool, args) for i, tool, args in data["pending_calls"]]
+        return d
+
+    def _entry(self, index: int, entry: Entry) -> None:
+        role, kind = entry.get("role", ""), entry.get("source_kind", "")
+        content: str = entry.get("content", "")
+        if kind == "compaction":
+            self._summary(summary_sections(content))
+        elif kind == "plugin" and content.lstrip().startswith(BRIEF_HEADING):
+            self.predecessor = parse_predecessor(content)
+        elif role == "assistant" and entry.get("tool_name"):
+            self._call(index, entry["tool_name"], tool_input(content), entry)
+        elif role == "tool":
+            failed = self.results_failed or outcome_of(content)[1] is False
+            self.results_failed = failed
+            self._closing(content, entry)
+            self._result(entry.get("tool_name", ""), _said(content, entry, index))
+        elif role == "assistant" and content.strip():
+            self._closing(content, entry)
+            self._text(_said(content.strip(), entry, index))
+        elif is_request(entry):
+            self._request(_said(content.strip(), entry, index))
+
+    def _text(self, text: Said) -> None:
+        self.last_after = text
+        self._after.append(text)
+        if not text.startswith(BRIEF_RECEIVED):
+            self.last_text = text
+            self._texts.append(text)
+
+    def _request(self, request: Said) -> None:
+        if not self.requests:
+            self.first_decisions[0].add(_cited_decisions(request, True))
+            self.first_decisions[1].add(_cited_decisions(request, False))
+        else:
+            self._requests.append(request)
+        self.requests = [*self.requests[:1], *self.requests[1:][-1:], request]
+        if substantive(request):
+            self.first_substantive = self.first_substantive or request
+            self.last_substantive = request
+        if len(self.request_rules) < MAX_ITEMS and may_hold(RULE_WORDS, request):
+            rules = [cited(s, request.seq) for s in sentences(request) if RULE.search(s)]
+            self.request_rules = unique([*self.request_rules, *rules])
+        begun = self.requests[-2].position if len(self.requests) > 1 else -1
+        self.runs = [c for c in self.runs if c.index > begun]
+        self.previous_last, self.last_after = self.last_after, None
+        self.finished_said = False
+        self._after = []
+        self.results_failed = None
+
+    def _summary(self, sections: dict[str, str]) -> None:
+        self.summary = sections
+        self.closed &= pending_task_ids(sections)
+        lines, self.closing_lines = self.closing_lines, []
+        self._close_tasks(lines)
+
+    def _close_tasks(self, lines: Sequence[str]) -> None:
+        """Note the summary's pending tasks that ``lines`` report closed (kept for the summary
+        still to come while none was read, the latest ``MAX_CLOSING_LINES``)."""
+        if not self.summary:
+            self.closing_lines = [*self.closing_lines, *lines][-MAX_CLOSING_LINES:]
+            return
+        for name in pending_task_names(self.summary):
+            if name not in self.closed_tasks and any(closes(line, name) for line in lines):
+                self.closed_tasks.add(name)
+
+    def _closing(self, text: str, entry: Entry) -> None:
+        """Note the task ids and summary tasks ``text`` reports closed or done; before the
+        compaction summary only its compacted entries can come, so later lines wait for none."""
+        if not (self.summary or entry.get("compacted")):
+            return
+        closed = closed_ids(text)
+        if closed:
+            self.closed |= closed & pending_task_ids(self.summary) if self.summary else closed
         if reports_closing(text):
-            lines = self.digest.closing_lines
-            lines += [line for line in text.splitlines() if reports_closing(line)]
-            del lines[:-MAX_CLOSING_LINES]
+            self._close_tasks([line for line in text.splitlines() if reports_closing(line)])
 
     def _call(self, index: int, tool: str, args: dict[str, Any], entry: Entry) -> None:
         if tool in TODO_TOOLS:
             todos = todos_of(args)
             if todos is not None:
-                self.digest.todos = todos
-                self.digest.done_tasks |= {t.text for t in todos if t.status == DONE}
+                self.todos = todos
+                done = [t.text for t in todos if t.status == DONE]
+                kept = [t for t in self.done_tasks if t not in done]
+                self.done_tasks = list(dict.fromkeys([*kept, *done]))[-MAX_DONE:]
             note = args.get("explanation")
             if isinstance(note, str) and note.strip():
-                self.digest.plan_notes.append(_said(note.strip(), entry, index))
+                self._notes.append(_said(note.strip(), entry, index))
             return
-        self.pending_calls.append((index, tool, args))
+        self.pending_calls = [*self.pending_calls, (index, tool, args)][-MAX_PENDING:]
 
     def _result(self, tool: str, output: Said) -> None:
         call = next((c for c in self.pending_calls if c[1] == tool or not tool), None)
@@ -582,7 +806,7 @@ class _Reader:
         edits = edits_of(tool, args, self.cwd)
         if edits:
             if _TOOL_ERROR.search(output):
-                self.digest.failed_edits += 1
+                self.failed_edits += 1
                 return
             for path, action in edits:
                 self._touch(path, action, index)
@@ -591,23 +815,31 @@ class _Reader:
         elif tool in POLL_TOOLS:
             self._poll(str(args.get("session_id", "")), output)
         elif tool in QUESTION_TOOLS or output.startswith(_ANSWERED):
-            self.digest.answers += [
-                Said(f"{question} → {answer}", output.seq, output.position)
-                for question, answer in _ANSWERS.findall(output)
-            ]
+            for question, answer in _ANSWERS.findall(output):
+                self._answer(Said(f"{question} → {answer}", output.seq, output.position))
+
+    def _answer(self, answer: Said) -> None:
+        self.answer_count += 1
+        self.answers = _first_distinct(self.answers, answer)
+        if RULE.search(answer.split(" → ", 1)[-1]):
+            self.rule_answers = _first_distinct(self.rule_answers, answer)
 
     def _touch(self, path: str, action: str, index: int) -> None:
         if is_generated_path(path):
             return
-        touch = self.touches.setdefault(path, FileTouch(path, [], index))
-        touch.actions.append(action)
+        touch = self.files.setdefault(path, FileTouch(path, {}, index))
+        touch.actions[action] = touch.actions.get(action, 0) + 1
         touch.last = index
+        if len(self.files) > MAX_FILES:
+            del self.files[min(self.files.values(), key=lambda t: t.last).path]
 
     def _command(self, index: int, tool: str, text: str, output: Said) -> None:
         running = _RUNNING.search(output)
         if running and _exit_code(output) is None:
             if running.group(1):
                 self.sessions[running.group(1)] = (index, text)
+                while len(self.sessions) > MAX_PENDING:
+                    del self.sessions[next(iter(self.sessions))]
             return
         self._record(index, text, output, claude_bash=tool == "Bash")
 
@@ -629,15 +861,84 @@ class _Reader:
                 self._touch(absolute(path, self.cwd), action, index)
         if not text or ok is None or not verifies(text):
             return
-        self.digest.commands.append(Command(text, outcome, ok, index, output.seq))
+        run = Command(text, outcome, ok, index, output.seq)
+        self._run(run)
         if ok:
             for path in staged_paths(text):
                 self._touch(absolute(path, self.cwd), _staged_action(text), index)
 
+    def _run(self, run: Command) -> None:
+        self.runs = [*self.runs, run][-MAX_RUNS:]
+        self.latest_runs.pop(run.text, None)
+        self.latest_runs[run.text] = run
+        while len(self.latest_runs) > MAX_RUNS:
+            del self.latest_runs[next(iter(self.latest_runs))]
+        self.failures = [
+            c for c in self.failures if c.text != run.text and not (run.ok and covers(run, c))
+        ]
+        if run.ok is False:
+            self.failures = [*self.failures, run][-MAX_RUNS:]
+
+
+_ENDS = ("request_decisions", "plan_decisions", "text_decisions")
+_SAID_LISTS = ("requests", "answers", "rule_answers")
+_SAID_FIELDS = ("first_substantive", "last_substantive", "last_text", "last_after", "previous_last")
+
+
+def _said_json(said: Said) -> list[Any]:
+    return [str(said), said.seq, said.position]
+
+
+def _first_distinct(items: list[Said], item: Said) -> list[Said]:
+    """``items`` and ``item`` unless it repeats one (as cited, clipped) or ``MAX_ITEMS`` are
+    there."""
+    shown = {clip(cited(i, i.seq)) for i in items}
+    if len(items) >= MAX_ITEMS or clip(cited(item, item.seq)) in shown:
+        return items
+    return [*items, item]
+
+
+def pending_task_ids(summary: Mapping[str, str]) -> set[str]:
+    """The task ids the compaction summary's pending tasks name (``task_ids``)."""
+    return {i for task in BULLET.findall(section(summary, "pending")) for i in task_ids(task)}
+
+
+def pending_task_names(summary: Mapping[str, str]) -> list[str]:
+    """The names of the compaction summary's pending tasks that open with one ("E-1 (EPIC):
+    …" → ``E-1``)."""
+    tasks = BULLET.findall(section(summary, "pending"))
+    return [named.group(1) for named in map(TASK_ID.match, tasks) if named]
+
+
+def mentioned_files(texts: Iterable[str], known: Sequence[str]) -> list[str]:
+    """The absolute paths ``texts`` (latest first) name, last named first, then ``known``
+    (named before them): the first ``MAX_MENTIONED`` distinct, no system or build paths;
+    ``texts`` is read only until enough are found."""
+    found: dict[str, None] = {}
+    for text in texts:
+        named = reversed(MENTIONED_FILE.findall(text)) if "/" in text else ()
+        for path in named:
+            if not path.startswith(SYSTEM_DIRS) and not is_generated_path(path):
+                found.setdefault(path)
+        if len(found) >= MAX_MENTIONED:
+            break
+    return list(dict.fromkeys([*found, *known]))[:MAX_MENTIONED]
+
+
+def says_finished(text: str) -> bool:
+    """Whether a sentence of ``text`` reports the work finished ("not done", "once done" do
+    not count)."""
+    return any(FINISHED.search(s) and not UNFINISHED.search(s) for s in sentences(text))
+
+
+def _cited_decisions(text: Said, later_request: bool) -> list[str]:
+    return [cited(s, text.seq) for s in decisions_in(text, later_request)]
+
 
 def digest(entries: Sequence[Entry], *, cwd: str = "") -> Digest:
-    """Return the structured digest of ``entries`` (oldest first); relative paths join ``cwd``."""
-    return _Reader(cwd).read(entries)
+    """Return the structured digest of ``entries`` (oldest first) as the brief reads it
+    (``Digest.result``); relative paths join ``cwd``."""
+    return Digest(cwd=cwd).read(entries).result()
 
 
 def task_ids(text: str) -> set[str]:

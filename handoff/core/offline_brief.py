@@ -30,20 +30,17 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from handoff.core.brief import validate_brief
 from handoff.core.digest import (
-    SYSTEM_DIRS,
     Command,
     Digest,
+    Ends,
     Entry,
     Said,
     absolute,
-    closes,
-    covers,
     digest,
     is_generated_path,
     mentions,
@@ -51,58 +48,25 @@ from handoff.core.digest import (
     task_ids,
 )
 from handoff.core.digest import section as summary_section
+from handoff.core.said import (
+    BULLET,
+    MAX_ITEMS,
+    RULE,
+    RULE_WORDS,
+    TASK_ID,
+    cite_or_summary,
+    cited,
+    clip,
+    decisions_in,
+    may_hold,
+    sentences,
+    substantive,
+    uncited,
+    unique,
+)
 
-ITEM_CHARS = 300
-MAX_ITEMS = 12
 MAX_ARTIFACTS = 40
 
-_SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+|\n+")
-# A line's list or quote marker ("- ", "* ", "> ", "## "), not an option's dashes ("--days").
-_MARKER = re.compile(r"^(?:[-*>#]+\s+)+|^\*\*")
-_RULE = re.compile(
-    r"\b(only|never|must|always|don't|do not|dont|no longer|without|should not|shouldn't|"
-    r"make sure|avoid|max|maximum|at most|at least|no more than|twice|\d+ times|each|keep|"
-    r"on (?:its|their) own|(?<=\W)no(?!,))\b"
-    r"|不要|必须|禁止|只能|务必|しないで|ないでください",
-    re.IGNORECASE,
-)
-# Each match of ``_RULE`` / ``_DECISION`` holds one of these words (lower case): texts without
-# any are not searched (issue 17, item 5: the summary's cost at 5 000 messages).
-_RULE_WORDS = (
-    "only", "never", "must", "always", "don't", "do not", "dont", "no longer", "without",
-    "should not", "shouldn't", "make sure", "avoid", "max", "at most", "at least",
-    "no more than", "twice", " times", "each", "keep", "on its own", "on their own", "no",
-    "不要", "必须", "禁止", "只能", "务必", "しないで",
-    "ないでください",
-)  # fmt: skip
-_DECISION_WORDS = (
-    "decision:", "decided", "'ll use", "will use", "let's use", "lets use", "go with",
-    "going with", "instead of", "rather than", "switched to", "chose", "opted", "in favo",
-    "fall back to", "falling back to", "established that", "treating", "i kept", "i've kept",
-    "改用", "就用",
-)  # fmt: skip
-# A choice the user states in a later request ("leave plot.py for now"); with ``_RULE`` the
-# user's later directions are accepted corrections (decisions) too.
-_USER_CHOICE = re.compile(r"\b(?:for now|leave|keep|instead|switch)\b", re.IGNORECASE)
-_USER_CHOICE_WORDS = ("for now", "leave", "keep", "instead", "switch")
-_DECISION = re.compile(
-    r"\bdecision:|\b(decided|we'll use|we will use|i'll use|let's use|lets use|going with|"
-    r"go with|instead of|rather than|switched to|chose|opted|in favou?r of|fall(?:ing)? back to|"
-    r"established that|treating|i(?:'ve)? kept)\b|改用|就用",
-    re.IGNORECASE,
-)
-_FINISHED = re.compile(
-    r"^\s*(?:\W{0,3})(all done|done|implemented|completed|finished|fixed)\b"
-    r"|\b(all done|fully implemented"
-    r"|(?:is|are) (?:now )?(?:complete|completed|finished|done|closed)"
-    r"|has been (?:created|updated|implemented|completed|fixed|added)"
-    r"|everything is (?:pushed|done|committed|complete))\b"
-    r"|\b(?:complete|completed|done|finished)(?: and (?:pushed|committed|merged|closed))?\W*$"
-    r"|完了しました|完成しました|しました[。\s]",
-    re.IGNORECASE | re.MULTILINE,
-)
-# A sentence that says the work is not (yet) finished, or finished only under a condition.
-_UNFINISHED = re.compile(r"\b(?:not|never|almost|nearly|once|when|until|after|if)\b|n't\b", re.I)
 # Work the assistant states is not done yet ("… are not written yet", "Still open: …").
 _NOT_DONE = re.compile(
     r"\bnot\b[^.;,]{0,40}?\byet\b|\bstill (?:open|to do|missing|pending|failing)\b"
@@ -122,13 +86,9 @@ _CLAIMED = re.compile(
 _CHECKED = re.compile(r"\b(?:checked|confirmed|made sure) that\b", re.IGNORECASE)
 # A statement that leans on the sentence before it ("It is not committed yet").
 _PRONOUN = re.compile(r"^(?:it|this|that|they|these|those)\b", re.IGNORECASE)
-# A summary's task that opens with its id: "E-1 (EPIC): …", "**spotter-gqc.6** (in_progress): …".
-_TASK_ID = re.compile(r"^[*`\s]*([A-Za-z][\w]*(?:[.-][\w]+)+)[*`]*\s*(?:\(|:)")
 _CITED = re.compile(r"\((earlier |older )?log #(\d+)\)")
 # How an answer to the agent's question reads (``digest``: "question → answer").
 ANSWERED = " → "
-# The source an item names at its end: "(log #N)", "(earlier log #N)", "(compaction summary)".
-_CITATION = re.compile(r" \((?:(?:earlier |older )?log #\d+|compaction summary)\)$")
 _NEXT_SENTENCE = re.compile(
     r"^(?:next(?: steps?)?\s*[:,—–-]|next,? i(?:'ll| will)\b|remaining\s*:|still to do\s*:)",
     re.IGNORECASE,
@@ -140,30 +100,7 @@ _SUMMARY_FILE = re.compile(
     r"(?:\s*(?:[—–:-]+\s*)?(.*))?$",
     re.MULTILINE,
 )
-_MENTIONED_FILE = re.compile(r"(?<![\w.:/~-])(/(?:[\w.@+~-]+/)+[\w@+~-]+\.[A-Za-z]\w{0,7})\b")
-MAX_MENTIONED = 10
 _QUOTED = re.compile(r"[\"“]([^\"”]{3,300})[\"”]")
-_BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+(.+)$", re.MULTILINE)
-
-
-def clip(text: str, limit: int = ITEM_CHARS) -> str:
-    """Return ``text`` on one line, cut to at most ``limit`` characters at a sentence end, else
-    at a word boundary, with an ellipsis (a word longer than the limit is cut inside)."""
-    text = " ".join(text.replace("**", "").split())
-    if len(text) <= limit:
-        return text
-    head = text[: limit - 1]
-    ends = [m.end() for m in _SENTENCE_END.finditer(head) if m.start() >= limit // 2]
-    if ends:
-        return head[: ends[-1]].rstrip() + " …"
-    space = head.rfind(" ")
-    return (head[:space] if space > 0 else head).rstrip(" ,;:") + "…"
-
-
-def cited(text: str, seq: int) -> str:
-    """Return ``text`` (clipped) naming its log entry: "… (log #1485)" (issue 16, evidence)."""
-    suffix = f" (log #{seq})"
-    return clip(text, ITEM_CHARS - len(suffix)) + suffix
 
 
 def inherited(items: Iterable[object]) -> list[str]:
@@ -177,44 +114,6 @@ def _further_back(cited: re.Match[str]) -> str:
     return f"({'older' if cited[1] else 'earlier'} log #{cited[2]})"
 
 
-def unique(items: Iterable[str], limit: int = MAX_ITEMS, *, claims: bool = False) -> list[str]:
-    """Return the clipped, non-empty, distinct ``items`` in order, at most ``limit``;
-    ``claims``: items that say the same but cite another entry are the same (the first kept:
-    a rule the user repeated is listed once).
-
-    ``items`` is read only as far as needed: a generator past the ``limit``-th is left unread.
-    """
-    found: dict[str, str] = {}
-    for item in items:
-        if len(found) >= limit:
-            break
-        if item.strip():
-            kept = clip(item)
-            found.setdefault(uncited(kept) if claims else kept, kept)
-    return list(found.values())
-
-
-def uncited(item: str) -> str:
-    """``item`` without the entry it cites at its end."""
-    return _CITATION.sub("", item)
-
-
-def sentences(text: str) -> list[str]:
-    """Split ``text`` into sentences and lines (code blocks left out)."""
-    text = re.sub(r"```.*?```", " ", text, flags=re.DOTALL)
-    said = (_MARKER.sub("", s.strip()).rstrip(" *#") for s in _SENTENCE_END.split(text))
-    return [s for s in said if len(s) > 3]
-
-
-def substantive(request: str) -> bool:
-    """Return whether a request asks for work (not a short check such as "did you push?")."""
-    text = request.strip()
-    if text.endswith(("?", "？")):
-        return False
-    wide = sum(1 for ch in text if ord(ch) > 0x2E80)
-    return len(text.split()) >= 3 or len(text) >= 20 or wide >= 8
-
-
 def first_request(d: Digest) -> str:
     """The goal's start: the predecessor's goal, the summary's request, or the first request."""
     if d.predecessor.get("goal"):
@@ -222,13 +121,13 @@ def first_request(d: Digest) -> str:
     primary = summary_section(d.summary, "primary request", "request")
     if primary:
         return clip(sentences(primary)[0])
-    return next((r for r in d.requests if substantive(r)), d.requests[0] if d.requests else "")
+    return d.first_substantive or (d.requests[0] if d.requests else "")
 
 
 def latest_direction(d: Digest, first: str) -> str:
     """The latest substantive request of the log (or quoted in the summary), if not ``first``."""
     said = _QUOTED.findall(summary_section(d.summary, "user messages"))
-    latest = _last(d.requests, substantive) or _last(said, substantive)
+    latest = d.last_substantive or _last(said, substantive)
     return "" if not latest or clip(latest) in clip(first) else latest
 
 
@@ -243,25 +142,22 @@ def goal_of(d: Digest) -> str:
 
 def rules_of(d: Digest) -> list[str]:
     """User sentences and answers that state rules, each citing its entry, the predecessor's
-    constraints first (the earliest ``MAX_ITEMS``; the log is read only until they are found).
-    Rules of the compaction summary's primary request and of the user messages it quotes cite
-    the summary: after a compaction the request that set them is only there."""
+    constraints first (the earliest ``MAX_ITEMS``: the digest keeps those of the log). Rules of
+    the compaction summary's primary request and of the user messages it quotes cite the
+    summary: after a compaction the request that set them is only there."""
     quoted = _QUOTED.findall(summary_section(d.summary, "user messages"))
     primary = summary_section(d.summary, "primary request")
     # The summary's request and messages came first.
-    said = [*(Said(q) for q in [primary, *quoted] if q), *d.requests]
-    stated = (
-        _cite_or_summary(s, text.seq)
-        for text in said
-        if _may_hold(_RULE_WORDS, text)
+    summarized = (
+        cite_or_summary(s, 0)
+        for text in [primary, *quoted]
+        if text and may_hold(RULE_WORDS, text)
         for s in sentences(text)
-        if _RULE.search(s)
+        if RULE.search(s)
     )
-    answered = (cited(a, a.seq) for a in d.answers if _RULE.search(a.split(" → ", 1)[-1]))
-    return unique(
-        itertools.chain(inherited(d.predecessor.get("constraints", [])), answered, stated),
-        claims=True,
-    )
+    answered = (cited(a, a.seq) for a in d.rule_answers)
+    constraints = inherited(d.predecessor.get("constraints", []))
+    return unique(itertools.chain(constraints, answered, summarized, d.request_rules), claims=True)
 
 
 def without_rules(decisions: list[str], constraints: list[str]) -> list[str]:
@@ -273,63 +169,35 @@ def without_rules(decisions: list[str], constraints: list[str]) -> list[str]:
     return [item for item in decisions if ANSWERED in item or uncited(item) not in rules]
 
 
-def _cite_or_summary(sentence: str, seq: int) -> str:
-    return cited(sentence, seq) if seq else f"{sentence} (compaction summary)"
-
-
 def decisions_of(d: Digest) -> list[str]:
     """The user's answers to the agent's questions, the user's later directions that state a
     rule or choice (accepted corrections: "leave plot.py for now", "retry twice"), and stated
     decisions of the user and the assistant, each citing its entry, the predecessor's first,
-    latest kept (the log is read from its end, only until enough are found)."""
-    solved = [summary_section(d.summary, name) for name in ("problem solving", "errors and fixes")]
-    answers = [cited(a, a.seq) for a in d.answers]
-    inherited_ = [*inherited(d.predecessor.get("decisions", [])), *answers]
+    latest kept (the digest keeps the ends of each source, ``Ends``)."""
+    solved = Ends()
+    for name in ("problem solving", "errors and fixes"):
+        text = summary_section(d.summary, name)
+        solved.add([cite_or_summary(s, 0) for s in decisions_in(text, False)])
+    earlier = d.predecessor.get("decisions", [])
+    answers = (cited(a, a.seq) for a in d.answers)
+    room = MAX_ITEMS - len(earlier) - d.answer_count
     # After a compaction or a handoff the first request in the log is a later one too.
-    later = {id(r) for r in d.requests[0 if d.summary or d.predecessor else 1 :]}
-    texts = [*(Said(text) for text in solved), *d.requests, *d.plan_notes, *d.assistant_texts]
-    chosen: Iterable[str]
-    if len(inherited_) < MAX_ITEMS:
-        latest_first = (
-            _cite_or_summary(s, text.seq)
-            for text in reversed(texts)
-            for s in reversed(_decisions_in(text, id(text) in later))
-        )
-        chosen = list(itertools.islice(latest_first, MAX_ITEMS - len(inherited_)))[::-1]
+    first = d.first_decisions[0 if d.summary or d.predecessor else 1]
+    sources = [solved, first, d.request_decisions, d.plan_decisions, d.text_decisions]
+    chosen: list[str]
+    if room > 0:
+        chosen = [item for source in sources for item in source.tail][-room:]
     else:
         # A list of MAX_ITEMS or more may still repeat itself (``unique`` drops the repeats):
-        # the log's decisions then fill the room from the first one, past the surplus, as
-        # ``chosen[-(MAX_ITEMS - len(inherited)):]`` of every decision always did.
-        in_order = (
-            _cite_or_summary(s, text.seq)
-            for text in texts
-            for s in _decisions_in(text, id(text) in later)
-        )
-        chosen = itertools.islice(in_order, len(inherited_) - MAX_ITEMS, None)
-    return unique(itertools.chain(inherited_, chosen))
-
-
-def _decisions_in(text: str, later_request: bool) -> list[str]:
-    """The sentences of ``text`` that state a decision; of a later request of the user, also
-    those that state a rule or a choice."""
-    if later_request and _may_hold(_DECISION_WORDS + _RULE_WORDS + _USER_CHOICE_WORDS, text):
-        return [
-            s
-            for s in sentences(text)
-            if _DECISION.search(s) or _RULE.search(s) or _USER_CHOICE.search(s)
-        ]
-    if _may_hold(_DECISION_WORDS, text):
-        return [s for s in sentences(text) if _DECISION.search(s)]
-    return []
-
-
-def _may_hold(words: Sequence[str], text: str) -> bool:
-    """Whether a sentence of ``text`` may hold one of ``words`` (lower case): a sentence that
-    does is part of a text that does, unless a code block ``sentences`` leaves out joined it."""
-    if "```" in text:
-        return True
-    low = text.lower()
-    return any(word in low for word in words)
+        # the log's decisions then fill the room from the first one, past the surplus (exact
+        # while the surplus is at most MAX_ITEMS: the digest keeps the first 2 × MAX_ITEMS).
+        chosen = []
+        for source in sources:
+            chosen += source.head
+            if source.more:
+                break
+        chosen = chosen[-room:]
+    return unique(itertools.chain(inherited(earlier), answers, chosen))
 
 
 def _last(items: Sequence[str], keep: Callable[[str], bool]) -> str:
@@ -337,16 +205,15 @@ def _last(items: Sequence[str], keep: Callable[[str], bool]) -> str:
     return next((item for item in reversed(items) if keep(item)), "")
 
 
-def _actions(actions: Sequence[str]) -> str:
-    counts = Counter(actions)
-    return ", ".join(f"{a} ×{counts[a]}" if counts[a] > 1 else a for a in dict.fromkeys(actions))
+def _actions(actions: dict[str, int]) -> str:
+    return ", ".join(f"{a} ×{n}" if n > 1 else a for a, n in actions.items())
 
 
 def artifacts_of(d: Digest, cwd: str) -> list[str]:
     """The workspace, the files touched (last first, with what was done), the summary's files."""
     items = [f"workspace: {cwd}"] if cwd else []
-    items += [f"{t.path} — {_actions(t.actions)}" for t in d.files]
-    listed = {t.path for t in d.files}
+    items += [f"{t.path} — {_actions(t.actions)}" for t in d.ranked_files()]
+    listed = set(d.files)
     for path, what in _SUMMARY_FILE.findall(summary_section(d.summary, "files")):
         full = absolute(path, cwd)
         if full not in listed and not is_generated_path(full) and "://" not in full:
@@ -359,22 +226,8 @@ def artifacts_of(d: Digest, cwd: str) -> list[str]:
             items.append(str(item))
             listed.add(path)
     if not listed:
-        items += [f"{path} — mentioned by the assistant" for path in mentioned_files(d)]
+        items += [f"{path} — mentioned by the assistant" for path in d.mentioned]
     return unique(items, MAX_ARTIFACTS)
-
-
-def mentioned_files(d: Digest) -> list[str]:
-    """Absolute file paths the assistant's texts name, last named first (no system or build
-    paths); the artifacts when the log holds no file edits."""
-    found: dict[str, None] = {}
-    for text in reversed(d.assistant_texts):  # read from the end, only until enough are found
-        named = reversed(_MENTIONED_FILE.findall(text)) if "/" in text else ()
-        for path in named:
-            if not path.startswith(SYSTEM_DIRS) and not is_generated_path(path):
-                found.setdefault(path)
-        if len(found) >= MAX_MENTIONED:
-            break
-    return list(found)[:MAX_MENTIONED]
 
 
 def _shown(command: Command) -> str:
@@ -384,7 +237,7 @@ def _shown(command: Command) -> str:
 
 def _latest_runs(d: Digest) -> list[Command]:
     """Each command's latest run, in the order of those runs."""
-    return sorted({c.text: c for c in d.commands}.values(), key=lambda c: c.index)
+    return sorted(d.latest_runs.values(), key=lambda c: c.index)
 
 
 def verified_of(d: Digest) -> list[str]:
@@ -399,38 +252,21 @@ def verified_of(d: Digest) -> list[str]:
     return unique([*inherited(d.predecessor.get("verified", [])), *own][-MAX_ITEMS:])
 
 
-def open_failures(d: Digest) -> list[Command]:
-    """Failed runs that no later passing run of the same intent closed (``digest.covers``: the
-    same command head on the same target or more)."""
-    runs = d.commands
-    return [
-        c
-        for i, c in enumerate(runs)
-        if c.ok is False
-        and not any(later.ok and covers(later, c) for later in runs[i + 1 :])
-        and c.text not in {later.text for later in runs[i + 1 :]}
-    ]
-
-
 def finished(d: Digest) -> bool:
     """The assistant reports the work finished since the latest request and goes on no further
     (any sentence that says so, not one phrasing; "not done", "once done" do not count); or,
     its answer missing (``Digest.answer_missing``), every tool run of the latest request
     succeeded and nothing is left open."""
-    if not d.texts_after_request:
+    if d.last_after is None:
         return d.answer_missing and not leftovers(d)
-    last = d.texts_after_request[-1]
-    said = (s for text in d.texts_after_request for s in sentences(text))
-    return any(_FINISHED.search(s) and not _UNFINISHED.search(s) for s in said) and not (
-        _GOING_ON.search(last)
-    )
+    return d.finished_said and not _GOING_ON.search(d.last_after)
 
 
 def recent_texts(d: Digest) -> list[Said]:
     """The assistant's last text of each of the last two exchanges (the latest request's and
     the one before): what each exchange concluded, not superseded yet by a later one (an
     earlier text of an exchange is superseded by its last)."""
-    return [texts[-1] for texts in (d.previous_texts, d.texts_after_request) if texts]
+    return [text for text in (d.previous_last, d.last_after) if text is not None]
 
 
 def clauses(text: str) -> list[tuple[str, str]]:
@@ -468,7 +304,7 @@ def stated_unverified(d: Digest) -> list[str]:
     items = []
     for text in recent_texts(d):
         begun = max((p for p in starts if p < text.position), default=-1)
-        ran = [c for c in d.commands if c.ok and begun < c.index < text.position]
+        ran = [c for c in d.runs if c.ok and begun < c.index < text.position]
         for clause, _ in clauses(text):
             if not _CLAIMED.search(clause) or _NOT_DONE.search(clause):
                 continue
@@ -485,14 +321,11 @@ def summary_task_open(d: Digest, task: str) -> bool:
     complete, a todo item naming it marked completed); each signal closes it on its own."""
     if task_ids(task) & d.closed:
         return False
-    named = _TASK_ID.match(task)
+    named = TASK_ID.match(task)
     if named is None:
         return True
     name = named.group(1)
-    return not (
-        any(closes(line, name) for line in d.closing_lines)
-        or any(mentions(done, name) for done in d.done_tasks)
-    )
+    return not (name in d.closed_tasks or any(mentions(done, name) for done in d.done_tasks))
 
 
 def leftovers(d: Digest) -> list[str]:
@@ -503,10 +336,10 @@ def leftovers(d: Digest) -> list[str]:
         for t in d.todos
         if t.status != "completed" and t.text not in d.done_tasks
     ]
-    items += [cited(f"{_shown(c)} — its latest run failed", c.seq) for c in open_failures(d)]
+    items += [cited(f"{_shown(c)} — its latest run failed", c.seq) for c in d.failures]
     items += stated_open(d)
     if not d.todos:
-        tasks = _BULLET.findall(summary_section(d.summary, "pending"))
+        tasks = BULLET.findall(summary_section(d.summary, "pending"))
         items += [t for t in tasks if summary_task_open(d, t)]
         items += inherited(d.predecessor.get("pending", []))
     return items
@@ -521,7 +354,7 @@ def pending_of(d: Digest, done: bool) -> list[str]:
 def next_steps_of(d: Digest, done: bool, pending: list[str]) -> list[str]:
     """The current state (the last assistant message, else the summary's current work) and
     what comes next (the task in progress, else the summary's next step)."""
-    last = d.assistant_texts[-1] if d.assistant_texts else ""
+    last = d.last_text or ""
     work = summary_section(d.summary, "current work")
     state = f"Current state (the last assistant message): “{clip(last, 240)}”" if last else ""
     if not last and work:
@@ -529,14 +362,14 @@ def next_steps_of(d: Digest, done: bool, pending: list[str]) -> list[str]:
     if done:
         said = (
             "The session reports its work finished"
-            if d.texts_after_request
+            if d.last_after is not None
             else "The latest request's tool runs all succeeded and the log ends before the "
             "agent's answer: the work looks finished"
         )
         return unique([f"{said}; wait for the user's next request.", state])
     doing = [f"Continue: {t.text}" for t in d.todos if t.status == "in_progress"]
     step = summary_section(d.summary, "next step")
-    if not doing and step and not d.assistant_texts:
+    if not doing and step and d.last_text is None:
         doing = [clip(" ".join(sentences(step)[:2]))]
     stated = [f"As the last assistant message says: {clip(t)}" for t in stated_next(last)]
     left = open_work(last) if isinstance(last, Said) else []
@@ -567,7 +400,7 @@ def uncertainties_of(d: Digest, count: int, done: bool) -> list[str]:
         note = "left open in the log although the final message reports the work done: "
         items += [note + item for item in leftovers(d)]
     items += stated_unverified(d)
-    last = d.assistant_texts[-1] if d.assistant_texts else ""
+    last = d.last_text or ""
     items += [s for s in sentences(last) if s.endswith("?")]
     items = unique(items, MAX_ITEMS - 1)
     items.append(
@@ -577,18 +410,16 @@ def uncertainties_of(d: Digest, count: int, done: bool) -> list[str]:
     return items
 
 
-# How the offline agent acknowledges the brief a successor is seeded with (host.agent writes it;
-# the handoff core cannot import the host). It is not the work's state: the brief skips it.
-BRIEF_RECEIVED = "Offline agent: received the handoff brief."
-
-
 def offline_brief(context: Sequence[Entry], *, cwd: str) -> dict[str, Any]:
     """Build a valid brief from the effective ``context`` (oldest first) without a model; its
     entries marked ``compacted`` (file edits before the last compaction) add to the
-    artifacts only. The offline agent's acknowledgements of a brief are not read as its
-    work (a second hop quotes the work, not "received the handoff brief")."""
-    d = digest(context, cwd=cwd)
-    d.assistant_texts = [t for t in d.assistant_texts if not t.startswith(BRIEF_RECEIVED)]
+    artifacts only."""
+    return brief_of(digest(context, cwd=cwd))
+
+
+def brief_of(d: Digest) -> dict[str, Any]:
+    """Build a valid brief from a digest read to its end (``Digest.result``); each field reads
+    the digest's bounded parts, so the time does not grow with the log (issue 17, item 5)."""
     done = finished(d)
     pending = pending_of(d, done)
     constraints = rules_of(d)
@@ -596,10 +427,10 @@ def offline_brief(context: Sequence[Entry], *, cwd: str) -> dict[str, Any]:
         "goal": goal_of(d),
         "decisions": without_rules(decisions_of(d), constraints),
         "constraints": constraints,
-        "artifacts": artifacts_of(d, cwd),
+        "artifacts": artifacts_of(d, d.cwd),
         "verified": verified_of(d),
         "pending": pending,
         "next_steps": next_steps_of(d, done, pending),
-        "uncertainties": uncertainties_of(d, sum(not e.get("compacted") for e in context), done),
+        "uncertainties": uncertainties_of(d, d.own, done),
     }
     return validate_brief(brief)

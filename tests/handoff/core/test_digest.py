@@ -39,10 +39,10 @@ def test_files_written_or_edited_are_ranked_by_last_touch_with_what_was_done():
         call("MultiEdit", {"file_path": "/w/a.py", "edits": [{}, {}]}),
         result("MultiEdit", "Applied 2 edits to /w/a.py"),
     ]
-    files = d.digest(log).files
+    files = d.digest(log).ranked_files()
     assert [(f.path, f.actions) for f in files] == [
-        ("/w/a.py", ["written", "edited (2 changes)"]),
-        ("/w/b.py", ["edited"]),
+        ("/w/a.py", {"written": 1, "edited (2 changes)": 1}),
+        ("/w/b.py", {"edited": 1}),
     ]
 
 
@@ -52,13 +52,13 @@ def test_an_edit_whose_result_is_an_error_changed_nothing():
         result("Edit", "<tool_use_error>File has not been read yet.</tool_use_error>"),
     ]
     digest = d.digest(log)
-    assert (digest.files, digest.failed_edits) == ([], 1)
+    assert (digest.files, digest.failed_edits) == ({}, 1)
 
 
 def test_apply_patch_files_are_made_absolute_against_the_working_directory():
     log = [call("apply_patch", PATCH), result("apply_patch", '{"output":"Success."}')]
-    files = d.digest(log, cwd="/repo").files
-    assert {(f.path, f.actions[0]) for f in files} == {
+    files = d.digest(log, cwd="/repo").ranked_files()
+    assert {(f.path, *f.actions) for f in files} == {
         ("/repo/src/app.ts", "patched"),
         ("/repo/src/new.ts", "created"),
     }
@@ -66,7 +66,7 @@ def test_apply_patch_files_are_made_absolute_against_the_working_directory():
 
 def test_a_shell_apply_patch_counts_as_an_edit():
     log = [call("shell", {"command": ["apply_patch", PATCH]}), result("shell", "Done!")]
-    assert [f.path for f in d.digest(log, cwd="/repo").files] == [
+    assert [f.path for f in d.digest(log, cwd="/repo").ranked_files()] == [
         "/repo/src/app.ts",
         "/repo/src/new.ts",
     ]
@@ -77,7 +77,7 @@ def test_build_and_dependency_paths_are_never_artifacts():
         call("Write", {"file_path": "/w/_build/dev/lib/app.beam", "content": ""}),
         call("Write", {"file_path": "/w/node_modules/x/style.css", "content": ""}),
     ]
-    assert d.digest(log).files == []
+    assert d.digest(log).files == {}
 
 
 def test_the_latest_todo_list_wins_and_done_tasks_are_remembered():
@@ -87,7 +87,7 @@ def test_the_latest_todo_list_wins_and_done_tasks_are_remembered():
     ]
     digest = d.digest(log)
     assert digest.todos == [d.Todo("Write docs", "in_progress")]
-    assert digest.done_tasks == {"Fix error handling"}
+    assert digest.done_tasks == ["Fix error handling"]
 
 
 def test_commands_get_their_outcome_and_reads_are_left_out():
@@ -99,7 +99,7 @@ def test_commands_get_their_outcome_and_reads_are_left_out():
         call("Bash", {"command": "pytest -q"}),
         result("Bash", "1 failed, 3 passed in 0.2s"),
     ]
-    assert [(c.text, c.outcome, c.ok) for c in d.digest(log).commands] == [
+    assert [(c.text, c.outcome, c.ok) for c in d.digest(log).runs] == [
         ("mix test 2>&1", "14 doctests, 76 tests, 0 failures", True),
         ("pytest -q", "1 failed, 3 passed in 0.2s", False),
     ]
@@ -112,7 +112,7 @@ def test_commits_and_pushes_are_outcomes():
         call("Bash", {"command": "git push"}),
         result("Bash", "To github.com:o/r.git\n   bb53fb4..05fd186  main -> main"),
     ]
-    outcomes = [c.outcome for c in d.digest(log).commands]
+    outcomes = [c.outcome for c in d.digest(log).runs]
     assert outcomes == ["[main 05fd186] feat: x", "bb53fb4..05fd186 main -> main"]
 
 
@@ -123,7 +123,7 @@ def test_a_codex_command_polled_with_write_stdin_gets_its_exit_code():
         call("write_stdin", {"session_id": 7, "chars": ""}),
         result("write_stdin", "Process exited with code 0\nOutput:\nbuilt"),
     ]
-    assert [(c.text, c.outcome, c.ok) for c in d.digest(log).commands] == [
+    assert [(c.text, c.outcome, c.ok) for c in d.digest(log).runs] == [
         ("npm run build", "exit code 0", True)
     ]
 
@@ -188,7 +188,7 @@ def test_a_run_on_another_target_or_with_another_head_does_not_cover_a_failure()
 
 def test_a_claude_code_bash_result_without_an_exit_code_succeeded():
     log = [call("Bash", {"command": "git add -f x.log"}), result("Bash", "")]
-    assert [(c.outcome, c.ok) for c in d.digest(log).commands] == [("exit code 0", True)]
+    assert [(c.outcome, c.ok) for c in d.digest(log).runs] == [("exit code 0", True)]
 
 
 def test_files_a_successful_commit_names_are_committed_and_a_failed_one_names_none():
@@ -200,10 +200,10 @@ def test_files_a_successful_commit_names_are_committed_and_a_failed_one_names_no
         call("Bash", {"command": "git add src/b.py && git commit -m x"}),
         result("Bash", "Exit code 1\nhook failed"),
     ]
-    assert [(f.path, f.actions) for f in d.digest(committed, cwd="/w").files] == [
-        ("/w/src/a.py", ["committed"])
+    assert [(f.path, f.actions) for f in d.digest(committed, cwd="/w").ranked_files()] == [
+        ("/w/src/a.py", {"committed": 1})
     ]
-    assert d.digest(failed, cwd="/w").files == []
+    assert d.digest(failed, cwd="/w").files == {}
 
 
 def test_the_users_answers_to_the_agents_questions_are_kept():

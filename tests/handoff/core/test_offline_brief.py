@@ -8,7 +8,8 @@ import pytest
 from test_digest import call, result, say
 
 from handoff.core.brief import render_brief, validate_brief
-from handoff.core.offline_brief import clip, offline_brief
+from handoff.core.offline_brief import offline_brief
+from handoff.core.said import clip
 
 
 def todo(*items: tuple[str, str]) -> dict[str, str]:
