@@ -52,7 +52,16 @@ from django.db import transaction
 from django.dispatch import Signal
 from django.utils import timezone
 
-from handoff import backoff, inheritance, metrics, recovery, services, store, summarizer
+from handoff import (
+    backoff,
+    degradation,
+    inheritance,
+    metrics,
+    recovery,
+    services,
+    store,
+    summarizer,
+)
 from handoff.core.blockers import BlockerFacts, find_blockers
 from handoff.core.brief import render_brief
 from handoff.core.guard import MESSAGES, NOT_IDLE, GuardFacts, guard_refusal
@@ -62,7 +71,7 @@ from handoff.core.stability import StabilityFacts, instability
 from handoff.core.steps import CommitStep, Step, decide_reason
 from handoff.core.tokens import TokenLabel, TokenReading
 from handoff.core.trigger import Metrics, threshold
-from handoff.exceptions import PhaseError, ServiceUnavailable
+from handoff.exceptions import PhaseError
 from handoff.models import HandoffRecord, MainState
 from handoff.services import HostSession, SessionController, SessionObservation
 from handoff.settings_store import SettingsValues
@@ -273,11 +282,7 @@ def guard(attempt: Attempt) -> None:
     """
     controller = services.session_controller()
     if controller is None:
-        raise Stop(
-            Outcome.REFUSED,
-            "the host provides no session controller: handoff is unavailable "
-            "and automatic handoff is off",
-        )
+        raise Stop(Outcome.REFUSED, degradation.NO_CONTROLLER_REFUSAL)
     attempt.controller = controller
     observed = controller.observe(attempt.session_id)
     if observed is None:
@@ -334,7 +339,7 @@ def reason(attempt: Attempt) -> None:
     )
     if attempt.reason is None:
         if attempt.reading.label is TokenLabel.UNAVAILABLE:
-            raise Stop(Outcome.NO_TRIGGER, "token figures are unavailable: automatic handoff off")
+            raise Stop(Outcome.NO_TRIGGER, degradation.TOKENS_UNAVAILABLE_REFUSAL)
         m = attempt.metrics
         raise Stop(
             Outcome.NO_TRIGGER,
@@ -682,9 +687,11 @@ def commit_review(record: HandoffRecord, brief: dict[str, Any]) -> AttemptOutcom
     draft discarded (seed 000, Failure outcomes). Raises ``ServiceUnavailable`` without a
     session controller (nothing changed).
     """
-    controller = services.session_controller()
-    if controller is None:
-        raise ServiceUnavailable(services.SESSION_CONTROLLER, "a review cannot be committed")
+    controller = degradation.require(
+        services.session_controller(),
+        degradation.SESSION_CONTROLLER,
+        "a review cannot be committed",
+    )
     attempt = Attempt(
         str(record.source_id),
         record.reason == Reason.MANUAL,

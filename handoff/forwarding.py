@@ -17,10 +17,10 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
-from handoff import services, store
+from handoff import degradation, services, store
 from handoff.core.redirects import RedirectCycleError
 from handoff.core.relay import relay_id
-from handoff.exceptions import ForwardingError, ServiceUnavailable
+from handoff.exceptions import ForwardingError
 from handoff.services import SessionController
 
 logger = logging.getLogger(__name__)
@@ -38,10 +38,9 @@ def destination(session_id: Any) -> str:
 
 
 def _controller() -> SessionController:
-    controller = services.session_controller()
-    if controller is None:
-        raise ServiceUnavailable(services.SESSION_CONTROLLER, "input cannot be forwarded")
-    return controller
+    return degradation.require(
+        services.session_controller(), degradation.SESSION_CONTROLLER, "input cannot be forwarded"
+    )
 
 
 def relay(session: Any, incoming: Sequence[Any]) -> tuple[str, str, bool]:

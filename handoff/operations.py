@@ -33,7 +33,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from handoff import attempt as attempts
-from handoff import backoff, metrics, review, services, store, tasks
+from handoff import backoff, degradation, metrics, review, services, store, tasks
 from handoff import status as status_module
 from handoff.attempt import AttemptOutcome
 from handoff.exceptions import (
@@ -41,7 +41,6 @@ from handoff.exceptions import (
     NoReviewWaiting,
     NotAMain,
     ReviewWaiting,
-    ServiceUnavailable,
     SessionNotFound,
 )
 from handoff.models import MainState
@@ -52,12 +51,11 @@ logger = logging.getLogger(__name__)
 
 
 def _controller() -> SessionController:
-    controller = services.session_controller()
-    if controller is None:
-        raise ServiceUnavailable(
-            services.SESSION_CONTROLLER, "handoff is unavailable and automatic handoff is off"
-        )
-    return controller
+    return degradation.require(
+        services.session_controller(),
+        degradation.SESSION_CONTROLLER,
+        "handoff is unavailable and automatic handoff is off",
+    )
 
 
 def _main(session_id: Any) -> HostSession:

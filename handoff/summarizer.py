@@ -25,10 +25,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from handoff import services
+from handoff import degradation, services
 from handoff.core.brief import BRIEF_FIELDS, LIST_FIELDS, parse_brief, validate_brief
 from handoff.core.offline_brief import offline_brief
-from handoff.exceptions import ServiceUnavailable
 
 MAX_OUTPUT_TOKENS = 6000
 TIMEOUT_SECONDS = 180.0
@@ -86,9 +85,9 @@ def summarize(session: Any, context: Sequence[Entry]) -> dict[str, Any]:
     Raises ``ServiceUnavailable`` when the LLM service is left out, ``BriefError`` when the
     answer is not a valid brief, and whatever the LLM service raises (timeout, HTTP error).
     """
-    llm = services.llm()
-    if llm is None:
-        raise ServiceUnavailable("llm", "no summary can be written, the source stays as it is")
+    llm = degradation.require(
+        services.llm(), degradation.LLM, "no summary can be written, the source stays as it is"
+    )
     if llm.offline:
         return offline_brief(context, cwd=session.cwd)
     prompt = build_prompt(context, cwd=session.cwd, window=llm.window())
