@@ -49,7 +49,7 @@ import contextlib
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import timedelta
 from enum import StrEnum
 from typing import Any, TypeVar
 
@@ -498,29 +498,29 @@ def summarize(attempt: Attempt, source: HostSession) -> Summary:
     return summary
 
 
-def review_until(own: bool | None, values: SettingsValues, now: datetime) -> datetime | None:
-    """Return until when an attempt's brief waits for review, or ``None`` (no review).
+def wants_review(guarded: Guarded, measured: Measured) -> bool:
+    """Return whether this attempt's brief waits for review before the successor starts.
 
-    The main's own choice ``own`` wins; unset (``None``), the settings' ``review_handoffs``
-    decides. A review may wait ``settings.HANDOFF_REVIEW_TIMEOUT`` seconds (default 86 400: 24 h).
+    The main's own choice (``MainState.review``, as step 1 read it) wins; unset, the settings'
+    ``review_handoffs`` (as step 2 read them) decides.
     """
-    wanted = values.review_handoffs if own is None else own
-    if not wanted:
-        return None
-    return now + timedelta(seconds=settings.HANDOFF_REVIEW_TIMEOUT)
+    own = guarded.state.review
+    return bool(measured.values.review_handoffs if own is None else own)
 
 
-def prepare(attempt: Attempt, summary: Summary, waits_until: datetime | None) -> HostSession:
+def prepare(attempt: Attempt, summary: Summary, *, review: bool) -> HostSession:
     """Step 7: the brief is stored (``prepared``) with the successor draft it opens; return the
     draft.
 
     Follows the summary's own re-check (nothing happens between them). One transaction: the
-    record's brief, phase, target, inheritance report and ``review_until`` (``waits_until``: the
-    brief waits for review until then), the draft and its inherited settings land together, so a
-    crash leaves a ``summarizing`` record (recovery fails it) and no draft. A failing
-    inheritance row is reported on the record and rolled back alone (a savepoint).
+    record's brief, phase, target, inheritance report and, when the brief waits for ``review``,
+    ``review_until`` (``settings.HANDOFF_REVIEW_TIMEOUT`` seconds from now, default 86 400: 24 h),
+    the draft and its inherited settings land together, so a crash leaves a ``summarizing``
+    record (recovery fails it) and no draft. A failing inheritance row is reported on the record
+    and rolled back alone (a savepoint).
     """
     source = summary.source
+    timeout = timedelta(seconds=settings.HANDOFF_REVIEW_TIMEOUT)
     try:
         with transaction.atomic():
             draft, rows = inheritance.create_successor(attempt.host, source)
@@ -531,7 +531,7 @@ def prepare(attempt: Attempt, summary: Summary, waits_until: datetime | None) ->
                 brief=summary.brief,
                 target_id=draft.pk,
                 inheritance=rows,
-                review_until=waits_until,
+                review_until=timezone.now() + timeout if review else None,
             )
     except PhaseError:
         raise
@@ -719,14 +719,14 @@ def run(session_id: Any, *, manual: bool) -> AttemptOutcome:
         if manual:
             store.clear_requested(key)
         raise
-    waits = review_until(guarded.state.review, measured.values, timezone.now())
-    return _conclude(attempt, lambda: _hand_off(attempt, source, waits))
+    return _conclude(attempt, lambda: _hand_off(attempt, source, guarded, measured))
 
 
-def _hand_off(attempt: Attempt, source: HostSession, waits_until: datetime | None) -> None:
+def _hand_off(attempt: Attempt, source: HostSession, guarded: Guarded, measured: Measured) -> None:
     """Steps 6–8, each failure not of its own making becoming a ``Fail`` of that step."""
     summary = _failing(Step.SUMMARIZE, lambda: summarize(attempt, source))
-    draft = _failing(Step.PREPARE, lambda: prepare(attempt, summary, waits_until))
+    review = wants_review(guarded, measured)
+    draft = _failing(Step.PREPARE, lambda: prepare(attempt, summary, review=review))
     _failing(Step.COMMIT, lambda: commit(attempt, summary.brief, draft))
 
 
@@ -771,8 +771,7 @@ def commit_review(record: HandoffRecord, brief: dict[str, Any]) -> AttemptOutcom
 def _commit_reviewed(attempt: Attempt, brief: dict[str, Any]) -> None:
     if attempt.draft is None:
         raise Fail(CommitStep.SEED, "the draft no longer exists")
-    draft = attempt.draft
-    _failing(Step.COMMIT, lambda: commit(attempt, brief, draft))
+    commit(attempt, brief, attempt.draft)
 
 
 def _conclude(attempt: Attempt, body: Callable[[], None]) -> AttemptOutcome:

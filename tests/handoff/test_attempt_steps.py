@@ -38,7 +38,7 @@ def test_the_eight_steps_run_by_hand_pass_each_other_their_answers():
     assert (attempt.record.phase, read.pk) == (Phase.SUMMARIZING, source.pk)
     summary = attempts.summarize(attempt, read)
     assert summary.brief["goal"]
-    draft = attempts.prepare(attempt, summary, None)
+    draft = attempts.prepare(attempt, summary, review=False)
     assert (attempt.record.phase, attempt.record.target_id) == (Phase.PREPARED, draft.pk)
     attempts.commit(attempt, summary.brief, draft)
     record = HandoffRecord.objects.get()
