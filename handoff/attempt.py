@@ -1,9 +1,12 @@
 """The eight-step transaction (seed 000, The transaction; Failure outcomes).
 
 ``run(session_id, manual=...)`` runs guard → metrics → reason → blockers → mark_attempt →
-summarize → prepare → commit, one function each, each recording its outcome on the attempt.
-Steps 1–4 read the stability conditions fresh (the session and its blocker facts once, in
-step 1) and end the attempt without a record; from step 5 on every step re-checks ``stable()``
+summarize → prepare → commit, one function each, each recording its outcome in the attempt's
+steps and returning what the next one needs as a typed value: ``Guarded`` (step 1),
+``Measured`` (2), a ``Reason`` (3), the ``Attempt`` holding its record (5), a ``Summary`` (6),
+the draft (7). Steps 1–4 read the stability conditions fresh (the session and its blocker facts
+once, in step 1) and end the attempt without a record (``Stop``); from step 5 on a failure
+fails the record (``Fail``) and every step re-checks ``stable()``
 (``handoff.core.stability``), re-reading the session with its blockers (one
 ``SessionController.observe``), the settings store and the main state from storage, so a toggle,
 a new message or a new blocker during summarizing ends the attempt ``failed`` cleanly. The
@@ -32,6 +35,9 @@ A draft is discarded (archived, nothing else) only while it is an unwoken draft 
 created. The summary runs outside any database transaction. Two attempts on one source end in
 at most one successor: step 5 claims the source under a row lock on its main state.
 
+Every write of a record or a main state goes through ``handoff.store``; the draft is discarded
+by ``handoff.recovery.discard_draft``, as recovery and review discard it.
+
 ``fault_hook`` is the fault-injection seam: it is sent at each named point with the attempt,
 and an exception a receiver raises counts as that point failing (points: ``summarize``,
 ``before_seed``, ``flush``, ``before_commit``, ``redirect``, ``start``).
@@ -43,9 +49,9 @@ import contextlib
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import timedelta
 from enum import StrEnum
-from typing import Any
+from typing import Any, TypeVar
 
 from django.conf import settings
 from django.db import transaction
@@ -53,23 +59,40 @@ from django.dispatch import Signal
 from django.utils import timezone
 from django.utils.translation import gettext_noop
 
-from handoff import backoff, inheritance, metrics, recovery, services, store, summarizer
+from handoff import (
+    backoff,
+    degradation,
+    inheritance,
+    metrics,
+    recovery,
+    services,
+    store,
+    summarizer,
+)
 from handoff.core.blockers import BlockerFacts, find_blockers
 from handoff.core.brief import render_brief
-from handoff.core.guard import MESSAGES, NOT_IDLE, GuardFacts, guard_refusal
+from handoff.core.guard import (
+    ALREADY_REDIRECTED,
+    MESSAGES,
+    NOT_A_MAIN,
+    NOT_IDLE,
+    GuardFacts,
+    guard_refusal,
+)
 from handoff.core.naming import handed_off_title
 from handoff.core.phases import Phase, Reason
 from handoff.core.stability import StabilityFacts, instability
 from handoff.core.steps import CommitStep, Step, decide_reason
 from handoff.core.tokens import TokenLabel, TokenReading
 from handoff.core.trigger import Metrics, threshold
-from handoff.exceptions import PhaseError, ServiceUnavailable
+from handoff.exceptions import PhaseError
 from handoff.models import HandoffRecord, MainState
 from handoff.services import HostSession, SessionController, SessionObservation
 from handoff.settings_store import SettingsValues
 from handoff.status import record_dict
 
 logger = logging.getLogger(__name__)
+T = TypeVar("T")
 
 fault_hook = Signal()  # sent as fault_hook.send(sender=Attempt, point=str, attempt=Attempt)
 
@@ -99,47 +122,81 @@ class StepResult:
     detail: str = ""
 
 
-@dataclass
-class Attempt:
-    """What one attempt has learnt so far (filled in step by step)."""
+@dataclass(frozen=True)
+class Guarded:
+    """Step 1's answer: a registered main the guard lets through.
+
+    ``controller``: the session controller it found; ``observation``: the source with its
+    blocker facts, read once; ``state``: its main state; ``revision``: the source's revision
+    then (its log's sequence number).
+    """
+
+    controller: SessionController
+    observation: SessionObservation
+    state: MainState
+    revision: int
+
+
+@dataclass(frozen=True)
+class Measured:
+    """Step 2's answer: the settings read now, the trigger's metrics (tokens, turns,
+    compactions, capacity) and the token reading they were taken from."""
+
+    values: SettingsValues
+    metrics: Metrics
+    reading: TokenReading
+
+
+@dataclass(frozen=True)
+class Claim:
+    """What every ``stable()`` re-check of an attempt compares with: the source's id, whether the
+    attempt is manual, the session controller, the attempt's reason and the revision it runs at.
+    """
 
     session_id: str
     manual: bool
-    controller: SessionController | None = None
-    observation: SessionObservation | None = None
-    state: MainState | None = None
-    revision: int = 0
+    controller: SessionController
+    reason: Reason
+    revision: int
+
+
+@dataclass
+class Attempt:
+    """An attempt holding a record (steps 5–8), as the fault hook's receivers see it.
+
+    ``record``: the record as last moved; ``draft``: the successor step 7 created (``None``
+    before it, and when step 7 failed and rolled it back); ``routed``: step 8 installed the
+    route; ``steps``: what each step recorded so far.
+    """
+
+    claim: Claim
+    record: HandoffRecord
+    steps: list[StepResult]
+    draft: HostSession | None = None
     routed: bool = False
-    values: SettingsValues | None = None
-    metrics: Metrics | None = None
-    reading: TokenReading | None = None
-    reason: Reason | None = None
-    record: HandoffRecord | None = None
-    brief: dict[str, Any] | None = None
-    successor: HostSession | None = None
-    steps: list[StepResult] = field(default_factory=list)
+
+    @property
+    def session_id(self) -> str:
+        """The source's id."""
+        return self.claim.session_id
 
     @property
     def host(self) -> SessionController:
-        """The session controller the guard found (step 1)."""
-        assert self.controller is not None, "the guard has not run"
-        return self.controller
-
-    @property
-    def source(self) -> HostSession:
-        """The source as last read (the guard, then each ``stable()`` re-check)."""
-        assert self.observation is not None, "the guard has not run"
-        return self.observation.session
-
-    @property
-    def draft(self) -> HostSession:
-        """The successor this attempt created (step 7)."""
-        assert self.successor is not None, "no successor was created"
-        return self.successor
+        """The session controller the guard found."""
+        return self.claim.controller
 
     def note(self, step: str, detail: str = "", ok: bool = True) -> None:
         """Record a step's outcome."""
         self.steps.append(StepResult(step, ok, detail))
+
+
+@dataclass(frozen=True)
+class Summary:
+    """Step 6's answer: the validated brief, and the source as the re-check after the call read
+    it."""
+
+    brief: dict[str, Any]
+    source: HostSession
 
 
 @dataclass(frozen=True)
@@ -193,6 +250,7 @@ class Stop(Exception):
         self.detail = detail
         self.blockers = blockers or []
         self.keeps_request = keeps_request
+        self.steps: list[StepResult] = []  # what steps 1–5 recorded, set as it leaves them
 
 
 class Fail(Exception):
@@ -207,6 +265,10 @@ class Fail(Exception):
         self.step = step
         self.detail = detail
         self.changed = changed
+
+
+class Unstable(Exception):
+    """``stable()`` failed on a re-check (seed 000); the message says why."""
 
 
 def _point(attempt: Attempt, point: str) -> None:
@@ -227,46 +289,50 @@ def blocker_facts(observed: SessionObservation) -> BlockerFacts:
     )
 
 
-def unstable(attempt: Attempt, state: MainState | None = None) -> str | None:
-    """Re-check ``stable()`` from storage: the session with its blockers, settings, main state.
+def stable_source(claim: Claim, state: MainState | None = None) -> HostSession:
+    """Re-check ``stable()`` from storage and return the source as read now; raise
+    ``Unstable`` (saying why) when it fails.
 
-    Reads what the attempt's reason needs: the observation and the main state (none when the
-    caller holds it locked and passes it), and the settings only for an automatic attempt (a
-    manual one does not depend on ``autoHandoff``). The attempt's source becomes the session
-    read here.
+    Reads what the claim's reason needs: the session with its blockers (one
+    ``SessionController.observe``), the main state (none when the caller holds it locked and
+    passes it), and the settings only for an automatic attempt (a manual one does not depend on
+    ``autoHandoff``).
     """
-    assert attempt.reason is not None
-    observed = attempt.host.observe(attempt.session_id)
+    observed = claim.controller.observe(claim.session_id)
     if observed is None:
-        return "the session no longer exists"
-    attempt.observation = observed
+        raise Unstable("the session no longer exists")
     source = observed.session
     if state is None:
-        state = store.find_main_state(attempt.session_id)
-    automatic = attempt.reason is not Reason.MANUAL
+        state = store.find_main_state(claim.session_id)
+    automatic = claim.reason is not Reason.MANUAL
     facts = StabilityFacts(
         disposed=source.status == DISPOSED,
         idle=source.status == IDLE,
         revision=int(source.revision),
         archived=bool(source.archived),
-        blockers=find_blockers(blocker_facts(observed), manual=attempt.manual),
+        blockers=find_blockers(blocker_facts(observed), manual=claim.manual),
         auto_handoff=automatic and services.load_settings().auto_handoff,
         enabled=bool(state and state.enabled),
         requested=bool(state and state.requested),
     )
-    return instability(facts, revision=attempt.revision, reason=attempt.reason)
+    why = instability(facts, revision=claim.revision, reason=claim.reason)
+    if why is not None:
+        raise Unstable(why)
+    return source
 
 
-def _check(attempt: Attempt, step: str) -> None:
-    reason = unstable(attempt)
-    if reason is not None:
-        raise Fail(step, f"not stable: {reason}", changed=True)
+def _check(attempt: Attempt, step: str, state: MainState | None = None) -> HostSession:
+    """``stable_source`` for a step that has a record: instability fails it (``changed``)."""
+    try:
+        return stable_source(attempt.claim, state)
+    except Unstable as why:
+        raise Fail(step, f"not stable: {why}", changed=True) from why
 
 
-# --- the eight steps ---------------------------------------------------------------------
+# --- steps 1–5: up to the record ------------------------------------------------------------
 
 
-def guard(attempt: Attempt) -> None:
+def guard(session_id: str, steps: list[StepResult]) -> Guarded:
     """Step 1: a registered main, idle, not archived, not a subagent, no redirect yet.
 
     A manual request refused because the session is not idle stays ``requested``: the next
@@ -274,18 +340,12 @@ def guard(attempt: Attempt) -> None:
     """
     controller = services.session_controller()
     if controller is None:
-        raise Stop(
-            Outcome.REFUSED,
-            "the host provides no session controller: handoff is unavailable "
-            "and automatic handoff is off",
-        )
-    attempt.controller = controller
-    observed = controller.observe(attempt.session_id)
+        raise Stop(Outcome.REFUSED, degradation.NO_CONTROLLER_REFUSAL)
+    observed = controller.observe(session_id)
     if observed is None:
-        raise Stop(Outcome.REFUSED, f"no session {attempt.session_id}")
+        raise Stop(Outcome.REFUSED, f"no session {session_id}")
     source = observed.session
-    found = store.standing(attempt.session_id)
-    attempt.state = found.state
+    found = store.standing(session_id)
     refusal = guard_refusal(
         GuardFacts(
             registered_main=found.state is not None,
@@ -295,70 +355,68 @@ def guard(attempt: Attempt) -> None:
             has_redirect=found.redirect_to is not None,
         )
     )
-    if refusal is not None:
+    if refusal is not None or found.state is None:
         # Not idle: no mid-turn migration, the request waits for the next idle (seed 000).
-        raise Stop(Outcome.REFUSED, MESSAGES[refusal], keeps_request=refusal == NOT_IDLE)
-    attempt.observation = observed
-    attempt.revision = int(source.revision)
-    attempt.note(Step.GUARD, f"revision {attempt.revision}")
+        why = refusal or NOT_A_MAIN
+        raise Stop(Outcome.REFUSED, MESSAGES[why], keeps_request=why == NOT_IDLE)
+    guarded = Guarded(controller, observed, found.state, int(source.revision))
+    steps.append(StepResult(Step.GUARD, True, f"revision {guarded.revision}"))
+    return guarded
 
 
-def measure(attempt: Attempt) -> None:
+def measure(guarded: Guarded, steps: list[StepResult]) -> Measured:
     """Step 2: tokens (with label), turns, compactions, capacity."""
-    attempt.values = services.load_settings()
-    attempt.metrics, attempt.reading = metrics.measure(attempt.source, attempt.values)
-    attempt.note(Step.METRICS, f"{metrics.metrics_dict(attempt.metrics)} {attempt.reading.label}")
+    values = services.load_settings()
+    found, reading = metrics.measure(guarded.observation.session, values)
+    steps.append(StepResult(Step.METRICS, True, f"{metrics.metrics_dict(found)} {reading.label}"))
+    return Measured(values, found, reading)
 
 
-def reason(attempt: Attempt) -> None:
+def reason(
+    guarded: Guarded, measured: Measured, *, manual: bool, steps: list[StepResult]
+) -> Reason:
     """Step 3: ``manual`` when requested, else the trigger (automatic needs both switches)."""
-    assert attempt.values is not None and attempt.metrics is not None
-    assert attempt.reading is not None
-    if not attempt.manual:
-        state = attempt.state
-        if not attempt.values.auto_handoff or state is None or not state.enabled:
+    if not manual:
+        state = guarded.state
+        if not measured.values.auto_handoff or not state.enabled:
             raise Stop(Outcome.NO_TRIGGER, "automatic handoff needs autoHandoff and enable")
-        if state.last_attempt_seq == attempt.revision:
+        if state.last_attempt_seq == guarded.revision:
             raise Stop(
                 Outcome.NO_TRIGGER,
-                f"an automatic attempt already ran at revision {attempt.revision}",
+                f"an automatic attempt already ran at revision {guarded.revision}",
             )
         waiting = backoff.holds(state, timezone.now())
         if waiting is not None:
             raise Stop(Outcome.NO_TRIGGER, waiting)
-    config = attempt.values.trigger_config()
-    attempt.reason = decide_reason(
-        requested=attempt.manual,
-        metrics=attempt.metrics,
-        config=config,
-        label=attempt.reading.label,
+    config = measured.values.trigger_config()
+    why = decide_reason(
+        requested=manual, metrics=measured.metrics, config=config, label=measured.reading.label
     )
-    if attempt.reason is None:
-        if attempt.reading.label is TokenLabel.UNAVAILABLE:
-            raise Stop(Outcome.NO_TRIGGER, "token figures are unavailable: automatic handoff off")
-        m = attempt.metrics
+    if why is None:
+        if measured.reading.label is TokenLabel.UNAVAILABLE:
+            raise Stop(Outcome.NO_TRIGGER, degradation.TOKENS_UNAVAILABLE_REFUSAL)
+        m = measured.metrics
         raise Stop(
             Outcome.NO_TRIGGER,
             f"no trigger: {m.tokens} tokens (threshold {threshold(m, config):g}), "
             f"{m.turns} turns (minimum {config.handoff_min_turns}), {m.compactions} compactions",
         )
-    attempt.note(Step.REASON, attempt.reason)
+    steps.append(StepResult(Step.REASON, True, why))
+    return why
 
 
-def blockers(attempt: Attempt) -> None:
+def blockers(guarded: Guarded, *, manual: bool, steps: list[StepResult]) -> None:
     """Step 4: any blocker defers the attempt and is written into ``deferred``.
 
     The facts are the guard's observation (read in step 1); ``deferred`` is written only when
     it changes.
     """
-    assert attempt.observation is not None
-    found = find_blockers(blocker_facts(attempt.observation), manual=attempt.manual)
-    known = list(attempt.state.deferred) if attempt.state is not None else []
-    if found != known:
-        attempt.state = store.update_main_state(attempt.session_id, deferred=found)
+    found = find_blockers(blocker_facts(guarded.observation), manual=manual)
+    if found != list(guarded.state.deferred):
+        store.update_main_state(guarded.observation.session.pk, deferred=found)
     if found:
         raise Stop(Outcome.DEFERRED, f"deferred by {', '.join(found)}", found, keeps_request=True)
-    attempt.note(Step.BLOCKERS)
+    steps.append(StepResult(Step.BLOCKERS, True))
 
 
 class _StuckAttempt(Exception):
@@ -369,29 +427,33 @@ class _StuckAttempt(Exception):
         self.record = record
 
 
-def mark_attempt(attempt: Attempt) -> None:
+def mark_attempt(
+    claim: Claim, measured: Measured, steps: list[StepResult]
+) -> tuple[Attempt, HostSession]:
     """Step 5: claim the source under a lock and record ``summarizing`` with the revision.
 
-    A second attempt on the same source finds the first one's record and is refused; one that
-    looks stuck is recovered first (``handoff.recovery``), then the claim runs once more. One
-    transaction: a crash leaves no record or the record.
+    Returns the attempt, now holding its record, and the source as the claim's ``stable()``
+    check read it. A second attempt on the same source finds the first one's record and is
+    refused; one that looks stuck is recovered first (``handoff.recovery``), then the claim
+    runs once more. One transaction: a crash leaves no record or the record.
     """
     try:
-        _claim(attempt, recover=True)
+        record, source = _claim(claim, measured, recover=True)
     except _StuckAttempt as stuck:
         with contextlib.suppress(PhaseError):
             recovery.recover_record(stuck.record)
-        _claim(attempt, recover=False)
-    assert attempt.record is not None
-    attempt.note(Step.MARK_ATTEMPT, str(attempt.record.pk))
+        record, source = _claim(claim, measured, recover=False)
+    steps.append(StepResult(Step.MARK_ATTEMPT, True, str(record.pk)))
+    return Attempt(claim, record, steps), source
 
 
-def _claim(attempt: Attempt, *, recover: bool) -> None:
+def _claim(claim: Claim, measured: Measured, *, recover: bool) -> tuple[HandoffRecord, HostSession]:
     """Lock the main, re-check it (no attempt in progress, no redirect, ``stable()``) and create
-    the record; raises ``_StuckAttempt`` (``recover``) or ``Stop``."""
-    assert attempt.reason is not None and attempt.metrics is not None
+    the record; return it with the source read; raises ``_StuckAttempt`` (``recover``) or
+    ``Stop``."""
     with transaction.atomic():
-        found = store.standing(attempt.session_id, lock=True)
+        state = store.lock_main_state(claim.session_id)
+        found = store.standing(claim.session_id)
         if found.in_progress is not None:
             current = HandoffRecord.objects.get(pk=found.in_progress)
             if recover and recovery.is_stuck(current, timezone.now()):
@@ -402,22 +464,25 @@ def _claim(attempt: Attempt, *, recover: bool) -> None:
                 keeps_request=True,
             )
         if found.redirect_to is not None:
-            raise Stop(Outcome.REFUSED, MESSAGES["already-redirected"])
-        assert found.state is not None
-        why = unstable(attempt, found.state)
-        if why is not None:
-            raise Stop(Outcome.REFUSED, f"not stable: {why}")
-        attempt.record = store.create_record(
-            source_id=attempt.session_id,
-            reason=attempt.reason,
-            metrics=metrics.metrics_dict(attempt.metrics),
-            source_revision=attempt.revision,
+            raise Stop(Outcome.REFUSED, MESSAGES[ALREADY_REDIRECTED])
+        try:
+            source = stable_source(claim, state)
+        except Unstable as why:
+            raise Stop(Outcome.REFUSED, f"not stable: {why}") from why
+        record = store.create_record(
+            source_id=claim.session_id,
+            reason=claim.reason,
+            metrics=metrics.metrics_dict(measured.metrics),
+            source_revision=claim.revision,
         )
-        found.state.last_attempt_seq = attempt.revision
-        found.state.save(update_fields=["last_attempt_seq", "updated"])
+        store.save_main_state(state, last_attempt_seq=claim.revision)
+        return record, source
 
 
-def summarize(attempt: Attempt) -> None:
+# --- steps 6–8: the attempt holds a record ---------------------------------------------------
+
+
+def summarize(attempt: Attempt, source: HostSession) -> Summary:
     """Step 6: one model call (outside any transaction) whose JSON must be a valid brief.
 
     Step 5 checked ``stable()`` under the lock a moment before; the check that matters here is
@@ -425,60 +490,59 @@ def summarize(attempt: Attempt) -> None:
     """
     try:
         _point(attempt, "summarize")
-        attempt.brief = summarizer.summarize_session(attempt.source, attempt.host)
+        brief = summarizer.summarize_session(source, attempt.host)
     except Exception as exc:
         raise Fail(Step.SUMMARIZE, f"{type(exc).__name__}: {exc}") from exc
-    _check(attempt, Step.SUMMARIZE)
-    attempt.note(Step.SUMMARIZE, attempt.brief["goal"][:120])
+    summary = Summary(brief, _check(attempt, Step.SUMMARIZE))
+    attempt.note(Step.SUMMARIZE, brief["goal"][:120])
+    return summary
 
 
-def review_until(attempt: Attempt, now: datetime) -> datetime | None:
-    """Return until when this attempt's brief waits for review, or ``None`` (no review).
+def wants_review(guarded: Guarded, measured: Measured) -> bool:
+    """Return whether this attempt's brief waits for review before the successor starts.
 
-    The main's own choice wins; unset, the settings' ``review_handoffs`` decides. A review may
-    wait ``settings.HANDOFF_REVIEW_TIMEOUT`` seconds (default 86 400: 24 h).
+    The main's own choice (``MainState.review``, as step 1 read it) wins; unset, the settings'
+    ``review_handoffs`` (as step 2 read them) decides.
     """
-    assert attempt.values is not None
-    own = attempt.state.review if attempt.state is not None else None
-    wanted = attempt.values.review_handoffs if own is None else own
-    if not wanted:
-        return None
-    return now + timedelta(seconds=settings.HANDOFF_REVIEW_TIMEOUT)
+    own = guarded.state.review
+    return bool(measured.values.review_handoffs if own is None else own)
 
 
-def prepare(attempt: Attempt) -> None:
-    """Step 7: the brief is stored (``prepared``) with the successor draft it opens.
+def prepare(attempt: Attempt, summary: Summary, *, review: bool) -> HostSession:
+    """Step 7: the brief is stored (``prepared``) with the successor draft it opens; return the
+    draft.
 
     Follows the summary's own re-check (nothing happens between them). One transaction: the
-    record's brief, phase, target, inheritance report and ``review_until`` (when the brief
-    waits for review), the draft and its inherited settings land together, so a crash leaves a
-    ``summarizing`` record (recovery fails it) and no draft. A failing inheritance row is
-    reported on the record and rolled back alone (a savepoint).
+    record's brief, phase, target, inheritance report and, when the brief waits for ``review``,
+    ``review_until`` (``settings.HANDOFF_REVIEW_TIMEOUT`` seconds from now, default 86 400: 24 h),
+    the draft and its inherited settings land together, so a crash leaves a ``summarizing``
+    record (recovery fails it) and no draft. A failing inheritance row is reported on the record
+    and rolled back alone (a savepoint).
     """
-    assert attempt.record is not None
+    source = summary.source
+    timeout = timedelta(seconds=settings.HANDOFF_REVIEW_TIMEOUT)
     try:
         with transaction.atomic():
-            successor, rows = inheritance.create_successor(attempt.host, attempt.source)
-            attempt.successor = successor
-            rows += inheritance.apply(attempt.host, attempt.source, successor)
-            attempt.record = store.move(
+            draft, rows = inheritance.create_successor(attempt.host, source)
+            rows += inheritance.apply(attempt.host, source, draft)
+            record = store.move(
                 attempt.record,
                 Phase.PREPARED,
-                brief=attempt.brief,
-                target_id=successor.pk,
+                brief=summary.brief,
+                target_id=draft.pk,
                 inheritance=rows,
-                review_until=review_until(attempt, timezone.now()),
+                review_until=timezone.now() + timeout if review else None,
             )
     except PhaseError:
-        attempt.successor = None
         raise
     except Exception as exc:
-        attempt.successor = None
         raise Fail(Step.PREPARE, f"the successor could not be created: {exc}") from exc
-    attempt.note(Step.PREPARE, str(successor.pk))
+    attempt.record, attempt.draft = record, draft
+    attempt.note(Step.PREPARE, str(draft.pk))
+    return draft
 
 
-def commit(attempt: Attempt) -> None:
+def commit(attempt: Attempt, brief: dict[str, Any], draft: HostSession) -> None:
     """Step 8: seed → flush → redirect → record committed → start.
 
     Redirect, ``committed``, the main-state hand-over, the source's title and its notice are
@@ -487,28 +551,27 @@ def commit(attempt: Attempt) -> None:
     record waiting for review (``review_until`` set) stops before the seed: ``commit_review``
     runs this step later.
     """
-    assert attempt.record is not None and attempt.brief is not None
     if attempt.record.review_until is not None:
         attempt.note(Step.COMMIT, f"waiting for review until {attempt.record.review_until}")
         return
     _point(attempt, "before_seed")
-    _check(attempt, CommitStep.SEED)
-    text = render_brief(attempt.brief, source_title=attempt.source.title)
+    source = _check(attempt, CommitStep.SEED)
+    text = render_brief(brief, source_title=source.title)
     try:
-        seq = attempt.host.seed(attempt.draft, text)
+        seq = attempt.host.seed(draft, text)
     except Exception as exc:
         raise Fail(CommitStep.SEED, f"{type(exc).__name__}: {exc}") from exc
     attempt.note(CommitStep.SEED, f"#{seq}")
     try:
         _point(attempt, "flush")
-        attempt.host.flush(attempt.draft, seq)
+        attempt.host.flush(draft, seq)
     except Exception as exc:
         raise Fail(CommitStep.FLUSH, f"the seed was not stored: {exc}") from exc
     attempt.note(CommitStep.FLUSH)
     _point(attempt, "before_commit")
     try:
         with transaction.atomic():
-            _route(attempt)
+            _route(attempt, source, draft)
     except Fail:
         raise
     except Exception as exc:
@@ -516,44 +579,34 @@ def commit(attempt: Attempt) -> None:
     attempt.routed = True
     attempt.note(CommitStep.REDIRECT)
     attempt.note(CommitStep.RECORD, Phase.COMMITTED)
-    _start(attempt)
+    _start(attempt, draft)
 
 
-def _route(attempt: Attempt) -> None:
+def _route(attempt: Attempt, source: HostSession, draft: HostSession) -> None:
     """Inside one transaction: title, last check, redirect, ``committed``, main states, notice.
 
     The source is renamed first: writing its row waits for any input being posted to it and
     holds it off until this commits, so the last stability check sees that input, and input
     posted after it meets the redirect (invariant 7).
     """
-    assert attempt.record is not None
     source_id = attempt.session_id
-    successor_id = str(attempt.draft.pk)
+    successor_id = str(draft.pk)
     state = store.lock_main_state(source_id)
-    attempt.host.rename(attempt.source, handed_off_title(attempt.source.title, successor_id))
-    why = unstable(attempt, state)
-    if why is not None:
-        raise Fail(CommitStep.REDIRECT, f"not stable: {why}", changed=True)
+    attempt.host.rename(source, handed_off_title(source.title, successor_id))
+    source = _check(attempt, CommitStep.REDIRECT, state)
     _point(attempt, "redirect")
     store.add_redirect(source_id, successor_id, attempt.record)
     attempt.record = store.move(attempt.record, Phase.COMMITTED)
-    continue_enabled = state.enabled
-    state.enabled = state.requested = False
-    state.deferred = []
-    backoff.reset(state)
-    state.save()
-    MainState.objects.create(
-        session_id=successor_id, enabled=continue_enabled, inherited_from_id=source_id
-    )
+    store.hand_over(state, successor_id)
     # People read the successor's title (the page's banner links it); its id only without one.
-    named = f"“{attempt.draft.title}”" if attempt.draft.title else successor_id
+    named = f"“{draft.title}”" if draft.title else successor_id
     attempt.host.append_notice(
-        attempt.source,
+        source,
         f"Handed off to {named}. This conversation is now a relay: new input is forwarded there.",
     )
 
 
-def _start(attempt: Attempt) -> None:
+def _start(attempt: Attempt, draft: HostSession) -> None:
     """Wake the successor: ``started``, or ``committed-start-pending`` when starting fails.
 
     The start and the record's ``started`` are one transaction; a crash half-way leaves the
@@ -562,17 +615,16 @@ def _start(attempt: Attempt) -> None:
     successor first (it answers on its brief): a start refused then still ends ``started``, as
     recovery decides.
     """
-    assert attempt.record is not None
     try:
         _point(attempt, "start")
         with transaction.atomic():
-            attempt.host.start(attempt.draft)
+            attempt.host.start(draft)
             attempt.record = store.move(attempt.record, Phase.STARTED)
     except PhaseError:
         raise
     except Exception as exc:
-        if attempt.host.is_unwoken_draft(attempt.draft):
-            logger.exception("starting successor %s failed", attempt.draft.pk)
+        if attempt.host.is_unwoken_draft(draft):
+            logger.exception("starting successor %s failed", draft.pk)
             attempt.record = store.move(
                 attempt.record,
                 Phase.COMMITTED_START_PENDING,
@@ -580,49 +632,22 @@ def _start(attempt: Attempt) -> None:
             )
             attempt.note(CommitStep.START, str(exc), ok=False)
             return
-        logger.info("successor %s was woken meanwhile (%s)", attempt.draft.pk, exc)
+        logger.info("successor %s was woken meanwhile (%s)", draft.pk, exc)
         attempt.record = store.move(attempt.record, Phase.STARTED)
     attempt.note(CommitStep.START)
 
 
 # --- running an attempt ------------------------------------------------------------------
 
-STEPS = (
-    (Step.GUARD, guard),
-    (Step.METRICS, measure),
-    (Step.REASON, reason),
-    (Step.BLOCKERS, blockers),
-    (Step.MARK_ATTEMPT, mark_attempt),
-    (Step.SUMMARIZE, summarize),
-    (Step.PREPARE, prepare),
-    (Step.COMMIT, commit),
-)
-
-
-def discard_draft(attempt: Attempt) -> tuple[bool, str]:
-    """Archive this attempt's draft if it is still unwoken; return (archived, what happened).
-
-    Only a draft this attempt created is touched, and only archived (seed 000: ``discard``). A
-    successor the route already leads to is committed and never archived, even unstarted.
-    """
-    successor = attempt.successor
-    if successor is None:
-        return False, ""
-    redirect = store.redirect_of(attempt.session_id)
-    if redirect is not None and redirect.destination_id == successor.pk:
-        return False, f"successor {successor.pk} kept (the route to it is committed)"
-    if not attempt.host.is_unwoken_draft(successor):
-        return False, f"draft {successor.pk} kept (it was woken)"
-    attempt.host.archive(successor)
-    return True, f"draft {successor.pk} archived"
-
 
 def _fail(attempt: Attempt, failure: Fail) -> AttemptOutcome:
     """Discard this attempt's draft if allowed and move the record to ``failed``."""
-    assert attempt.record is not None
     attempt.note(failure.step, failure.detail, ok=False)
-    archived, discarded = discard_draft(attempt)
-    keep = attempt.successor.pk if attempt.successor is not None and not archived else None
+    draft = attempt.draft
+    archived, discarded = (
+        recovery.discard_draft(attempt.session_id, draft.pk) if draft is not None else (False, "")
+    )
+    keep = draft.pk if draft is not None and not archived else None
     try:
         attempt.record = store.move(
             attempt.record,
@@ -633,27 +658,41 @@ def _fail(attempt: Attempt, failure: Fail) -> AttemptOutcome:
     except PhaseError:
         logger.warning("record %s was moved meanwhile; not failed again", attempt.record.pk)
         attempt.record.refresh_from_db()
-    if not attempt.manual and not failure.changed:
+    if not attempt.claim.manual and not failure.changed:
         backoff.record_failure(attempt.session_id, timezone.now())
     return AttemptOutcome(
         Outcome.FAILED, attempt.session_id, str(failure), attempt.record, [], attempt.steps
     )
 
 
-def _steps(attempt: Attempt) -> None:
-    for name, step in STEPS:
-        try:
-            step(attempt)
-        except Stop as stop:
-            attempt.note(name, stop.detail, ok=False)
-            raise
-        except (Fail, PhaseError):
-            raise
-        except Exception as exc:
-            if attempt.record is None:
-                raise
-            logger.exception("handoff step %s failed", name)
-            raise Fail(name, f"{type(exc).__name__}: {exc}") from exc
+def _noted(steps: list[StepResult], name: str, step: Callable[[], T]) -> T:
+    """Run one of steps 1–5; a ``Stop`` is recorded as the step's outcome and passed on."""
+    try:
+        return step()
+    except Stop as stop:
+        steps.append(StepResult(name, False, stop.detail))
+        raise
+
+
+def _claimed(session_id: str, manual: bool) -> tuple[Attempt, Measured, Guarded, HostSession]:
+    """Steps 1–5: return the attempt holding its record, with what steps 1 and 2 read and the
+    source as step 5 read it; raise ``Stop`` when the attempt ends without a record."""
+    steps: list[StepResult] = []
+    try:
+        guarded = _noted(steps, Step.GUARD, lambda: guard(session_id, steps))
+        measured = _noted(steps, Step.METRICS, lambda: measure(guarded, steps))
+        why = _noted(
+            steps, Step.REASON, lambda: reason(guarded, measured, manual=manual, steps=steps)
+        )
+        _noted(steps, Step.BLOCKERS, lambda: blockers(guarded, manual=manual, steps=steps))
+        claim = Claim(session_id, manual, guarded.controller, why, guarded.revision)
+        attempt, source = _noted(
+            steps, Step.MARK_ATTEMPT, lambda: mark_attempt(claim, measured, steps)
+        )
+    except Stop as stop:
+        stop.steps = steps
+        raise
+    return attempt, measured, guarded, source
 
 
 def run(session_id: Any, *, manual: bool) -> AttemptOutcome:
@@ -669,7 +708,37 @@ def run(session_id: Any, *, manual: bool) -> AttemptOutcome:
     An attempt whose brief waits for review ends ``WAITING_FOR_REVIEW`` (its record
     ``prepared``).
     """
-    return _conclude(Attempt(str(session_id), manual), _steps)
+    key = str(session_id)
+    try:
+        attempt, measured, guarded, source = _claimed(key, manual)
+    except Stop as stop:
+        if manual and not stop.keeps_request:
+            store.clear_requested(key)
+        return AttemptOutcome(stop.outcome, key, stop.detail, None, stop.blockers, stop.steps)
+    except Exception:
+        if manual:
+            store.clear_requested(key)
+        raise
+    return _conclude(attempt, lambda: _hand_off(attempt, source, guarded, measured))
+
+
+def _hand_off(attempt: Attempt, source: HostSession, guarded: Guarded, measured: Measured) -> None:
+    """Steps 6–8, each failure not of its own making becoming a ``Fail`` of that step."""
+    summary = _failing(Step.SUMMARIZE, lambda: summarize(attempt, source))
+    review = wants_review(guarded, measured)
+    draft = _failing(Step.PREPARE, lambda: prepare(attempt, summary, review=review))
+    _failing(Step.COMMIT, lambda: commit(attempt, summary.brief, draft))
+
+
+def _failing(name: str, step: Callable[[], T]) -> T:
+    """Run one of steps 6–8; an unexpected exception fails the attempt at that step (logged)."""
+    try:
+        return step()
+    except (Fail, PhaseError):
+        raise
+    except Exception as exc:
+        logger.exception("handoff step %s failed", name)
+        raise Fail(name, f"{type(exc).__name__}: {exc}") from exc
 
 
 def commit_review(record: HandoffRecord, brief: dict[str, Any]) -> AttemptOutcome:
@@ -682,54 +751,41 @@ def commit_review(record: HandoffRecord, brief: dict[str, Any]) -> AttemptOutcom
     draft discarded (seed 000, Failure outcomes). Raises ``ServiceUnavailable`` without a
     session controller (nothing changed).
     """
-    controller = services.session_controller()
-    if controller is None:
-        raise ServiceUnavailable(
-            services.SESSION_CONTROLLER, gettext_noop("a review cannot be committed")
-        )
-    attempt = Attempt(
+    controller = degradation.require(
+        services.session_controller(),
+        degradation.SESSION_CONTROLLER,
+        gettext_noop("a review cannot be committed"),
+    )
+    claim = Claim(
         str(record.source_id),
         record.reason == Reason.MANUAL,
-        controller=controller,
-        revision=record.source_revision,
-        reason=Reason(record.reason),
-        record=record,
-        brief=brief,
-        successor=controller.get(str(record.target_id)) if record.target_id else None,
+        controller,
+        Reason(record.reason),
+        record.source_revision,
     )
-    return _conclude(attempt, _commit_reviewed)
+    draft = controller.get(str(record.target_id)) if record.target_id else None
+    attempt = Attempt(claim, record, [], draft)
+    return _conclude(attempt, lambda: _commit_reviewed(attempt, brief))
 
 
-def _commit_reviewed(attempt: Attempt) -> None:
-    if attempt.successor is None:
+def _commit_reviewed(attempt: Attempt, brief: dict[str, Any]) -> None:
+    if attempt.draft is None:
         raise Fail(CommitStep.SEED, "the draft no longer exists")
-    commit(attempt)
+    commit(attempt, brief, attempt.draft)
 
 
-def _conclude(attempt: Attempt, body: Callable[[Attempt], None]) -> AttemptOutcome:
-    """Run ``body`` on ``attempt`` and return how it ended (``run``'s rules on the request)."""
-    keep_request = False
+def _conclude(attempt: Attempt, body: Callable[[], None]) -> AttemptOutcome:
+    """Run ``body``, steps of ``attempt``, and return how it ended; a manual attempt's
+    ``requested`` is cleared unless the route cleared it (in its own transaction)."""
     try:
-        body(attempt)
-    except Stop as stop:
-        keep_request = stop.keeps_request
-        return AttemptOutcome(
-            stop.outcome,
-            attempt.session_id,
-            stop.detail,
-            attempt.record,
-            stop.blockers,
-            attempt.steps,
-        )
+        body()
     except Fail as failure:
         return _fail(attempt, failure)
     except PhaseError as exc:
         return _fail(attempt, Fail("record", str(exc)))
     finally:
-        # The route clears ``requested`` in its own transaction.
-        if attempt.manual and not keep_request and not attempt.routed:
+        if attempt.claim.manual and not attempt.routed:
             store.clear_requested(attempt.session_id)
-    assert attempt.record is not None
     return AttemptOutcome(
         Outcome(attempt.record.phase),
         attempt.session_id,

@@ -30,19 +30,11 @@ def record_failure(session_id: Any, now: datetime) -> MainState:
     """
     with transaction.atomic():
         state = store.lock_main_state(session_id)
-        state.failures += 1
-        wait = delay(
-            state.failures, base=settings.HANDOFF_BACKOFF_BASE, cap=settings.HANDOFF_BACKOFF_CAP
+        failures = state.failures + 1
+        wait = delay(failures, base=settings.HANDOFF_BACKOFF_BASE, cap=settings.HANDOFF_BACKOFF_CAP)
+        return store.save_main_state(
+            state, failures=failures, retry_at=now + timedelta(seconds=wait)
         )
-        state.retry_at = now + timedelta(seconds=wait)
-        state.save(update_fields=["failures", "retry_at", "updated"])
-        return state
-
-
-def reset(state: MainState) -> None:
-    """Clear the failure count and ``retry_at`` on ``state`` (the caller saves it)."""
-    state.failures = 0
-    state.retry_at = None
 
 
 def holds(state: MainState | None, now: datetime) -> str | None:

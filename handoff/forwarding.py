@@ -19,10 +19,10 @@ from typing import Any
 
 from django.utils.translation import gettext_noop
 
-from handoff import services, store
+from handoff import degradation, services, store
 from handoff.core.redirects import RedirectCycleError
 from handoff.core.relay import relay_id
-from handoff.exceptions import ForwardingError, ServiceUnavailable
+from handoff.exceptions import ForwardingError
 from handoff.services import SessionController
 
 logger = logging.getLogger(__name__)
@@ -40,12 +40,11 @@ def destination(session_id: Any) -> str:
 
 
 def _controller() -> SessionController:
-    controller = services.session_controller()
-    if controller is None:
-        raise ServiceUnavailable(
-            services.SESSION_CONTROLLER, gettext_noop("input cannot be forwarded")
-        )
-    return controller
+    return degradation.require(
+        services.session_controller(),
+        degradation.SESSION_CONTROLLER,
+        gettext_noop("input cannot be forwarded"),
+    )
 
 
 def relay(session: Any, incoming: Sequence[Any]) -> tuple[str, str, bool]:

@@ -26,7 +26,8 @@ from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import gettext, gettext_noop
 from django.utils.translation import gettext_lazy as _
 
-from handoff import services
+from handoff import degradation, services
+from handoff.degradation import Degradation
 from handoff.services import HostSession, PermissionPresets, SessionController
 
 logger = logging.getLogger(__name__)
@@ -148,15 +149,17 @@ def detail_text(stored: str) -> str:
     return gettext(stored) if stored else stored
 
 
+def _missing(degraded: Degradation, detail: str = "") -> Row:
+    """The row a missing service marks not inherited (``handoff.degradation``; ``detail``:
+    instead of the table's)."""
+    return row(degraded.setting, NOT_INHERITED, detail or degraded.detail)
+
+
 def _agent_preset(source: HostSession) -> tuple[str | None, Row]:
     """Choose the successor's agent preset: the source's, else the composed preset."""
     presets = services.agent_presets()
     if presets is None:
-        return None, row(
-            "agent-preset",
-            NOT_INHERITED,
-            gettext_noop("no agent presets service: deployment default used"),
-        )
+        return None, _missing(degradation.AGENT_PRESETS)
     if presets.exists(source.agent_preset):
         return source.agent_preset, row("agent-preset", INHERITED, source.agent_preset)
     composed = presets.composed_preset()
@@ -191,11 +194,7 @@ def create_successor(
 def _workspace(source: HostSession, successor: HostSession) -> Row:
     registry = services.workspace_registry()
     if registry is None:
-        return row(
-            "workspace",
-            NOT_INHERITED,
-            gettext_noop("no workspace registry: the session is in no group"),
-        )
+        return _missing(degradation.WORKSPACE_REGISTRY)
     if not source.cwd:
         return row("workspace", NOT_INHERITED, gettext_noop("the source has no working directory"))
     workspace = registry.resolve_by_path(source.owner_id, source.cwd)
@@ -240,9 +239,7 @@ def _model(controller: SessionController, source: HostSession, successor: HostSe
 def _permissions(source: HostSession, successor: HostSession) -> list[Row]:
     permissions = services.permission_presets()
     if permissions is None:
-        return [
-            row("permission-preset", NOT_INHERITED, gettext_noop("no permission presets service"))
-        ]
+        return [_missing(degradation.PERMISSION_PRESETS)]
     name = permissions.current(source)
     permissions.set(successor, name)
     rows = [row("permission-preset", INHERITED, name)]
@@ -273,13 +270,10 @@ def _approval(permissions: PermissionPresets, source: HostSession, successor: Ho
 def _plan_mode(source: HostSession, successor: HostSession) -> Row:
     own = services.plan_mode_for(source)
     theirs = services.plan_mode_for(successor)
-    if own is None or theirs is None:
-        missing = (
-            gettext_noop("no plan mode service for the source's agent")
-            if own is None
-            else gettext_noop("no plan mode service for the successor's agent")
-        )
-        return row("plan-mode", NOT_INHERITED, missing)
+    if own is None:
+        return _missing(degradation.PLAN_MODE)
+    if theirs is None:
+        return _missing(degradation.PLAN_MODE, degradation.PLAN_MODE_SUCCESSOR_DETAIL)
     active = bool(own.get(source))
     theirs.set(successor, active)
     return row("plan-mode", INHERITED, gettext_noop("on") if active else gettext_noop("off"))

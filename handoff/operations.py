@@ -34,7 +34,7 @@ from django.utils import timezone
 from django.utils.translation import gettext_noop
 
 from handoff import attempt as attempts
-from handoff import backoff, digests, metrics, review, services, store, tasks
+from handoff import backoff, degradation, digests, metrics, review, services, store, tasks
 from handoff import status as status_module
 from handoff.attempt import AttemptOutcome
 from handoff.exceptions import (
@@ -42,7 +42,6 @@ from handoff.exceptions import (
     NoReviewWaiting,
     NotAMain,
     ReviewWaiting,
-    ServiceUnavailable,
     SessionNotFound,
 )
 from handoff.models import MainState
@@ -53,13 +52,11 @@ logger = logging.getLogger(__name__)
 
 
 def _controller() -> SessionController:
-    controller = services.session_controller()
-    if controller is None:
-        raise ServiceUnavailable(
-            services.SESSION_CONTROLLER,
-            gettext_noop("handoff is unavailable and automatic handoff is off"),
-        )
-    return controller
+    return degradation.require(
+        services.session_controller(),
+        degradation.SESSION_CONTROLLER,
+        gettext_noop("handoff is unavailable and automatic handoff is off"),
+    )
 
 
 def _main(session_id: Any) -> HostSession:

@@ -33,6 +33,7 @@ from __future__ import annotations
 import logging
 from dataclasses import asdict, dataclass
 from datetime import datetime, timedelta
+from typing import Any
 
 from django.conf import settings
 from django.db import transaction
@@ -86,17 +87,24 @@ def _routed(record: HandoffRecord) -> bool:
     return Redirect.objects.filter(source_id=record.source_id, record=record).exists()
 
 
-def discard_draft(record: HandoffRecord) -> tuple[bool, str]:
-    """Archive the record's draft if it is still unwoken; return (archived, what happened)."""
-    if not record.target_id:
-        return False, "no draft existed"
+def discard_draft(source_id: Any, draft_id: Any) -> tuple[bool, str]:
+    """Archive ``draft_id``, the successor an attempt on ``source_id`` created, if it is still an
+    unwoken draft; return (archived, what happened). The one draft discard (seed 000:
+    ``discard``): of a failed attempt, an expired or discarded review, a crashed attempt.
+
+    Only archived, never deleted; kept when the source's route leads to it (committed, even
+    unstarted), when it was woken, or when no session controller can archive it.
+    """
+    redirect = store.redirect_of(source_id)
+    if redirect is not None and str(redirect.destination_id) == str(draft_id):
+        return False, f"successor {draft_id} kept (the route to it is committed)"
     controller = services.session_controller()
     if controller is None:
-        return False, f"draft {record.target_id} kept: no session controller to archive it"
-    if not controller.is_unwoken_draft(str(record.target_id)):
-        return False, f"draft {record.target_id} kept: it was woken"
-    controller.archive(str(record.target_id))
-    return True, f"draft {record.target_id} archived"
+        return False, f"draft {draft_id} kept: no session controller to archive it"
+    if not controller.is_unwoken_draft(str(draft_id)):
+        return False, f"draft {draft_id} kept (it was woken)"
+    controller.archive(str(draft_id))
+    return True, f"draft {draft_id} archived"
 
 
 def _successor_woken(record: HandoffRecord) -> bool:
@@ -160,7 +168,10 @@ def fail_prepared(record: HandoffRecord, why: str) -> str:
     the source's main-state lock (``recover_record``, ``handoff.review.discard``). Raises
     ``PhaseError`` when the record moved meanwhile.
     """
-    archived, action = discard_draft(record)
+    if record.target_id:
+        archived, action = discard_draft(record.source_id, record.target_id)
+    else:
+        archived, action = False, "no draft existed"
     target = None if archived else record.target_id
     store.move(record, Phase.FAILED, target_id=target, review_until=None, error=f"{why}: {action}")
     return action

@@ -24,7 +24,8 @@ from uuid import UUID
 from django.conf import settings
 from django.utils.module_loading import import_string
 
-from handoff.settings_store import ProcessSettingsStore, SettingsStore, SettingsValues
+from handoff import degradation
+from handoff.settings_store import SettingsStore, SettingsValues
 
 SESSION_CONTROLLER = "session_controller"
 WORKSPACE_REGISTRY = "workspace_registry"
@@ -415,9 +416,9 @@ def llm() -> LanguageModel | None:
 
 
 def settings_store() -> SettingsStore:
-    """Return the settings store, or the process-local one when it is left out (§6.3)."""
-    store = cast("SettingsStore | None", get(SETTINGS_STORE))
-    return store if store is not None else ProcessSettingsStore()
+    """Return the settings store, or the process-local one when it is left out
+    (``handoff.degradation.SETTINGS``)."""
+    return degradation.settings_store(cast("SettingsStore | None", get(SETTINGS_STORE)))
 
 
 def load_settings() -> SettingsValues:

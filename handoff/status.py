@@ -28,35 +28,17 @@ from typing import Any
 from django.utils import timezone
 from django.utils.translation import gettext_noop
 
-from handoff import backoff, lineage, metrics, services, store
+from handoff import backoff, degradation, lineage, metrics, services, store
 from handoff.core.phases import Phase
 from handoff.core.tokens import TokenBasis, TokenLabel, TokenReading
 from handoff.core.trigger import Metrics
+from handoff.degradation import Degradation
 from handoff.models import HandoffRecord, MainState
 from handoff.shapes import BackoffOut, RecordOut, StatusOut
 
-# Marked for translation only: the report (and the API) keeps them in English; pages translate
-# them where they show them (``{% translate notice %}``).
-NO_CONTROLLER = gettext_noop(
-    "No session controller: handoff is unavailable and automatic handoff is off."
-)
-NO_LLM = gettext_noop(
-    "No LLM service: a handoff cannot write its brief, so it fails and the session stays."
-)
-NO_SETTINGS_STORE = gettext_noop("No settings store: settings live in this process only.")
-NO_STATUS_CHANNEL = gettext_noop(
-    "Status channel unavailable: pages do not follow live; settings still save."
-)
-NO_COMPACTION = gettext_noop(
-    "Automatic compaction is off: this session's agent has no compaction service."
-)
-NO_PLAN_MODE = gettext_noop(
-    "Plan mode is not available for this session's agent: it is not inherited."
-)
-TOKENS_UNAVAILABLE = gettext_noop(
-    "Token figures are unavailable: automatic handoff is off for this session; "
-    "/handoff now still works."
-)
+# Marked for translation only: the report (and the API) keeps it in English; pages translate
+# it where they show it (``{% translate notice %}``). The notices of missing services are the
+# degradation table's (``handoff.degradation``).
 AUTO_OFF = gettext_noop(
     "autoHandoff is off: this session's switch takes effect once it is turned on."
 )
@@ -93,16 +75,17 @@ def record_dict(record: HandoffRecord) -> RecordOut:
     }
 
 
-def _service_notices() -> list[str]:
-    notices = []
+def _missing_host_wide() -> list[Degradation]:
+    """The rows of the degradation table that apply to every session now."""
+    missing = []
     if services.llm() is None:
-        notices.append(NO_LLM)
+        missing.append(degradation.LLM)
     if services.get(services.SETTINGS_STORE) is None:
-        notices.append(NO_SETTINGS_STORE)
+        missing.append(degradation.SETTINGS)
     channel = services.status_channel()
     if channel is None or not channel.available():
-        notices.append(NO_STATUS_CHANNEL)
-    return notices
+        missing.append(degradation.WEB_SERVER)
+    return missing
 
 
 def backoff_dict(state: MainState | None, last: HandoffRecord | None) -> BackoffOut | None:
@@ -132,7 +115,9 @@ def build(session_id: Any) -> StatusOut:
     onward = lineage.onward(key)
     controller = services.session_controller()
     session = controller.get(key) if controller is not None else None
-    notices = [] if controller is not None else [NO_CONTROLLER]
+    missing = _missing_host_wide()
+    if controller is None:
+        missing.append(degradation.SESSION_CONTROLLER)
     if session is not None:
         measured, reading = metrics.measure(session, values)
         plan_mode = services.plan_mode_for(session) is not None
@@ -143,13 +128,14 @@ def build(session_id: Any) -> StatusOut:
         plan_mode = compaction = False
     enabled = bool(state and state.enabled)
     if reading.label is TokenLabel.UNAVAILABLE and controller is not None:
-        notices.append(TOKENS_UNAVAILABLE)
+        missing.append(degradation.TOKEN_SOURCES)
+    if session is not None and not compaction:
+        missing.append(degradation.COMPACTION)
+    if session is not None and not plan_mode:
+        missing.append(degradation.PLAN_MODE)
+    notices = degradation.notices(missing)
     if enabled and not values.auto_handoff:
         notices.append(AUTO_OFF)
-    if session is not None and not compaction:
-        notices.append(NO_COMPACTION)
-    if session is not None and not plan_mode:
-        notices.append(NO_PLAN_MODE)
     return StatusOut(
         session=key,
         enabled=enabled,
@@ -170,5 +156,5 @@ def build(session_id: Any) -> StatusOut:
         auto_handoff=values.auto_handoff,
         review=values.review_handoffs if state is None or state.review is None else state.review,
         backoff=backoff_dict(state, record),
-        notices=notices + _service_notices(),
+        notices=notices,
     )

@@ -59,14 +59,39 @@ def update_main_state(session_id: str | UUID, **fields: Any) -> MainState:
     announced (``handoff.signals.main_switched``), so open pages show the switch.
     """
     with transaction.atomic():
-        state = lock_main_state(session_id)
-        enabled = state.enabled
-        for name, value in fields.items():
-            setattr(state, name, value)
-        state.save()
-        if state.enabled != enabled:
-            main_switched.send(sender=MainState, session_id=state.session_id, enabled=state.enabled)
-        return state
+        return save_main_state(lock_main_state(session_id), **fields)
+
+
+def save_main_state(state: MainState, **fields: Any) -> MainState:
+    """Set ``fields`` on ``state``, a main state the caller holds locked (``lock_main_state``
+    inside its transaction), and save them; return it. A change of ``enabled`` is announced
+    (``handoff.signals.main_switched``). Raises ``ValueError`` for a name that is no field."""
+    enabled = state.enabled
+    for name, value in fields.items():
+        setattr(state, name, value)
+    state.save(update_fields=[*fields, "updated"])
+    if state.enabled != enabled:
+        main_switched.send(sender=MainState, session_id=state.session_id, enabled=state.enabled)
+    return state
+
+
+def hand_over(state: MainState, successor_id: str | UUID) -> MainState:
+    """The route's main-state writes (step 8); return the successor's new main state.
+
+    Call inside the route's transaction with the source's ``state`` locked: the source's
+    ``enabled`` and ``requested`` are cleared with its ``deferred`` blockers and its backoff, and
+    the successor's state is created, enabled as the source was, ``inherited_from`` it. The
+    source's switch is not announced: the route's ``redirects_changed`` says it is a relay now.
+    """
+    enabled = state.enabled
+    state.enabled = state.requested = False
+    state.deferred = []
+    state.failures = 0
+    state.retry_at = None
+    state.save()
+    return MainState.objects.create(
+        session_id=key(successor_id), enabled=enabled, inherited_from_id=state.session_id
+    )
 
 
 @dataclass(frozen=True)
@@ -80,18 +105,15 @@ class Standing:
     in_progress: UUID | None
 
 
-def standing(session_id: str | UUID, *, lock: bool = False) -> Standing:
+def standing(session_id: str | UUID) -> Standing:
     """Read the main's state, redirect and attempt in progress in one query.
 
-    ``lock``: the state row is locked for the caller's transaction first (``SELECT … FOR
-    UPDATE``, created when missing; call it inside ``transaction.atomic()``), and the facts are
-    read by the next statement, which sees whatever the previous holder of the lock committed.
-    They cannot come with the locking statement itself: under PostgreSQL's READ COMMITTED a
-    statement reads a snapshot taken when it starts, before the lock it waited for was free,
-    and re-reads only the locked row, not the subqueries (two queries then).
+    To read them under the state's lock, call ``lock_main_state`` first in the same transaction:
+    this query then sees whatever the previous holder of the lock committed. They cannot come
+    with the locking statement itself: under PostgreSQL's READ COMMITTED a statement reads a
+    snapshot taken when it starts, before the lock it waited for was free, and re-reads only the
+    locked row, not the subqueries (two queries then).
     """
-    if lock:
-        lock_main_state(session_id)
     source = OuterRef("session_id")
     state = (
         MainState.objects.filter(session_id=key(session_id))

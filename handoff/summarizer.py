@@ -29,10 +29,9 @@ from typing import Any
 
 from django.utils.translation import gettext_noop
 
-from handoff import digests, services
+from handoff import degradation, digests, services
 from handoff.core.brief import BRIEF_FIELDS, LIST_FIELDS, parse_brief, validate_brief
 from handoff.core.offline_brief import offline_brief
-from handoff.exceptions import ServiceUnavailable
 
 MAX_OUTPUT_TOKENS = 6000
 TIMEOUT_SECONDS = 180.0
@@ -101,11 +100,11 @@ def summarize(session: Any, context: Sequence[Entry]) -> dict[str, Any]:
     Raises ``ServiceUnavailable`` when the LLM service is left out, ``BriefError`` when the
     answer is not a valid brief, and whatever the LLM service raises (timeout, HTTP error).
     """
-    llm = services.llm()
-    if llm is None:
-        raise ServiceUnavailable(
-            services.LLM, gettext_noop("no summary can be written, the source stays as it is")
-        )
+    llm = degradation.require(
+        services.llm(),
+        degradation.LLM,
+        gettext_noop("no summary can be written, the source stays as it is"),
+    )
     if llm.offline:
         return offline_brief(context, cwd=session.cwd)
     prompt = build_prompt(context, cwd=session.cwd, window=llm.window())

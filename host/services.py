@@ -11,7 +11,6 @@ agent (plan mode, compaction) that ``AgentPresets.service_for`` returns (seed 00
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -20,7 +19,7 @@ from uuid import UUID
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
-from django.db import IntegrityError, connections, router, transaction
+from django.db import IntegrityError, transaction
 from django.db.models import Count, IntegerField, OuterRef, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 
@@ -94,18 +93,6 @@ _FACT_COUNTS = {
 }
 
 
-@functools.cache
-def _observation_sql(alias: str) -> tuple[str, tuple[Any, ...]]:
-    """The observation query (the session row and ``_FACT_COUNTS``) compiled once per database.
-
-    Compiling its four subqueries is most of its cost, so it is compiled with a placeholder id
-    (the last parameter) and run raw with the real one. Returns (SQL, the other parameters).
-    """
-    query = Session.objects.annotate(**_FACT_COUNTS).filter(pk=UUID(int=0)).query
-    sql, params = query.get_compiler(alias).as_sql()
-    return sql, tuple(params[:-1])
-
-
 @dataclass(frozen=True)
 class Observation:
     """A session read now with its blocker facts (``SessionController.observe``)."""
@@ -155,11 +142,7 @@ class SessionController:
             pk = UUID(str(key))
         except ValueError:
             return None
-        sql, head = _observation_sql(router.db_for_read(Session))
-        pk_field = Session._meta.pk
-        assert pk_field is not None
-        value = pk_field.get_db_prep_value(pk, connections[router.db_for_read(Session)])
-        session = next(iter(Session.objects.raw(sql, [*head, value])), None)
+        session = Session.objects.annotate(**_FACT_COUNTS).filter(pk=pk).first()
         if session is None:
             return None
         counts: dict[str, int] = {name: getattr(session, name) for name in _FACT_COUNTS}

@@ -1,4 +1,6 @@
-"""Seed 003 §6.3, degradation when a service is missing: one test per row.
+"""Seed 003 §6.3, degradation when a service is missing: one test per row of
+``handoff.degradation.TABLE``, named after it (row ``SESSION_CONTROLLER``:
+``test_session_controller``).
 
 Every service is removed through ``settings.HANDOFF_SERVICES`` (never by patching internals).
 """
@@ -11,7 +13,7 @@ import pytest
 from handoff_support import auto_handoff, make_source, record_of, target_of
 
 from handoff import attempt as attempts
-from handoff import operations, services, status
+from handoff import degradation, operations, services
 from handoff.core.phases import Phase
 from handoff.exceptions import ServiceUnavailable
 from handoff.models import HandoffRecord, HandoffSettings, MainState, Redirect
@@ -36,7 +38,8 @@ def rows_of(outcome: attempts.AttemptOutcome) -> dict[str, dict[str, str]]:
     return {row["setting"]: row for row in record.inheritance}
 
 
-def test_no_session_controller_fails_clearly_and_turns_automatic_off(without, immediate_tasks):
+def test_session_controller(without, immediate_tasks):
+    """The handoff fails with a clear error; automatic handoff is off."""
     source = make_source()
     MainState.objects.create(session=source, enabled=True)
     auto_handoff(True)
@@ -47,11 +50,12 @@ def test_no_session_controller_fails_clearly_and_turns_automatic_off(without, im
     assert outcome.outcome == "refused"
     assert "no session controller" in outcome.detail
     assert operations.evaluate(source.pk) is False
-    assert status.NO_CONTROLLER in operations.status(source.pk)["notices"]
+    assert degradation.SESSION_CONTROLLER.notice in operations.status(source.pk)["notices"]
     assert not HandoffRecord.objects.exists()
 
 
-def test_no_llm_abandons_the_handoff_and_keeps_the_source(without):
+def test_llm(without):
+    """No brief: the handoff is abandoned and the source kept."""
     source = make_source()
     without("llm")
     outcome = operations.run_attempt(source.pk, manual=True)
@@ -59,10 +63,11 @@ def test_no_llm_abandons_the_handoff_and_keeps_the_source(without):
     assert (outcome.outcome, record.phase) == ("failed", Phase.FAILED)
     assert record.error.startswith("summarize: ServiceUnavailable")
     assert Session.objects.count() == 1 and not Redirect.objects.exists()
-    assert status.NO_LLM in operations.status(source.pk)["notices"]
+    assert degradation.LLM.notice in operations.status(source.pk)["notices"]
 
 
-def test_no_agent_presets_uses_the_default_preset_row_not_inherited(without):
+def test_agent_presets(without):
+    """The deployment's default preset; the row is not inherited."""
     source = make_source(agent_preset="planner")
     without("agent_presets")
     outcome = operations.run_attempt(source.pk, manual=True)
@@ -70,7 +75,8 @@ def test_no_agent_presets_uses_the_default_preset_row_not_inherited(without):
     assert rows_of(outcome)["agent-preset"]["outcome"] == "not-inherited"
 
 
-def test_no_workspace_registry_creates_the_session_in_no_group(without):
+def test_workspace_registry(without):
+    """The successor is created in no group; the row is not inherited."""
     source = make_source()
     without("workspace_registry")
     outcome = operations.run_attempt(source.pk, manual=True)
@@ -79,7 +85,8 @@ def test_no_workspace_registry_creates_the_session_in_no_group(without):
     assert rows_of(outcome)["workspace"]["outcome"] == "not-inherited"
 
 
-def test_no_permission_presets_marks_the_permission_row_not_inherited(without):
+def test_permission_presets(without):
+    """The permission row is not inherited."""
     source = make_source(permission_preset="read-only")
     without("permission_presets")
     outcome = operations.run_attempt(source.pk, manual=True)
@@ -87,51 +94,59 @@ def test_no_permission_presets_marks_the_permission_row_not_inherited(without):
     assert rows_of(outcome)["permission-preset"]["outcome"] == "not-inherited"
 
 
-def test_no_plan_mode_on_either_side_marks_the_row_not_inherited(without):
+def test_plan_mode(without):
+    """Neither side has plan mode: the row is not inherited and the status says so."""
     source = make_source(plan_mode=True)
     without("plan_mode")
     outcome = operations.run_attempt(source.pk, manual=True)
     assert rows_of(outcome)["plan-mode"]["outcome"] == "not-inherited"
-    assert operations.status(source.pk)["plan_mode_available"] is False
+    report = operations.status(source.pk)
+    assert report["plan_mode_available"] is False
+    assert degradation.PLAN_MODE.notice in report["notices"]
 
 
-def test_no_token_sources_label_unavailable_automatic_off_manual_works(without):
+def test_token_sources(without):
+    """Tokens read unavailable, automatic handoff is off, a manual one works."""
     source = make_source()
     MainState.objects.create(session=source, enabled=True)
     auto_handoff(True)
     without("token_meter", "usage_projection")
     report = operations.status(source.pk)
     assert report["tokens"] == {"value": 0, "basis": "context", "label": "unavailable"}
+    assert degradation.TOKEN_SOURCES.notice in report["notices"]
     automatic = attempts.run(source.pk, manual=False)
     assert (automatic.outcome, "unavailable" in automatic.detail) == ("no-trigger", True)
     assert operations.run_attempt(source.pk, manual=True).outcome == "started"
 
 
-def test_no_settings_store_keeps_settings_in_this_process_only(without):
+def test_settings(without):
+    """Settings live in this process only."""
     without("settings_store")
     try:
         services.settings_store().save(auto_handoff=True, handoff_tokens=50_000)
         assert services.load_settings().handoff_tokens == 50_000
         assert not HandoffSettings.objects.exists()
-        assert status.NO_SETTINGS_STORE in operations.status(make_source().pk)["notices"]
+        assert degradation.SETTINGS.notice in operations.status(make_source().pk)["notices"]
     finally:
         ProcessSettingsStore.reset()
 
 
-def test_no_status_channel_says_so_and_settings_still_save(without):
+def test_web_server(without):
+    """The status channel is said to be unavailable; settings still save."""
     without("status_channel")
     source = make_source()
-    assert status.NO_STATUS_CHANNEL in operations.status(source.pk)["notices"]
+    assert degradation.WEB_SERVER.notice in operations.status(source.pk)["notices"]
     services.settings_store().save(handoff_min_turns=6)
     assert HandoffSettings.objects.get().handoff_min_turns == 6
 
 
-def test_no_compaction_for_the_agent_turns_auto_compaction_off_manual_handoff_works(without):
+def test_compaction(without):
+    """Automatic compaction is off, said plainly; a manual handoff works."""
     source = make_source()
     without("compaction")
     report = operations.status(source.pk)
     assert report["compaction_available"] is False
-    assert status.NO_COMPACTION in report["notices"]
+    assert degradation.COMPACTION.notice in report["notices"]
     assert operations.run_attempt(source.pk, manual=True).outcome == "started"
 
 
@@ -149,3 +164,43 @@ def test_a_host_with_only_a_session_controller_and_an_llm_can_hand_off(without):
         assert Redirect.objects.get(source=source).destination_id == record_of(outcome).target_id
     finally:
         ProcessSettingsStore.reset()
+
+
+def test_the_table_holds_the_seeds_ten_rows_in_its_order():
+    assert [row.key for row in degradation.TABLE] == [
+        "sessionController",
+        "llm",
+        "agentPresets",
+        "workspaceRegistry",
+        "permissionPresets",
+        "planMode",
+        "tokenMeter / sessionProjections",
+        "settings",
+        "webServer",
+        "compaction",
+    ]
+
+
+def test_every_row_names_host_services_and_says_where_it_shows():
+    for row in degradation.TABLE:
+        assert set(row.services) <= set(services.SERVICE_NAMES), row.key
+        assert row.notice or row.setting, f"{row.key} shows nowhere"
+
+
+def test_every_row_has_a_test_named_after_it():
+    rows = {
+        name: value
+        for name, value in vars(degradation).items()
+        if isinstance(value, degradation.Degradation)
+    }
+    assert set(rows.values()) == set(degradation.TABLE)
+    missing = [name for name in rows if f"test_{name.lower()}" not in globals()]
+    assert missing == []
+
+
+def test_the_notices_follow_the_table_whatever_order_the_rows_are_found_in():
+    found = [degradation.COMPACTION, degradation.AGENT_PRESETS, degradation.SESSION_CONTROLLER]
+    assert degradation.notices(found) == [
+        degradation.SESSION_CONTROLLER.notice,
+        degradation.COMPACTION.notice,
+    ]

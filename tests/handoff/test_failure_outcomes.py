@@ -219,6 +219,7 @@ def test_a_draft_that_was_woken_is_not_discarded(at_point):
     source = make_source()
 
     def wake_and_change(attempt: attempts.Attempt) -> None:
+        assert attempt.draft is not None
         runtime.begin_turn(Session.objects.get(pk=attempt.draft.pk), user_initiated=False)
         add_turn(source, "Changed my mind.", tokens=10)
 

@@ -12,7 +12,7 @@ from django.core.management import call_command
 from django.utils import timezone
 from handoff_support import make_source, target_of
 
-from handoff import recovery, store
+from handoff import attempt, recovery, store
 from handoff.core.phases import Phase, Reason
 from handoff.exceptions import PhaseError
 from handoff.models import HandoffRecord
@@ -240,3 +240,42 @@ def test_recovering_an_automatic_record_leaves_a_request_alone():
     store.update_main_state(record.source_id, requested=True)
     recover_later()
     assert store.main_state(record.source_id).requested is True
+
+
+# The one draft discard (issue 20, item 5): a failed attempt, a discarded or expired review and
+# recovery all discard a draft through ``recovery.discard_draft``.
+
+
+@pytest.mark.parametrize(
+    ("woken", "said"), [(False, "draft {} archived"), (True, "draft {} kept (it was woken)")]
+)
+def test_the_draft_discard_archives_a_draft_only_while_it_is_unwoken(woken, said):
+    record = record_in(Phase.PREPARED, draft=True)
+    draft = target_of(record)
+    if woken:
+        runtime.begin_turn(draft, user_initiated=False)
+    assert recovery.discard_draft(record.source_id, draft.pk) == (not woken, said.format(draft.pk))
+    draft.refresh_from_db()
+    assert draft.archived is not woken
+
+
+def test_the_draft_discard_never_archives_the_successor_the_route_leads_to():
+    record = record_in(Phase.PREPARED, draft=True, routed=True)
+    draft = target_of(record)
+    archived, said = recovery.discard_draft(record.source_id, draft.pk)
+    draft.refresh_from_db()
+    assert (archived, draft.archived) == (False, False)
+    assert said == f"successor {draft.pk} kept (the route to it is committed)"
+
+
+def test_the_draft_discard_keeps_the_draft_without_a_session_controller(settings):
+    record = record_in(Phase.PREPARED, draft=True)
+    draft = target_of(record)
+    settings.HANDOFF_SERVICES = {**settings.HANDOFF_SERVICES, "session_controller": None}
+    assert recovery.discard_draft(record.source_id, draft.pk)[0] is False
+    draft.refresh_from_db()
+    assert draft.archived is False
+
+
+def test_the_attempt_has_no_draft_discard_of_its_own():
+    assert not hasattr(attempt, "discard_draft")

@@ -126,7 +126,7 @@ def test_the_brief_is_durable_before_the_redirect_exists(at_point):
     seen: dict[str, Any] = {}
 
     def look(attempt: attempts.Attempt) -> None:
-        assert attempt.record is not None
+        assert attempt.draft is not None
         record = HandoffRecord.objects.get(pk=attempt.record.pk)
         seen["brief"] = record.brief
         seen["redirects"] = Redirect.objects.count()
