@@ -33,13 +33,13 @@ from handoff.web.panel import (
 register = template.Library()
 
 
-@register.inclusion_tag("chat/handoff_panel.html")
+@register.inclusion_tag("handoff/panel.html")
 def handoff_panel(session: Any) -> dict[str, Any]:
     """Render the panel of ``session`` (the page already checked that the user owns it)."""
     return session_panel(session)
 
 
-@register.inclusion_tag("chat/_conv_hint.html")
+@register.inclusion_tag("handoff/_conv_hint.html")
 def handoff_title_hint(session: Any, oob: bool = False) -> dict[str, Any]:
     """Render the title's hint (``handoff.web.panel.title_hint``); ``oob`` swaps it in place
     from a panel response (the hint changes when ``disable`` stops forwarding)."""
@@ -58,7 +58,7 @@ def handoff_meter(session_id: Any, meter: MeterOut) -> str:
     return render_meter(session_id, meter)
 
 
-@register.inclusion_tag("chat/_lineage_links.html")
+@register.inclusion_tag("handoff/_lineage_links.html")
 def handoff_lineage(session: Any) -> dict[str, Any]:
     """Render the links to ``session``'s neighbours in its chain (nothing outside a chain)."""
     return neighbours(session)
