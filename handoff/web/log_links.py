@@ -42,3 +42,11 @@ def source_of(successor: Any) -> Any:
         .values_list("source_id", flat=True)
         .first()
     )
+
+
+def brief_links(html: str, session: Any) -> SafeString:
+    """Link "(log #N)" in ``html`` (a plugin message of ``session``, already escaped) to entry N
+    of the conversation ``session`` was handed off from; unchanged when it has none. The host's
+    log applies it to plugin messages through ``settings.HOST_PLUGIN_ENTRY_FILTERS``."""
+    source = source_of(session) if "(log #" in html else None
+    return link_log_entries(html, source) if source else mark_safe(html)  # html: escaped

@@ -5,7 +5,9 @@
 ``{{ html|brief_links:session }}``: a successor's brief with its "(log #N)" evidence linked.
 ``{{ record|discarded_note }}``: "Discarded at review…" for a record the user discarded.
 
-The host's page templates load these (the host's Python never imports the handoff app).
+The handoff's own templates load these; the host's pages reach them only through the slot
+templates in ``handoff/web/templates/handoff/slots/`` that the host's settings list
+(``HOST_PAGE_PANELS``, host/templatetags/chat_hooks.py).
 """
 
 from __future__ import annotations
@@ -13,13 +15,13 @@ from __future__ import annotations
 from typing import Any
 
 from django import template
-from django.utils.safestring import SafeString, mark_safe
+from django.utils.safestring import SafeString
 
 from handoff.core.phases import discarded_note
 from handoff.inheritance import readable
 from handoff.shapes import MeterOut
 from handoff.web.lineage import neighbours
-from handoff.web.log_links import link_log_entries, source_of
+from handoff.web.log_links import brief_links
 from handoff.web.meter import render_meter
 from handoff.web.panel import (
     BASIS_WORDS,
@@ -64,12 +66,10 @@ def handoff_lineage(session: Any) -> dict[str, Any]:
     return neighbours(session)
 
 
-@register.filter
-def brief_links(html: str, session: Any) -> SafeString:
-    """Link "(log #N)" in ``html`` (a plugin message of ``session``, already escaped) to entry N
-    of the conversation ``session`` was handed off from; unchanged when it has none."""
-    source = source_of(session) if "(log #" in html else None
-    return link_log_entries(html, source) if source else mark_safe(html)  # html: escaped
+@register.filter(name="brief_links")
+def brief_links_filter(html: str, session: Any) -> SafeString:
+    """Link "(log #N)" in ``html`` to the source's entries (``handoff.web.log_links``)."""
+    return brief_links(html, session)
 
 
 @register.filter(name="discarded_note")
