@@ -174,18 +174,32 @@ STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = os.environ.get("DJANGO_STATIC_ROOT") or None
 WHITENOISE_USE_FINDERS = True
 
+# What plugins add to the host's pages (host/templatetags/chat_hooks.py): per slot of the
+# conversation page, the templates rendered there with the page's context; functions giving a
+# session title's note in the list; functions applied to a plugin message's rendered Markdown.
+# Leave them empty and the host's pages stand without the handoff.
+HOST_PAGE_PANELS: dict[str, list[str]] = {
+    "conversation_title": ["handoff/slots/title_hint.html"],
+    "conversation_header": ["handoff/slots/lineage_links.html"],
+    "conversation_panels": ["handoff/slots/panel.html"],
+    "conversation_composer": ["handoff/slots/review_notice.html"],
+}
+HOST_TITLE_NOTES = ["handoff.web.panel.continued_note"]
+HOST_PLUGIN_ENTRY_FILTERS = ["handoff.web.log_links.brief_links"]
+
 # --- Session Handoff -------------------------------------------------------------------------
 
-# Any OpenAI-compatible endpoint; when HANDOFF_LLM_BASE_URL is empty the offline summarizer and
-# offline agent stand in (DESIGN.md, run modes).
-HANDOFF_LLM_BASE_URL = os.environ.get("HANDOFF_LLM_BASE_URL", "")
-HANDOFF_LLM_API_KEY = os.environ.get("HANDOFF_LLM_API_KEY", "")
-HANDOFF_LLM_MODEL = os.environ.get("HANDOFF_LLM_MODEL", "")
+# The host's agent, and through host.services.LLM the handoff's summary call: any
+# OpenAI-compatible endpoint; when HANDOFF_LLM_BASE_URL is empty the offline summarizer and
+# offline agent stand in (DESIGN.md, run modes). The environment keeps its names.
+HOST_LLM_BASE_URL = os.environ.get("HANDOFF_LLM_BASE_URL", "")
+HOST_LLM_API_KEY = os.environ.get("HANDOFF_LLM_API_KEY", "")
+HOST_LLM_MODEL = os.environ.get("HANDOFF_LLM_MODEL", "")
 
 # The model a session gets when nothing else names one (seed 003 §6.1, the chain's last step):
 # the endpoint's model when one is configured, else the offline agent that actually answers.
 HOST_DEFAULT_MODEL = os.environ.get("HOST_DEFAULT_MODEL") or (
-    HANDOFF_LLM_MODEL if HANDOFF_LLM_BASE_URL else "offline-agent"
+    HOST_LLM_MODEL if HOST_LLM_BASE_URL else "offline-agent"
 )
 
 # Context windows in tokens, per model (DESIGN.md, capacity). Unknown models count as 0.
@@ -224,13 +238,8 @@ HANDOFF_SERVICES: dict[str, str | None] = {
     "llm": "host.services.LLM",
 }
 
-# The host's signals the handoff app connects to in ready() (dotted paths; it imports no host).
-HANDOFF_HOST_SIGNALS = {
-    "session_idle": "host.signals.session_idle",
-    "blocker_cleared": "host.signals.blocker_cleared",
-    "before_step": "host.signals.before_step",
-    "session_links": "host.signals.session_links",
-}
+# The handoff connects to this host's signals by the names in handoff.apps.DEFAULT_HOST_SIGNALS;
+# another host sets HANDOFF_HOST_SIGNALS to the names that differ.
 
 # A running turn's lease (seconds, host.turn_lease): renewed every third of it while the agent
 # runs; a turn not renewed for this long is ended by the task worker's sweep.

@@ -57,7 +57,7 @@ def _panel(owner: int, session_id: Any) -> list[Fragment]:
     if session is None:
         return []
     context = session_panel(session) | {"live": True}
-    return [fragment(owner, "chat/handoff_panel.html", context, session=session.pk)]
+    return [fragment(owner, "handoff/panel.html", context, session=session.pk)]
 
 
 def record_changed(record: Any, **kwargs: Any) -> None:

@@ -80,7 +80,7 @@ def rendered_inheritance(rows: list[dict[str, str]] | None) -> str:
     """Return the inheritance report as the table the status report shows; "—" when empty."""
     if not rows:
         return "—"
-    html = render_to_string("chat/_inheritance.html", {"rows": rows})
+    html = render_to_string("handoff/_inheritance.html", {"rows": rows})
     return mark_safe(html)  # noqa: S308 - rendered by the template, which escapes every value
 
 

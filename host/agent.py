@@ -1,16 +1,16 @@
 """The agent runtime, the agent half of the LLM service (DESIGN.md, run modes and LLM).
 
-With ``settings.HANDOFF_LLM_BASE_URL`` set, the agent answers through that OpenAI-compatible
-endpoint (the ``openai`` SDK; model ``HANDOFF_LLM_MODEL``, key ``HANDOFF_LLM_API_KEY``) and the
-reply carries the call's usage buckets. Without it, the offline agent acknowledges what it was
-given and says it is offline; its usage is the measured prompt, so the context figure grows as
-the conversation does. The prompt is the effective context: the last compaction summary and the
-messages not compacted since.
+With ``settings.HOST_LLM_BASE_URL`` set (environment ``HANDOFF_LLM_BASE_URL``), the agent
+answers through that OpenAI-compatible endpoint (the ``openai`` SDK; model ``HOST_LLM_MODEL``,
+key ``HOST_LLM_API_KEY``) and the reply carries the call's usage buckets. Without it, the
+offline agent acknowledges what it was given and says it is offline (a plugin's input, such as
+a handoff brief, in the words of the plugin's ``host.signals.offline_reply`` receiver); its
+usage is the measured prompt, so the context figure grows as the conversation does. The prompt
+is the effective context: the last compaction summary and the messages not compacted since.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,6 +29,7 @@ from host.models import (
     SessionEventKind,
     SourceKind,
 )
+from host.signals import offline_reply
 from host.usage import CHARS_PER_TOKEN, Usage
 
 OFFLINE_MODEL = "offline-agent"
@@ -52,7 +53,7 @@ class LLMError(RuntimeError):
 
 
 class LLMUnavailable(LLMError):
-    """No model endpoint is configured (``HANDOFF_LLM_BASE_URL`` is empty)."""
+    """No model endpoint is configured (``HOST_LLM_BASE_URL`` is empty)."""
 
 
 @dataclass(frozen=True)
@@ -65,7 +66,7 @@ class EffectiveContext:
 
 def llm_configured() -> bool:
     """Return True when an OpenAI-compatible endpoint is configured."""
-    return bool(settings.HANDOFF_LLM_BASE_URL)
+    return bool(settings.HOST_LLM_BASE_URL)
 
 
 def llm_client(*, timeout: float) -> OpenAI:
@@ -76,16 +77,16 @@ def llm_client(*, timeout: float) -> OpenAI:
     if not llm_configured():
         raise LLMUnavailable("no model endpoint is configured (set HANDOFF_LLM_BASE_URL)")
     return OpenAI(
-        base_url=settings.HANDOFF_LLM_BASE_URL,
-        api_key=settings.HANDOFF_LLM_API_KEY or "not-needed",
+        base_url=settings.HOST_LLM_BASE_URL,
+        api_key=settings.HOST_LLM_API_KEY or "not-needed",
         timeout=timeout,
         max_retries=0,
     )
 
 
 def llm_model(session: Session | None = None) -> str:
-    """Return the model to call: ``HANDOFF_LLM_MODEL``, else the session's, else the default."""
-    configured: str = settings.HANDOFF_LLM_MODEL
+    """Return the model to call: ``HOST_LLM_MODEL``, else the session's, else the default."""
+    configured: str = settings.HOST_LLM_MODEL
     return configured or (session.model if session else "") or settings.HOST_DEFAULT_MODEL
 
 
@@ -204,7 +205,7 @@ def reply(session: Session) -> Message:
     chat = prompt_messages(session, context)
     if llm_configured():
         return _reply_with_model(session, chat)
-    text = _offline_text(context)
+    text = _offline_text(session, context)
     usage = Usage(
         uncached_input=offline_prompt_tokens(context, chat),
         output=-(-len(text) // CHARS_PER_TOKEN),
@@ -375,19 +376,19 @@ def _labelled(message: Message) -> str:
 
 
 _OFFLINE_NOTE = "(No model is configured, so this is an offline acknowledgement.)"
-_GOAL = re.compile(r"^\s*(?:\*\*)?Goal:(?:\*\*)?\s*(?P<goal>.+?)\s*$", re.MULTILINE)
-_NEXT_STEPS = re.compile(
-    r"^#+\s*Next steps\s*\n(?:\s*\n)*\s*[-*]\s+(?P<step>.+?)\s*$", re.MULTILINE
-)
 
 
-def _offline_text(context: EffectiveContext) -> str:
-    """The offline agent's answer to the inputs of ``context`` after its last answer."""
+def _offline_text(session: Session, context: EffectiveContext) -> str:
+    """The offline agent's answer to the inputs of ``context`` after its last answer; a
+    plugin's input is answered by the plugin's ``offline_reply`` receiver when it has one."""
     inputs = _latest_inputs(context.messages)
     if not inputs:
         return f"Offline agent: there is no new input to answer. {_OFFLINE_NOTE}"
     if inputs[-1].source_kind == SourceKind.PLUGIN:
-        return _offline_brief_text(inputs[-1].content)
+        answers = offline_reply.send(sender=Session, session=session, content=inputs[-1].content)
+        answer = next((str(text) for _, text in answers if text), "")
+        if answer:
+            return f"{answer} {_OFFLINE_NOTE}"
     if len(inputs) == 1:
         quoted = excerpt(inputs[0].content)
         return f"Offline agent: received your message “{quoted}”. {_OFFLINE_NOTE}"
@@ -404,15 +405,3 @@ def _latest_inputs(messages: list[Message]) -> list[Message]:
         if message.role == Role.USER:
             inputs.insert(0, message)
     return inputs
-
-
-def _offline_brief_text(brief: str) -> str:
-    parts = ["Offline agent: received the handoff brief."]
-    goal = _GOAL.search(brief)
-    if goal:
-        parts.append(f"Goal: {goal['goal'].rstrip('.')}.")
-    step = _NEXT_STEPS.search(brief)
-    if step:
-        parts.append(f"I will continue with: {step['step'].rstrip('.')}.")
-    parts.append(_OFFLINE_NOTE)
-    return " ".join(parts)

@@ -7,17 +7,35 @@ from typing import Any
 from django.conf import settings
 from django.core.checks import CheckMessage, Error, Tags, register
 
+from host.templatetags.chat_hooks import PAGE_SLOTS
+
 
 @register()
 def llm_endpoint_names_a_model(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
-    """An OpenAI-compatible endpoint needs ``HANDOFF_LLM_MODEL``: there is nothing to call."""
-    if settings.HANDOFF_LLM_BASE_URL and not settings.HANDOFF_LLM_MODEL:
+    """An OpenAI-compatible endpoint needs a model (``HOST_LLM_MODEL``, from the environment's
+    ``HANDOFF_LLM_MODEL``, which the message names): there is nothing to call otherwise."""
+    if settings.HOST_LLM_BASE_URL and not settings.HOST_LLM_MODEL:
         return [
             Error(
                 "HANDOFF_LLM_BASE_URL is set but HANDOFF_LLM_MODEL is empty.",
                 hint="Set HANDOFF_LLM_MODEL to the endpoint's model name, or unset "
                 "HANDOFF_LLM_BASE_URL to use the offline summarizer and agent.",
                 id="host.E001",
+            )
+        ]
+    return []
+
+
+@register()
+def page_panels_name_known_slots(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+    """``HOST_PAGE_PANELS`` names only the slots the pages offer (``chat_hooks.PAGE_SLOTS``)."""
+    unknown = sorted(set(getattr(settings, "HOST_PAGE_PANELS", {})) - set(PAGE_SLOTS))
+    if unknown:
+        return [
+            Error(
+                f"HOST_PAGE_PANELS names slots no page offers: {', '.join(unknown)}.",
+                hint=f"The conversation page's slots are {', '.join(PAGE_SLOTS)}.",
+                id="host.E003",
             )
         ]
     return []

@@ -22,6 +22,10 @@
   which (lineage, issue 18 §3). A receiver returns ``{source id: successor id}`` for every hop
   into or out of ``session_ids`` it knows of (or None); the sidebar folds each chain into its
   newest session's row.
+- ``offline_reply(sender=Session, session=Session, content=str)``: the offline agent (no model
+  configured) answers a plugin's input ``content`` (the brief a successor is seeded with). A
+  receiver returns the answer's text for input it posted (or None); without one the agent
+  acknowledges it as it does a typed message.
 """
 
 from __future__ import annotations
@@ -43,6 +47,7 @@ composer_command = Signal()
 session_changed = Signal()
 session_links = Signal()
 entry_appended = Signal()
+offline_reply = Signal()
 
 
 def announce(session_id: Any, *, created: bool = False) -> None:

@@ -164,7 +164,7 @@ def compose(request: HtmxHttpRequest, session_id: UUID) -> HttpResponseBase:
         "composer": ComposerForm.fresh() if outcome.kind != "error" else form,
     } | _log_context(request, session)
     response = render(request, "chat/_compose_result.html", context)
-    # The handoff panel refreshes itself on this (chat/handoff_panel.html): /handoff changed it.
+    # The handoff panel refreshes itself on this (handoff/panel.html): /handoff changed it.
     return trigger_client_event(response, "handoff:refresh")
 
 

@@ -122,15 +122,15 @@ class _FakeLLMServer(ThreadingHTTPServer):
 
 @pytest.fixture
 def fake_llm(settings: Any) -> Iterator[FakeLLM]:
-    """Serve a ``FakeLLM`` on a random local port and point the HANDOFF_LLM_* settings at it."""
+    """Serve a ``FakeLLM`` on a random local port and point the HOST_LLM_* settings at it."""
     server = _FakeLLMServer(("127.0.0.1", 0), _FakeLLMHandler)
     server.fake = FakeLLM()
     thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
     thread.start()
     server.fake.url = f"http://127.0.0.1:{server.server_address[1]}/v1"
-    settings.HANDOFF_LLM_BASE_URL = server.fake.url
-    settings.HANDOFF_LLM_API_KEY = "test-key"
-    settings.HANDOFF_LLM_MODEL = "fake-model"
+    settings.HOST_LLM_BASE_URL = server.fake.url
+    settings.HOST_LLM_API_KEY = "test-key"
+    settings.HOST_LLM_MODEL = "fake-model"
     try:
         yield server.fake
     finally:

@@ -2,15 +2,16 @@ from django.apps import AppConfig
 
 
 class HandoffWebConfig(AppConfig):
-    """The handoff's web layer (``handoff.web``): its template tags and the composer command."""
+    """The handoff's web layer (``handoff.web``): its templates, template tags, the pages' slot
+    templates the host's settings list (``HOST_PAGE_PANELS``) and the composer command."""
 
     name = "handoff.web"
     label = "handoff_web"
     verbose_name = "Session handoff pages"
 
     def ready(self) -> None:
-        """Answer ``/handoff`` in the chat composer (``host.signals.composer_command``)."""
+        """Answer ``/handoff`` in the chat composer (the host's ``composer_command``)."""
+        from handoff.apps import connect_host_signal
         from handoff.web.commands import handoff_command
-        from host.signals import composer_command
 
-        composer_command.connect(handoff_command, dispatch_uid="handoff.web.commands")
+        connect_host_signal("composer_command", handoff_command)

@@ -76,7 +76,7 @@ def handoff_command(
     if action not in REPORTED:
         return CommandReply(message)
     html = render_to_string(
-        "chat/_status_report.html",
+        "handoff/_status_report.html",
         {
             "report": report,
             "title": message,

@@ -48,3 +48,15 @@ def source_of(successor_id: Any) -> Any:
         .values_list("source_id", flat=True)
         .first()
     )
+
+
+def brief_links(html: str, session: Any) -> SafeString:
+    """Link "(log #N)" in ``html`` (a plugin message of ``session``, already escaped) to entry N
+    of the conversation ``session`` was handed off from, and "(earlier log #N)" to entry N of
+    the one before it; unchanged when it has none. The host's log applies it to plugin messages
+    through ``settings.HOST_PLUGIN_ENTRY_FILTERS``."""
+    source = source_of(session.pk) if "log #" in html else None
+    if source is None:
+        return mark_safe(html)  # html: escaped
+    earlier = source_of(source) if "(earlier log #" in html else None
+    return link_log_entries(html, source, earlier)

@@ -13,7 +13,7 @@ from django.template.loader import render_to_string
 from handoff import metrics, services
 from handoff.shapes import MeterOut
 
-TEMPLATE = "chat/_meter.html"
+TEMPLATE = "handoff/_meter.html"
 
 
 def meter_context(session_id: Any, meter: MeterOut, *, oob: bool = False) -> dict[str, Any]:

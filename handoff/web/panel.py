@@ -174,3 +174,9 @@ def title_hint(session: Any) -> Promise | str:
     if SUFFIX not in (session.title or ""):
         return ""
     return FORWARDING_HINT if store.redirect_of(str(session.pk)) is not None else STOPPED_HINT
+
+
+def continued_note(title: str) -> Promise | str:
+    """The session list's note on a title with the ``· 接续`` suffix (seed 000: a handed-off
+    source); "" for any other. The host shows it through ``settings.HOST_TITLE_NOTES``."""
+    return FORWARDING_HINT if SUFFIX in title else ""

@@ -52,14 +52,14 @@ def _panel_response(
     request: HttpRequest,
     context: dict[str, Any],
     status: int = 200,
-    template: str = "chat/handoff_panel.html",
+    template: str = "handoff/panel.html",
 ) -> HttpResponse:
     """Render the panel and, out of band, the title's hint; ask the page to refresh its sidebar
     when the attempt's phase moved (``?phase=`` is the phase the page showed) or the user
     acted."""
     response = render(request, template, context, status=status)
     hint = {"hint": title_hint(context["session"]), "oob": True}
-    response.write(render_to_string("chat/_conv_hint.html", hint, request))
+    response.write(render_to_string("handoff/_conv_hint.html", hint, request))
     last = (context.get("report") or {}).get("last") or {}
     if request.method == "POST" or request.GET.get("phase", "") != last.get("phase", ""):
         trigger_client_event(response, "sidebar:refresh")
@@ -98,7 +98,7 @@ def _review_form(
     request: HttpRequest, session: Any, form: BriefReview, error: str = "", status: int = 200
 ) -> HttpResponse:
     context = {"session": session, "review_form": form, "review_error": error}
-    return render(request, "chat/_review_form.html", context, status=status)
+    return render(request, "handoff/_review_form.html", context, status=status)
 
 
 def _panel_instead(
@@ -114,7 +114,7 @@ def _panel_instead(
     """
     context = session_panel(session) | {"oob": True, "review_note": note}
     context |= {"action_error": error} if error else {}
-    response = _panel_response(request, context, status, "chat/_review_ended.html")
+    response = _panel_response(request, context, status, "handoff/_review_ended.html")
     return reswap(response, "none")
 
 
@@ -159,4 +159,4 @@ def lineage_page(request: HttpRequest, session_id: UUID) -> HttpResponse:
     inheritance report, oldest first (a session outside any chain says so)."""
     session = _owned_session(request, session_id)
     context = neighbours(session) | {"hops": hops(session)}
-    return render(request, "chat/lineage.html", context)
+    return render(request, "handoff/lineage.html", context)

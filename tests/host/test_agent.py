@@ -6,12 +6,14 @@ from typing import Any
 
 import openai
 import pytest
+from django.conf import settings as django_settings
 from django.contrib.auth.models import AbstractBaseUser
 
 from host import agent, log
 from host.models import Session
 from host.services import LLM
 from host.sessions import create_session
+from host.signals import offline_reply
 from host.usage import Usage, context_tokens, session_usage
 
 pytestmark = pytest.mark.django_db
@@ -56,6 +58,34 @@ def test_the_offline_agent_acknowledges_a_brief_with_goal_and_first_next_step(se
         "I will continue with: Fix the Codex reader. "
         "(No model is configured, so this is an offline acknowledgement.)"
     )
+
+
+@pytest.fixture
+def no_offline_reply() -> Any:
+    """The host without the handoff's ``offline_reply`` receiver."""
+    receiver = offline_reply.receivers[:]
+    offline_reply.disconnect(dispatch_uid="handoff.offline_reply")
+    yield
+    offline_reply.receivers[:] = receiver
+    offline_reply.sender_receivers_cache.clear()
+
+
+@pytest.mark.usefixtures("no_offline_reply")
+def test_without_a_plugin_receiver_the_offline_agent_acknowledges_a_brief_as_a_message(
+    session: Session,
+):
+    say(session, "# Handoff brief\n\n**Goal:** Finish the importer.\n", source_kind="plugin")
+    answer = agent.reply(session)
+    assert answer.content.startswith("Offline agent: received your message “# Handoff brief")
+    assert "Goal: Finish the importer." not in answer.content
+
+
+def test_the_agent_reads_no_handoff_setting(session: Session, fake_llm: Any, settings: Any):
+    for name in [n for n in dir(django_settings) if n.startswith("HANDOFF_")]:
+        delattr(settings, name)
+    say(session, "hello")
+    answer = agent.reply(session)
+    assert answer.model == "fake-model" and agent.llm_configured()
 
 
 def test_the_offline_usage_is_the_measured_prompt_so_the_context_figure_grows(session: Session):
@@ -205,7 +235,7 @@ def test_the_summary_call_is_one_json_call_without_tools(fake_llm: Any):
 
 
 def test_the_summary_call_without_an_endpoint_raises(settings: Any):
-    settings.HANDOFF_LLM_BASE_URL = ""
+    settings.HOST_LLM_BASE_URL = ""
     with pytest.raises(agent.LLMUnavailable, match="HANDOFF_LLM_BASE_URL"):
         summary_call()
 

@@ -6,7 +6,9 @@
 ``{{ html|brief_links:session }}``: a successor's brief with its "(log #N)" evidence linked.
 ``{{ record|discarded_note }}``: "Discarded at review…" for a record the user discarded.
 
-The host's page templates load these (the host's Python never imports the handoff app).
+The handoff's own templates load these; the host's pages reach them only through the slot
+templates in ``handoff/web/templates/handoff/slots/`` that the host's settings list
+(``HOST_PAGE_PANELS``, host/templatetags/chat_hooks.py).
 """
 
 from __future__ import annotations
@@ -14,14 +16,14 @@ from __future__ import annotations
 from typing import Any
 
 from django import template
-from django.utils.safestring import SafeString, mark_safe
+from django.utils.safestring import SafeString
 
 from handoff.core.phases import discarded_note
 from handoff.inheritance import readable
 from handoff.meter_words import summary
 from handoff.shapes import MeterOut
 from handoff.web.lineage import neighbours
-from handoff.web.log_links import link_log_entries, source_of
+from handoff.web.log_links import brief_links
 from handoff.web.meter import render_meter
 from handoff.web.panel import (
     BASIS_WORDS,
@@ -35,13 +37,13 @@ from handoff.web.panel import (
 register = template.Library()
 
 
-@register.inclusion_tag("chat/handoff_panel.html")
+@register.inclusion_tag("handoff/panel.html")
 def handoff_panel(session: Any) -> dict[str, Any]:
     """Render the panel of ``session`` (the page already checked that the user owns it)."""
     return session_panel(session)
 
 
-@register.inclusion_tag("chat/_conv_hint.html")
+@register.inclusion_tag("handoff/_conv_hint.html")
 def handoff_title_hint(session: Any, oob: bool = False) -> dict[str, Any]:
     """Render the title's hint (``handoff.web.panel.title_hint``); ``oob`` swaps it in place
     from a panel response (the hint changes when ``disable`` stops forwarding)."""
@@ -66,22 +68,16 @@ def handoff_meter(session_id: Any, meter: MeterOut) -> str:
     return render_meter(session_id, meter)
 
 
-@register.inclusion_tag("chat/_lineage_links.html")
+@register.inclusion_tag("handoff/_lineage_links.html")
 def handoff_lineage(session: Any) -> dict[str, Any]:
     """Render the links to ``session``'s neighbours in its chain (nothing outside a chain)."""
     return neighbours(session)
 
 
-@register.filter
-def brief_links(html: str, session: Any) -> SafeString:
-    """Link "(log #N)" in ``html`` (a plugin message of ``session``, already escaped) to entry N
-    of the conversation ``session`` was handed off from, and "(earlier log #N)" to entry N of
-    the one before it; unchanged when it has none."""
-    source = source_of(session.pk) if "log #" in html else None
-    if source is None:
-        return mark_safe(html)  # html: escaped
-    earlier = source_of(source) if "(earlier log #" in html else None
-    return link_log_entries(html, source, earlier)
+@register.filter(name="brief_links")
+def brief_links_filter(html: str, session: Any) -> SafeString:
+    """Link "(log #N)" in ``html`` to the source's entries (``handoff.web.log_links``)."""
+    return brief_links(html, session)
 
 
 @register.filter(name="discarded_note")
