@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from handoff.core.offline_brief import BRIEF_RECEIVED
+from handoff.core.said import BRIEF_RECEIVED
 
 _GOAL = re.compile(r"^\s*(?:\*\*)?Goal:(?:\*\*)?\s*(?P<goal>.+?)\s*$", re.MULTILINE)
 _NEXT_STEPS = re.compile(
