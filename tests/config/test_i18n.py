@@ -318,3 +318,24 @@ def test_follower_fragments_speak_the_receiving_users_language(chinese: Client):
     event = FollowerEvent.objects.filter(user=user, kind="handoff.switch").get()
     panel = event.payload["fragments"][0]["html"]
     assert "自动接续" in panel and "Automatic handoff" not in panel
+
+
+def test_the_scripts_catalog_is_one_cached_url_per_language(client: Client):
+    """A page asks for the JavaScript catalog at a URL naming its language, which the browser
+    keeps for an hour and revalidates with 304: a tab that follows a handoff does not fetch it
+    again, and a language change fetches the other language's catalog."""
+    sources = {}
+    for language in ("en", "zh-hans"):
+        page = client.get(reverse("login"), headers={"accept-language": language})
+        found = re.search(r'<script src="([^"]*/jsi18n/[^"]*)"', page.content.decode())
+        assert found, "the page loads no JavaScript catalog"
+        sources[language] = found[1]
+    assert sources["en"] != sources["zh-hans"]
+    catalog = client.get(sources["zh-hans"], headers={"accept-language": "zh-hans"})
+    assert "max-age=3600" in catalog["Cache-Control"]
+    assert json.dumps("状态通道不可用")[1:-1] in catalog.content.decode()  # as the view escapes it
+    again = client.get(
+        sources["zh-hans"],
+        headers={"accept-language": "zh-hans", "if-modified-since": catalog["Last-Modified"]},
+    )
+    assert again.status_code == 304
