@@ -3,14 +3,16 @@
 The follower knows no domain: it numbers, stores and delivers events (``follower.events``,
 ``follower.hub``). What becomes an event, what a page's snapshot and baseline hold, and which
 language a user's fragments are rendered in come from the apps, each through one *source*: an
-object named by its dotted path in ``FOLLOWER_SOURCES`` (a class is instantiated without
-arguments), in order. This host's: ``host.follow.SessionSource`` (a session's row, a new log
-line) and ``handoff.web.follow.HandoffSource`` (records, redirects, switches, settings).
+object named by its dotted path in ``FOLLOWER_SOURCES`` (a class is instantiated with the
+follower's ``Outlet``, what it publishes and renders with), in order. This host's:
+``host.follow.SessionSource`` (a session's row, a new log line) and
+``handoff.web.follow.HandoffSource`` (records, redirects, switches, settings).
 
 A source has any of these methods (a missing one contributes nothing):
 
-- ``connect(outlet: Outlet) -> None``: connect the app's receivers, which publish through the
-  outlet (called once, from ``FollowerConfig.ready``);
+- ``connect() -> None``: connect the app's receivers, which publish through the outlet (called
+  once, from ``FollowerConfig.ready``; connect them strongly, ``weak=False``, since the source
+  is made anew when the setting changes);
 - ``snapshot(user_id: int, snapshot: dict) -> None``: add the app's keys to the user's
   snapshot (``{"last_event_id": int}`` to start with), inside the snapshot's transaction;
 - ``columns() -> dict[str, Expression]``: columns the app adds to the rows another source
@@ -49,7 +51,7 @@ def sources() -> tuple[Any, ...]:
     found = []
     for path in getattr(settings, "FOLLOWER_SOURCES", ()):
         source = import_string(path)
-        found.append(source() if isinstance(source, type) else source)
+        found.append(source(Outlet()) if isinstance(source, type) else source)
     return tuple(found)
 
 
@@ -77,7 +79,8 @@ def language(user_id: int) -> str | None:
 
 
 class Outlet:
-    """What a source publishes with (given to ``connect``): the follower's own functions."""
+    """What a source publishes and renders with (given to its class): the follower's own
+    functions."""
 
     def publish(
         self, user_id: int, kind: str, payload: dict[str, Any], *, about: Any = None
@@ -125,10 +128,9 @@ class Outlet:
 
 
 def connect() -> None:
-    """Call every source's ``connect`` with the outlet (``FollowerConfig.ready``)."""
-    outlet = Outlet()
+    """Call every source's ``connect`` (``FollowerConfig.ready``)."""
     for method in hooks("connect"):
-        method(outlet)
+        method()
 
 
 def snapshot(user_id: int, into: dict[str, Any]) -> None:

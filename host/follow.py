@@ -5,7 +5,7 @@ The host announces what changed, explicitly (``host.signals.session_changed`` an
 inside the writer's transaction, and gives the snapshot its ``sessions`` rows. Nothing is
 inferred from model saves, so a queryset ``update()`` that announces is followed and a save that
 changes nothing a page shows costs nothing. The host imports nothing of the follower: the
-follower hands the source its ``Outlet`` (publish, render) when it connects.
+follower makes the source with its ``Outlet`` (publish, render).
 
 A row is ``{"id", "title", "blank", "workspace", "archived", "status"}`` plus the columns other
 sources add (``Outlet.columns``: the handoff's ``redirect_to``); ids are strings or None. Each
@@ -47,14 +47,16 @@ class Kind(StrEnum):
 class SessionSource:
     """Session rows and log lines for the follower (see the module docstring)."""
 
-    outlet: Any = None
-    """The follower's ``Outlet``, given by ``connect``."""
-
-    def connect(self, outlet: Any) -> None:
-        """Publish through ``outlet`` what ``session_changed`` and ``entry_appended`` announce."""
+    def __init__(self, outlet: Any) -> None:
         self.outlet = outlet
-        session_changed.connect(self.session_changed, dispatch_uid="host.follow.session")
-        entry_appended.connect(self.entry_appended, dispatch_uid="host.follow.entry")
+        """The follower's ``Outlet`` (publish, fragment, render, columns, row)."""
+
+    def connect(self) -> None:
+        """Publish through ``outlet`` what ``session_changed`` and ``entry_appended`` announce."""
+        session_changed.connect(
+            self.session_changed, dispatch_uid="host.follow.session", weak=False
+        )
+        entry_appended.connect(self.entry_appended, dispatch_uid="host.follow.entry", weak=False)
 
     def live_session(self, session_id: Any) -> Session | None:
         """Return the session as stored now with the other sources' columns annotated, or None

@@ -59,16 +59,22 @@ class Kind(StrEnum):
 class HandoffSource:
     """Records, redirects, switches and settings for the follower (see the module docstring)."""
 
-    outlet: Any = None
-    """The follower's ``Outlet``, given by ``connect``."""
-
-    def connect(self, outlet: Any) -> None:
-        """Publish through ``outlet`` what the handoff's signals announce."""
+    def __init__(self, outlet: Any) -> None:
         self.outlet = outlet
-        record_changed.connect(self.record_changed, dispatch_uid="handoff.follow.record")
-        redirects_changed.connect(self.redirects_changed, dispatch_uid="handoff.follow.routes")
-        settings_changed.connect(self.settings_changed, dispatch_uid="handoff.follow.settings")
-        main_switched.connect(self.main_switched, dispatch_uid="handoff.follow.switch")
+        """The follower's ``Outlet`` (publish, fragment, render, columns, row)."""
+
+    def connect(self) -> None:
+        """Publish through ``outlet`` what the handoff's signals announce."""
+        record_changed.connect(
+            self.record_changed, dispatch_uid="handoff.follow.record", weak=False
+        )
+        redirects_changed.connect(
+            self.redirects_changed, dispatch_uid="handoff.follow.routes", weak=False
+        )
+        settings_changed.connect(
+            self.settings_changed, dispatch_uid="handoff.follow.settings", weak=False
+        )
+        main_switched.connect(self.main_switched, dispatch_uid="handoff.follow.switch", weak=False)
 
     def columns(self) -> dict[str, Any]:
         """``redirect_to``: the final destination of the session's redirect (the map keeps
