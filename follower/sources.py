@@ -24,7 +24,9 @@ A source has any of these methods (a missing one contributes nothing):
   app's event of ``kind`` about ``about`` (the handoff's meter on the host's ``session.entry``);
 - ``baseline(view_kwargs: dict) -> dict``: what the app adds to a page's baseline, read
   before the view (``follower.middleware``);
-- ``language(user_id: int) -> str | None``: the language the user chose (None: not known).
+- ``language(user_id: int) -> str | None``: the language the user chose (None: not known);
+- ``scripts``: static paths of the app's scripts, loaded on every page after the follower's
+  transport (``{% follower_scripts %}``) and using its ``window.__follower`` and events.
 """
 
 from __future__ import annotations

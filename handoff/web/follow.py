@@ -59,6 +59,9 @@ class Kind(StrEnum):
 class HandoffSource:
     """Records, redirects, switches and settings for the follower (see the module docstring)."""
 
+    scripts = ("handoff/jump.js",)
+    """The seed 003 §6.5 jump rules, run over the follower's transport in every page."""
+
     def __init__(self, outlet: Any) -> None:
         self.outlet = outlet
         """The follower's ``Outlet`` (publish, fragment, render, columns, row)."""

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 from django.db.models import Value
+from django.template import Context, Template
 from django.test import RequestFactory, override_settings
 
 from follower import sources
@@ -119,3 +120,15 @@ def test_a_source_path_that_names_nothing_is_refused():
         pytest.raises(ImportError),
     ):
         sources.sources()
+
+
+def scripts() -> list[str]:
+    html = Template("{% load follower_scripts %}{% follower_scripts %}").render(Context())
+    return [line.split('"')[1] for line in html.split("\n")]
+
+
+def test_pages_load_the_transport_then_the_sources_scripts():
+    """The jump rules are the handoff's script, run over the follower's transport."""
+    assert scripts() == ["/static/follower.js", "/static/handoff/jump.js"]
+    with override_settings(FOLLOWER_SOURCES=[MOONS]):
+        assert scripts() == ["/static/follower.js"]
