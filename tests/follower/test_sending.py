@@ -65,13 +65,14 @@ async def test_an_in_memory_send_from_any_thread_runs_on_the_loop_its_hub_receiv
         sent.append((threading.current_thread().name, message["n"]))
         await original(group, message)
 
+    def send_two() -> None:
+        for n in (1, 2):
+            sending.group_send(layer, "plain", {"type": "t", "n": n})
+
     with mock.patch.object(layer, "group_send", recorded):
-        worker = threading.Thread(
-            target=lambda: [
-                sending.group_send(layer, "plain", {"type": "t", "n": n}) for n in (1, 2)
-            ]
-        )
-        await asyncio.to_thread(lambda: (worker.start(), worker.join(5)))
+        worker = threading.Thread(target=send_two)
+        worker.start()
+        await asyncio.to_thread(worker.join, 5)
         for _ in range(50):
             if len(sent) == 2:
                 break
