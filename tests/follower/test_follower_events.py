@@ -373,7 +373,7 @@ def test_every_hundredth_event_sweeps_quiet_users(ada, bob, django_capture_on_co
 
 
 def apply(state: dict[str, Any], frame: dict[str, Any]) -> dict[str, Any]:
-    """Apply one event frame to a snapshot the way static/follower.js does."""
+    """Apply one event frame to a snapshot the way the page does (``handoff/jump.js``)."""
     rows = {row["id"]: dict(row) for row in state["sessions"]}
     payload = frame["payload"]
     if frame["kind"] in (SessionKind.SESSION_ADDED, SessionKind.SESSION_UPDATED):
