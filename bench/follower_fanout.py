@@ -24,7 +24,8 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.asyncio.server import broadcast, serve
 
 from bench.follower_site import Site, measured
-from follower.events import EventKind, publish
+from follower.events import publish
+from handoff.web.follow import Kind as HandoffKind
 
 SOCKETS = 1_000
 FEW = 10
@@ -47,7 +48,7 @@ async def _one_event_to_all(site: Site, sockets: list[ClientConnection]) -> floa
     """Seconds from publishing one event until the last socket received it."""
     waiting = [asyncio.create_task(s.recv()) for s in sockets]
     start = time.monotonic()
-    await asyncio.to_thread(publish, site.user.pk, EventKind.HANDOFF_PHASE, {"bench": True})
+    await asyncio.to_thread(publish, site.user.pk, HandoffKind.HANDOFF_PHASE, {"bench": True})
     await asyncio.wait_for(asyncio.gather(*waiting), timeout=30)
     return time.monotonic() - start
 

@@ -13,7 +13,7 @@ every error into JSON ``{"detail": "<clear message>"}``:
 - 409 when the handoff refuses an action on that session, or input is posted to a finished
   or disposed session (``host.api``).
 
-Each route documents the answers it can give (``config.api_conventions.answers``).
+Each route documents the answers it can give (``common.api_conventions.answers``).
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from ninja.errors import AuthenticationError, HttpError, ValidationError
 from ninja.parser import Parser
 from ninja.types import DictStrAny
 
-from config.api_conventions import READ_ONE, answers, body_too_big
+from common.api_conventions import READ_ONE, answers, body_too_big
 from handoff import operations
 from handoff.api import records_router, sessions_router
 from handoff.exceptions import HandoffError, InvalidBrief, SessionNotFound

@@ -14,7 +14,7 @@ import json
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
-from config.api_conventions import body_too_big
+from common.api_conventions import body_too_big
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]

@@ -266,6 +266,9 @@ LOGGING = {
 # events every FOLLOWER_POLL_INTERVAL seconds (one query for all its sockets; 0 turns it off;
 # on SQLite only when the database files changed), so events written by another process (the
 # task worker, a command) reach the page without Redis; with Redis nothing is polled.
+# What becomes a follower event, and what a page's snapshot and baseline hold, come from the apps
+# (follower.sources): the host's session rows and log lines, the handoff's records and redirects.
+FOLLOWER_SOURCES = ["host.follow.SessionSource", "handoff.web.follow.HandoffSource"]
 FOLLOWER_EVENT_RETENTION = int(os.environ.get("FOLLOWER_EVENT_RETENTION", "600"))
 FOLLOWER_EVENT_LIMIT = int(os.environ.get("FOLLOWER_EVENT_LIMIT", "1000"))
 FOLLOWER_POLL_INTERVAL = float(os.environ.get("FOLLOWER_POLL_INTERVAL", "0.1"))

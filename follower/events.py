@@ -8,7 +8,9 @@ snapshot.
 
 An event frame, as stored and as sent on the websocket, is
 ``{"type": "event", "id": int, "kind": str, "payload": dict}``; a payload's ``fragments`` are
-what the page applies in place (``follower.fragments``).
+what the page applies in place (``follower.fragments``). The kinds and their payloads belong to
+the apps that publish them (``follower.sources``): ``host.follow.Kind`` for session rows and log
+lines, ``handoff.web.follow.Kind`` for records, redirects, switches and settings.
 """
 
 from __future__ import annotations
@@ -16,7 +18,6 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from enum import StrEnum
 from typing import Any
 
 from channels.layers import get_channel_layer
@@ -26,7 +27,7 @@ from django.db.models import F, Max
 from django.dispatch import Signal
 from django.utils import timezone
 
-from config import sql
+from common import sql
 from follower import sending
 from follower.models import FollowerCursor, FollowerEvent
 
@@ -40,32 +41,6 @@ done: keyword arguments ``user_id`` and ``event_id`` (the hubs of the process ke
 
 SWEEP_EVERY = 100
 """A user's every this-many-th event sweeps all users' expired events after its commit."""
-
-
-class EventKind(StrEnum):
-    """The kinds of follower events and their payloads."""
-
-    SESSION_ADDED = "session.added"
-    """``{"session": row, "row_html", "fragments"}`` (row: ``follower.snapshot``; the list's row
-    and the fragments: ``follower.publishing``)."""
-    SESSION_UPDATED = "session.updated"
-    """``{"session": row, "row_html", "fragments"}``: blank cleared, title, workspace, archived,
-    status or redirect."""
-    SESSION_ENTRY = "session.entry"
-    """``{"session_id", "seq", "fragments"}``: a line was appended to the session's log."""
-    HANDOFF_PHASE = "handoff.phase"
-    """``{"record", "source", "target", "phase", "fragments"}``: a record was created or
-    changed phase."""
-    REDIRECT_COMMITTED = "redirect.committed"
-    """``{"source", "destination", "previous", "session", "row_html", "fragments"}``:
-    ``source`` now forwards to ``destination``; ``previous`` is where it forwarded before
-    (None: it did not); ``session`` is the destination's row."""
-    SETTINGS_CHANGED = "settings.changed"
-    """``{"settings": {name: value}, "version": int}``: the global settings as stored now (the
-    card's fields; every user's pages get it)."""
-    HANDOFF_SWITCH = "handoff.switch"
-    """``{"session", "enabled", "fragments"}``: a conversation's own automatic-handoff switch
-    changed (the fragment: its panel)."""
 
 
 @dataclass(frozen=True)
@@ -95,7 +70,7 @@ def _send(user_id: int, frame: Frame) -> None:
     sending.group_send(layer, group_name(user_id), message)
 
 
-def publish(user_id: int, kind: EventKind | str, payload: dict[str, Any]) -> Frame:
+def publish(user_id: int, kind: str, payload: dict[str, Any]) -> Frame:
     """Number and store one event for ``user_id``; send it to the user's group after commit.
 
     Runs in its own ``transaction.atomic()`` (joining the caller's, if any) with the user's

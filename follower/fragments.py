@@ -23,15 +23,16 @@ from django.conf import settings
 from django.template.loader import render_to_string
 from django.utils import translation
 
-from host.models import stored_language
+from follower import sources
 
 Fragment = dict[str, Any]
 
 
 def language_of(user_id: int) -> str:
-    """Return the language ``user_id``'s fragments are rendered in: the one they chose
-    (``host.models.LanguagePreference``), else the site's (``LANGUAGE_CODE``)."""
-    return stored_language(user_id) or str(settings.LANGUAGE_CODE)
+    """Return the language ``user_id``'s fragments are rendered in: the one they chose (a
+    source's ``language``: the host's ``LanguagePreference``), else the site's
+    (``LANGUAGE_CODE``)."""
+    return sources.language(user_id) or str(settings.LANGUAGE_CODE)
 
 
 def render(user_id: int, template_name: str, context: dict[str, Any]) -> str:

@@ -172,6 +172,8 @@ class Hub:
         if self.layer is not None and not isinstance(self.layer, InMemoryChannelLayer):
             await self.layer.group_add(self.probe_group, self.channel)
             self.tasks.append(asyncio.create_task(self._watch()))
+        if isinstance(self.layer, InMemoryChannelLayer):
+            sending.receiving(self.layer, asyncio.get_running_loop())
         if isinstance(self.layer, InMemoryChannelLayer) and _poll_interval() > 0:
             self.tasks.append(asyncio.create_task(self._poll()))
 

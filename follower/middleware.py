@@ -1,8 +1,9 @@
 """The follower's baseline is the state a page was rendered with (seed 003 §6.5; issue 7 §4).
 
 ``FollowerBaselineMiddleware`` reads, before the view runs, the signed-in user's newest event id
-and where the page's session (the view's ``session_id``) redirects to now, and leaves them on
-the request as ``request.follower_baseline = {"event_id": int, "redirect_to": str | None}``.
+and what the apps add (``follower.sources``: the handoff's ``redirect_to``, where the page's
+session, the view's ``session_id``, redirects to now), and leaves them on the request as
+``request.follower_baseline = {"event_id": int, ...}`` (here ``"redirect_to": str | None``).
 ``base.html`` embeds them; the page's follower says hello with that id and replays every later
 event, so a handoff that commits while the page renders still moves it, and a page rendered
 after the handoff (showing the banner) stays. Read before the view: every event up to the id is
@@ -16,8 +17,8 @@ from typing import Any
 
 from django.http import HttpRequest, HttpResponse
 
+from follower import sources
 from follower.events import current_event_id
-from follower.snapshot import redirect_of
 
 
 class FollowerBaselineMiddleware:
@@ -39,8 +40,7 @@ class FollowerBaselineMiddleware:
         page = request.method == "GET" and "HX-Request" not in request.headers
         if not page or not request.user.is_authenticated:
             return
-        session_id = kwargs.get("session_id")
         request.follower_baseline = {  # type: ignore[attr-defined]
             "event_id": current_event_id(request.user.pk),
-            "redirect_to": redirect_of(session_id) if session_id is not None else None,
+            **sources.baseline(kwargs),
         }

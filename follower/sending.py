@@ -5,18 +5,18 @@ for the channel layer: ``group_send`` queues the message and returns at once, wh
 fast, restarting or paused, and the pages catch up from storage on whatever the layer missed
 (``follower.hub``). It runs:
 
-- through ``async_to_sync`` on the in-memory layer when the calling thread is one an ASGI
-  server runs sync code in (a view under Daphne): the call goes to the server's own loop, where
-  the consumers wait, since the in-memory layer's queues are not thread-safe (it does no I/O);
-- everywhere else through the process's ``Sender``: one loop in a daemon thread (made anew
-  after a fork) and one task on it that sends the queued messages one after another, so they
-  leave in the order they were queued, each given at most ``SEND_TIMEOUT`` seconds. A process
-  that exits waits for its queue (``flush``, at most ``SEND_TIMEOUT`` seconds) so it loses none
-  while the layer answers. ``asgiref.sync.async_to_sync`` is not used there: from a plain thread
-  it starts a thread and a fresh event loop per call, and channels-redis fresh connections.
-
-Which thread is a server's is read from ``asgiref``'s ``SyncToAsync.threadlocal`` (set by
-``sync_to_async`` for the threads it runs code in; asgiref documents no public way to ask).
+- on the in-memory layer, on the event loop its hub receives on in this process (a Daphne
+  process's loop, where the consumers wait), handed over with ``loop.call_soon_threadsafe``:
+  the in-memory layer's queues are not thread-safe (it does no I/O). The hub names its loop
+  (``receiving``) when it starts, so no thread has to tell whether it is a server's (asgiref
+  offers no public way to ask);
+- everywhere else (another layer, or no hub's loop running) through the process's ``Sender``:
+  one loop in a daemon thread (made anew after a fork) and one task on it that sends the queued
+  messages one after another, so they leave in the order they were queued, each given at most
+  ``SEND_TIMEOUT`` seconds. A process that exits waits for its queue (``flush``, at most
+  ``SEND_TIMEOUT`` seconds) so it loses none while the layer answers.
+  ``asgiref.sync.async_to_sync`` is not used: from a plain thread it starts a thread and a
+  fresh event loop per call, and channels-redis fresh connections.
 """
 
 from __future__ import annotations
@@ -26,9 +26,9 @@ import atexit
 import logging
 import os
 import threading
+import weakref
 from typing import Any
 
-from asgiref.sync import SyncToAsync, async_to_sync
 from channels.layers import BaseChannelLayer, InMemoryChannelLayer
 
 logger = logging.getLogger(__name__)
@@ -70,9 +70,7 @@ class Sender:
         while True:
             layer, group, message = await self.queue.get()
             try:
-                await asyncio.wait_for(layer.group_send(group, message), SEND_TIMEOUT)
-            except Exception as error:
-                logger.warning("follower: a message to %s was not sent: %r", group, error)
+                await _send_logged(layer, group, message, SEND_TIMEOUT)
             finally:
                 self.queue.task_done()
 
@@ -122,11 +120,32 @@ def flush(timeout: float = SEND_TIMEOUT) -> bool:
     return sender.flush(timeout)
 
 
-def _in_server_thread() -> bool:
-    """True in a thread ``sync_to_async`` runs code in for a loop of this process."""
-    loop = getattr(SyncToAsync.threadlocal, "main_event_loop", None)
-    pid = getattr(SyncToAsync.threadlocal, "main_event_loop_pid", None)
-    return loop is not None and pid == os.getpid()
+_receivers: weakref.WeakKeyDictionary[BaseChannelLayer, asyncio.AbstractEventLoop] = (
+    weakref.WeakKeyDictionary()
+)
+"""The loop each in-memory layer's messages are received on in this process (its hub's)."""
+
+
+def receiving(layer: BaseChannelLayer, loop: asyncio.AbstractEventLoop) -> None:
+    """Note that ``loop`` receives ``layer``'s messages here: an in-memory layer's sends go
+    onto it from then on, whatever thread makes them (``follower.hub`` calls this)."""
+    _receivers[layer] = loop
+
+
+def _receiving_loop(layer: BaseChannelLayer) -> asyncio.AbstractEventLoop | None:
+    """The running loop that receives the in-memory ``layer``'s messages here, or None."""
+    loop = _receivers.get(layer) if isinstance(layer, InMemoryChannelLayer) else None
+    return loop if loop is not None and loop.is_running() else None
+
+
+async def _send_logged(
+    layer: BaseChannelLayer, group: str, message: dict[str, Any], timeout: float | None = None
+) -> None:
+    """Send ``message`` to ``group``; a failure, or ``timeout`` seconds passing, is logged."""
+    try:
+        await asyncio.wait_for(layer.group_send(group, message), timeout)
+    except Exception as error:
+        logger.warning("follower: a message to %s was not sent: %r", group, error)
 
 
 def group_send(layer: BaseChannelLayer, group: str, message: dict[str, Any]) -> None:
@@ -143,7 +162,9 @@ def group_send(layer: BaseChannelLayer, group: str, message: dict[str, Any]) -> 
         pass
     else:
         raise RuntimeError("group_send is for sync code: await layer.group_send in a loop")
-    if isinstance(layer, InMemoryChannelLayer) and _in_server_thread():
-        async_to_sync(layer.group_send)(group, message)
+    loop = _receiving_loop(layer)
+    if loop is not None:
+        # Tasks start in the order they were created; the in-memory send does not wait.
+        loop.call_soon_threadsafe(loop.create_task, _send_logged(layer, group, message))
         return
     _process_sender().put((layer, group, message))

@@ -12,7 +12,8 @@ from follower.snapshot import snapshot
 @login_not_required
 @require_GET
 def snapshot_view(request: HttpRequest) -> JsonResponse:
-    """Return ``{"last_event_id", "sessions": [row, ...]}`` of the signed-in user's sessions.
+    """Return the signed-in user's snapshot: ``{"last_event_id", ...}`` and what the sources add
+    (this host: ``"sessions": [row, ...]``, ``follower.snapshot``).
 
     Anonymous requests get 401 ``{"detail": ...}`` rather than the login page's redirect (a
     script, not a person, reads this URL).

@@ -22,7 +22,7 @@ from ninja.errors import HttpError
 from ninja.pagination import paginate
 from pydantic import ConfigDict
 
-from config.api_conventions import READ_ONE, WRITE_ONE, LimitOffsetPaging, answers
+from common.api_conventions import READ_ONE, WRITE_ONE, LimitOffsetPaging, answers
 from handoff import export, operations
 from handoff.core.phases import Phase
 from handoff.exceptions import SessionNotFound

@@ -25,7 +25,7 @@ from ninja.responses import Status
 from pydantic import ConfigDict, StrictInt
 from pydantic.json_schema import JsonDict
 
-from config.api_conventions import (
+from common.api_conventions import (
     BIGINT_MAX,
     PAGE_MAX,
     PAGE_SIZE,

@@ -13,7 +13,7 @@ from django.db import transaction
 from django.db.models import F, Value
 from django.db.models.functions import Greatest
 
-from config import sql
+from common import sql
 from host.models import Message, Session, SessionEvent, SessionEventKind, UsageProjection
 from host.signals import announce, entry_appended
 from host.usage import Usage

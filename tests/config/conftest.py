@@ -1,5 +1,5 @@
-"""Fixtures of the project-wide tests (settings, API conventions, SQL helpers): one user with a
-session, what the API and the SQL helpers work on."""
+"""Fixtures of the project-wide tests (settings, API conventions): one user with a session, what
+the API works on."""
 
 from __future__ import annotations
 

@@ -19,7 +19,8 @@ from django.test import Client
 from follower import events
 from follower import hub as hub_module
 from follower.consumers import UNAUTHENTICATED, FollowConsumer
-from follower.events import EventKind, current_event_id, publish
+from follower.events import current_event_id, publish
+from handoff.web.follow import Kind as HandoffKind
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -51,7 +52,7 @@ async def ada_socket(ada: AbstractBaseUser) -> AsyncIterator[WebsocketCommunicat
 
 async def emit(user: AbstractBaseUser, phase: str = "summarizing") -> dict[str, Any]:
     frame: dict[str, Any] = await database_sync_to_async(publish)(
-        user.pk, EventKind.HANDOFF_PHASE, {"phase": phase}
+        user.pk, HandoffKind.HANDOFF_PHASE, {"phase": phase}
     )
     return frame
 
@@ -323,7 +324,7 @@ async def test_an_event_reaches_the_page_while_page_requests_hold_the_shared_thr
     busy = asyncio.ensure_future(sync_to_async(release.wait, thread_sensitive=True)(10))
     try:
         frame = await sync_to_async(publish, thread_sensitive=False)(
-            ada.pk, EventKind.HANDOFF_PHASE, {"phase": "summarizing"}
+            ada.pk, HandoffKind.HANDOFF_PHASE, {"phase": "summarizing"}
         )
         assert await communicator.receive_json_from(timeout=3) == frame
         assert not busy.done()

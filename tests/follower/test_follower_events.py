@@ -22,7 +22,6 @@ from follower import sending
 from follower.channel import StatusChannel
 from follower.events import (
     SWEEP_EVERY,
-    EventKind,
     Frame,
     Resync,
     current_event_id,
@@ -37,7 +36,9 @@ from follower.views import snapshot_view
 from handoff import store
 from handoff.core.phases import Phase, Reason
 from handoff.shapes import MetricsOut
+from handoff.web.follow import Kind as HandoffKind
 from host import runtime
+from host.follow import Kind as SessionKind
 from host.log import append_message
 from host.models import Session, Workspace
 from host.services import SessionController
@@ -81,7 +82,7 @@ def facts(payload: dict[str, Any]) -> dict[str, Any]:
 
 def row_frames(user: AbstractBaseUser, after: int = 0) -> list[Frame]:
     """The user's events after ``after`` that carry a session's row (no log entries)."""
-    return [f for f in replayed(user, after) if f["kind"] != EventKind.SESSION_ENTRY]
+    return [f for f in replayed(user, after) if f["kind"] != SessionKind.SESSION_ENTRY]
 
 
 def listen(user: AbstractBaseUser) -> str:
@@ -104,7 +105,7 @@ def received(channel: str) -> dict[str, Any]:
 
 
 def test_publish_numbers_each_users_events_from_one_without_gaps(ada, bob):
-    ids = [publish(user.pk, EventKind.HANDOFF_PHASE, {})["id"] for user in (ada, bob, ada, ada)]
+    ids = [publish(user.pk, HandoffKind.HANDOFF_PHASE, {})["id"] for user in (ada, bob, ada, ada)]
     assert ids == [1, 1, 2, 3]
     assert current_event_id(ada.pk) == 3
     assert current_event_id(bob.pk) == 1
@@ -117,7 +118,7 @@ def test_current_event_id_default_is_zero(ada):
 def test_publish_sends_to_the_users_group_after_commit(ada, django_capture_on_commit_callbacks):
     channel = listen(ada)
     with django_capture_on_commit_callbacks() as callbacks:
-        frame = publish(ada.pk, EventKind.SESSION_ADDED, {"session": {"id": "x"}})
+        frame = publish(ada.pk, SessionKind.SESSION_ADDED, {"session": {"id": "x"}})
     assert len(callbacks) == 1
     callbacks[0]()
     assert received(channel) == {"type": "follow.event", "user": ada.pk, "event": frame}
@@ -135,7 +136,7 @@ def test_publish_rolled_back_stores_and_sends_nothing(ada, django_capture_on_com
         pytest.raises(RuntimeError),
         transaction.atomic(),
     ):
-        publish(ada.pk, EventKind.HANDOFF_PHASE, {})
+        publish(ada.pk, HandoffKind.HANDOFF_PHASE, {})
         raise RuntimeError("the change failed")
     assert callbacks == []
     assert current_event_id(ada.pk) == 0
@@ -145,7 +146,7 @@ def test_publish_rolled_back_stores_and_sends_nothing(ada, django_capture_on_com
 def test_publish_survives_a_broken_channel_layer(ada, settings):
     settings.CHANNEL_LAYERS = {"default": {"BACKEND": "no.such.Layer"}}
     with transaction.atomic():
-        publish(ada.pk, EventKind.HANDOFF_PHASE, {})
+        publish(ada.pk, HandoffKind.HANDOFF_PHASE, {})
     assert kinds(ada) == ["handoff.phase"]
 
 
@@ -154,25 +155,25 @@ def test_publish_survives_a_broken_channel_layer(ada, settings):
 
 def test_events_after_returns_later_events_in_order(ada):
     for phase in ("summarizing", "prepared", "committed"):
-        publish(ada.pk, EventKind.HANDOFF_PHASE, {"phase": phase})
+        publish(ada.pk, HandoffKind.HANDOFF_PHASE, {"phase": phase})
     frames = replayed(ada, 1)
     assert [(f["id"], f["payload"]["phase"]) for f in frames] == [(2, "prepared"), (3, "committed")]
 
 
 def test_events_after_the_newest_is_empty(ada):
-    publish(ada.pk, EventKind.HANDOFF_PHASE, {})
+    publish(ada.pk, HandoffKind.HANDOFF_PHASE, {})
     assert events_after(ada.pk, 1) == []
 
 
 def test_events_after_an_id_the_server_never_gave_is_resync(ada):
-    publish(ada.pk, EventKind.HANDOFF_PHASE, {})
+    publish(ada.pk, HandoffKind.HANDOFF_PHASE, {})
     assert events_after(ada.pk, 5) == Resync(last_event_id=1)
 
 
 def test_events_after_pruned_events_is_resync(ada, settings):
     settings.FOLLOWER_EVENT_LIMIT = 2
     for _ in range(5):
-        publish(ada.pk, EventKind.HANDOFF_PHASE, {})
+        publish(ada.pk, HandoffKind.HANDOFF_PHASE, {})
     assert events_after(ada.pk, 2) == Resync(last_event_id=5)
     assert [f["id"] for f in replayed(ada, 3)] == [4, 5]
 
@@ -180,8 +181,8 @@ def test_events_after_pruned_events_is_resync(ada, settings):
 def test_publish_keeps_at_most_the_limit_per_user(ada, bob, settings):
     settings.FOLLOWER_EVENT_LIMIT = 3
     for _ in range(5):
-        publish(ada.pk, EventKind.HANDOFF_PHASE, {})
-    publish(bob.pk, EventKind.HANDOFF_PHASE, {})
+        publish(ada.pk, HandoffKind.HANDOFF_PHASE, {})
+    publish(bob.pk, HandoffKind.HANDOFF_PHASE, {})
     assert list(FollowerEvent.objects.filter(user=ada).values_list("seq", flat=True)) == [3, 4, 5]
     assert FollowerCursor.objects.get(user=ada).pruned_through == 2
     assert FollowerCursor.objects.get(user=bob).pruned_through == 0
@@ -189,9 +190,9 @@ def test_publish_keeps_at_most_the_limit_per_user(ada, bob, settings):
 
 def test_prune_events_drops_events_past_retention(ada, bob, settings):
     settings.FOLLOWER_EVENT_RETENTION = 600
-    publish(ada.pk, EventKind.HANDOFF_PHASE, {})
-    publish(ada.pk, EventKind.HANDOFF_PHASE, {})
-    publish(bob.pk, EventKind.HANDOFF_PHASE, {})
+    publish(ada.pk, HandoffKind.HANDOFF_PHASE, {})
+    publish(ada.pk, HandoffKind.HANDOFF_PHASE, {})
+    publish(bob.pk, HandoffKind.HANDOFF_PHASE, {})
     FollowerEvent.objects.filter(user=ada, seq=1).update(
         created=timezone.now() - timedelta(seconds=601)
     )
@@ -202,14 +203,14 @@ def test_prune_events_drops_events_past_retention(ada, bob, settings):
 
 
 def test_prune_events_within_retention_keeps_everything(ada):
-    publish(ada.pk, EventKind.HANDOFF_PHASE, {})
+    publish(ada.pk, HandoffKind.HANDOFF_PHASE, {})
     assert prune_events() == 0
     assert FollowerCursor.objects.get(user=ada).pruned_through == 0
 
 
 def test_prune_events_later_sweeps_everything_old(ada):
-    publish(ada.pk, EventKind.HANDOFF_PHASE, {})
-    publish(ada.pk, EventKind.HANDOFF_PHASE, {})
+    publish(ada.pk, HandoffKind.HANDOFF_PHASE, {})
+    publish(ada.pk, HandoffKind.HANDOFF_PHASE, {})
     assert prune_events(now=timezone.now() + timedelta(hours=1)) == 2
     assert FollowerCursor.objects.get(user=ada).pruned_through == 2
     assert events_after(ada.pk, 2) == []
@@ -357,13 +358,13 @@ def test_events_go_to_the_sessions_owner_only(ada, bob):
 
 def test_every_hundredth_event_sweeps_quiet_users(ada, bob, django_capture_on_commit_callbacks):
     """bob went quiet: his expired events go when ada's events come (issue 11)."""
-    publish(bob.pk, EventKind.HANDOFF_PHASE, {})
+    publish(bob.pk, HandoffKind.HANDOFF_PHASE, {})
     FollowerEvent.objects.filter(user=bob).update(created=timezone.now() - timedelta(days=1))
     for _ in range(SWEEP_EVERY - 1):
-        publish(ada.pk, EventKind.HANDOFF_PHASE, {})
+        publish(ada.pk, HandoffKind.HANDOFF_PHASE, {})
     assert FollowerEvent.objects.filter(user=bob).exists()
     with django_capture_on_commit_callbacks(execute=True):
-        publish(ada.pk, EventKind.HANDOFF_PHASE, {})
+        publish(ada.pk, HandoffKind.HANDOFF_PHASE, {})
     assert not FollowerEvent.objects.filter(user=bob).exists()
     assert events_after(bob.pk, 0) == Resync(last_event_id=1)
 
@@ -372,12 +373,12 @@ def test_every_hundredth_event_sweeps_quiet_users(ada, bob, django_capture_on_co
 
 
 def apply(state: dict[str, Any], frame: dict[str, Any]) -> dict[str, Any]:
-    """Apply one event frame to a snapshot the way static/follower.js does."""
+    """Apply one event frame to a snapshot the way the page does (``handoff/jump.js``)."""
     rows = {row["id"]: dict(row) for row in state["sessions"]}
     payload = frame["payload"]
-    if frame["kind"] in (EventKind.SESSION_ADDED, EventKind.SESSION_UPDATED):
+    if frame["kind"] in (SessionKind.SESSION_ADDED, SessionKind.SESSION_UPDATED):
         rows[payload["session"]["id"]] = payload["session"]
-    elif frame["kind"] == EventKind.REDIRECT_COMMITTED:
+    elif frame["kind"] == HandoffKind.REDIRECT_COMMITTED:
         rows[payload["source"]]["redirect_to"] = payload["destination"]
         rows[payload["destination"]] = payload["session"]
     return {"last_event_id": frame["id"], "sessions": list(rows.values())}

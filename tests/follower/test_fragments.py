@@ -12,12 +12,14 @@ from django.template import loader
 from django.utils import translation
 from shared_files import TRANSCRIPTS
 
-from follower.events import EventKind, Frame, Resync, events_after
+from follower.events import Frame, Resync, events_after
 from handoff import operations, store
 from handoff.attempt import Outcome
 from handoff.core.phases import Phase, Reason
 from handoff.shapes import MetricsOut
+from handoff.web.follow import Kind as HandoffKind
 from host import runtime
+from host.follow import Kind as SessionKind
 from host.log import append_message, select_model
 from host.models import Session
 from host.sessions import create_session
@@ -48,7 +50,7 @@ def test_a_live_message_is_session_entry_appended_to_its_pages_timeline(ada):
     last = replayed(ada)[-1]["id"]
     message = append_message(session, role="assistant", source_kind="assistant", content="**Done**")
     [frame] = replayed(ada, last)
-    assert frame["kind"] == EventKind.SESSION_ENTRY
+    assert frame["kind"] == SessionKind.SESSION_ENTRY
     [entry, *_] = frame["payload"]["fragments"]
     assert entry["session"] == str(session.pk)
     assert entry["unless"] == f"#entry-{message.seq}"
@@ -65,8 +67,8 @@ def test_a_turn_start_and_an_early_model_selection_publish_no_entry(ada):
     before = replayed(ada)[-1]["id"]
     runtime.begin_turn(session, user_initiated=True, message=message)
     kinds = [f["kind"] for f in replayed(ada, before)]
-    assert EventKind.SESSION_ENTRY not in kinds
-    assert kinds == [EventKind.SESSION_UPDATED]
+    assert SessionKind.SESSION_ENTRY not in kinds
+    assert kinds == [SessionKind.SESSION_UPDATED]
 
 
 def test_an_import_publishes_no_entries(ada):
@@ -75,8 +77,8 @@ def test_an_import_publishes_no_entries(ada):
         pytest.skip(f"shared transcripts not found at {TRANSCRIPTS.resolve()} ({path.name})")
     call_command("import_transcript", str(path), "--owner", ada.get_username(), stdout=StringIO())
     kinds = {f["kind"] for f in replayed(ada)}
-    assert EventKind.SESSION_ENTRY not in kinds
-    assert EventKind.SESSION_ADDED in kinds
+    assert SessionKind.SESSION_ENTRY not in kinds
+    assert SessionKind.SESSION_ADDED in kinds
 
 
 def test_a_session_event_carries_its_row_and_the_working_line(ada):
@@ -84,7 +86,7 @@ def test_a_session_event_carries_its_row_and_the_working_line(ada):
     before = replayed(ada)[-1]["id"]
     runtime.begin_turn(session, user_initiated=False)
     [frame] = replayed(ada, before)
-    assert frame["kind"] == EventKind.SESSION_UPDATED
+    assert frame["kind"] == SessionKind.SESSION_UPDATED
     row = frame["payload"]["row_html"]
     assert f'id="row-{session.pk}"' in row
     assert 'data-shown="true"' in row
@@ -121,7 +123,7 @@ def test_redirect_committed_carries_the_successors_row(ada):
     before = replayed(ada)[-1]["id"]
     store.add_redirect(source.pk, successor.pk, None)
     [frame] = replayed(ada, before)
-    assert frame["kind"] == EventKind.REDIRECT_COMMITTED
+    assert frame["kind"] == HandoffKind.REDIRECT_COMMITTED
     assert f'id="row-{successor.pk}"' in frame["payload"]["row_html"]
 
 
@@ -135,7 +137,10 @@ def test_the_commits_phase_event_carries_the_banner(ada):
     store.add_redirect(source.pk, successor.pk, record)
     store.move(record, Phase.COMMITTED)
     [route, phase] = replayed(ada, before)
-    assert (route["kind"], phase["kind"]) == (EventKind.REDIRECT_COMMITTED, EventKind.HANDOFF_PHASE)
+    assert (route["kind"], phase["kind"]) == (
+        HandoffKind.REDIRECT_COMMITTED,
+        HandoffKind.HANDOFF_PHASE,
+    )
     assert "This conversation continues in" in html(phase)
     assert f'href="/s/{successor.pk}/"' in html(phase)
 
@@ -168,6 +173,6 @@ def test_a_review_waiting_reaches_the_other_tabs_in_the_panel(ada):
     before = replayed(ada)[-1]["id"]
     outcome = operations.run_attempt(source.pk, manual=True)
     assert outcome.outcome is Outcome.WAITING_FOR_REVIEW, outcome.detail
-    phases = [f for f in replayed(ada, before) if f["kind"] == EventKind.HANDOFF_PHASE]
+    phases = [f for f in replayed(ada, before) if f["kind"] == HandoffKind.HANDOFF_PHASE]
     assert phases[-1]["payload"]["phase"] == Phase.PREPARED
     assert 'id="handoff-review-form"' in html(phases[-1])

@@ -24,7 +24,8 @@ from django.contrib.auth.models import AbstractBaseUser
 from bench.outages import PrivateRedis
 from follower import sending
 from follower.consumers import FollowConsumer
-from follower.events import EventKind, publish
+from follower.events import publish
+from handoff.web.follow import Kind as HandoffKind
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),
@@ -70,7 +71,7 @@ async def emit(user: AbstractBaseUser, count: int) -> list[int]:
     """Publish ``count`` events for ``user`` (as a request would); return their ids."""
     ids = []
     for n in range(count):
-        frame = await database_sync_to_async(publish)(user.pk, EventKind.HANDOFF_PHASE, {"n": n})
+        frame = await database_sync_to_async(publish)(user.pk, HandoffKind.HANDOFF_PHASE, {"n": n})
         ids.append(frame["id"])
     return ids
 

@@ -11,11 +11,12 @@ from django.test import Client
 from django.urls import reverse
 from handoff_support import make_source, make_user, target_of
 
-from follower.events import EventKind, Resync, events_after
+from follower.events import Resync, events_after
 from handoff import operations
 from handoff.attempt import Outcome
 from handoff.core.phases import Phase
 from handoff.models import HandoffRecord
+from handoff.web.follow import Kind as HandoffKind
 from host.models import Message, Session
 
 pytestmark = pytest.mark.django_db
@@ -151,7 +152,7 @@ def test_every_open_tab_gets_the_review_form_in_the_handoff_phase_event(client: 
     operations.run_attempt(source.pk, manual=True)
     frames = events_after(source.owner.pk, 0)
     assert not isinstance(frames, Resync)
-    [last] = [f for f in frames if f["kind"] == EventKind.HANDOFF_PHASE][-1:]
+    [last] = [f for f in frames if f["kind"] == HandoffKind.HANDOFF_PHASE][-1:]
     html = "".join(f["html"] for f in last["payload"]["fragments"])
     assert "A handoff is ready for review" in html
     assert 'id="handoff-review" hx-preserve="true"' in html

@@ -1,15 +1,22 @@
-"""``config.sql.increment``: one statement bumps a counter and returns what is stored."""
+"""``common.sql.increment``: one statement bumps a counter and returns what is stored."""
 
 from __future__ import annotations
 
 import uuid
+from typing import Any
 
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from config import sql
+from common import sql
 from host.models import Session
+
+
+@pytest.fixture
+def session(django_user_model: Any) -> Session:
+    """A session to count on (``revision`` and ``turns`` 0)."""
+    return Session.objects.create(owner=django_user_model.objects.create_user("ada"))
 
 
 def test_increment_returns_the_stored_values_after_the_bump(session: Session):

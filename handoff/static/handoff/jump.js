@@ -1,0 +1,185 @@
+// The handoff's jump rules (seed 003 §6.5, defects B and C; DESIGN.md invariants 10–11), over
+// the page-wide follower's transport (static/follower.js, loaded before this module: its
+// window.__follower, its "handoff:event" and "follower:snapshot" events).
+//
+// - baseline: the page was rendered with where its session led (body data-redirect-to); only a
+//   transition of the current session from no redirect to a destination acts (a page rendered
+//   on a session that was already handed off stays). The baseline lives as long as the page,
+//   across reconnects;
+// - a page showing the source opens the successor as soon as it is started: at once when the
+//   redirect event carries a started (not blank) row, else on the event that starts it. When
+//   no such event comes, the seed's rule: refresh the session list, open the row once it is
+//   there and not blank, else try again (retryInterval ms apart, retryLimit tries), then give
+//   up quietly. Other pages only update their session list (the transport does);
+// - a page whose composer holds unsent text does not move: it shows a banner linking to the
+//   successor; a page that moved says so on the next page ("Moved here from …", aria-live);
+// - after a resync the handoff panel fetches itself ("handoff:refresh").
+// Tests read window.__follower.jump ("waiting", "retrying", "opening", "held", "gave-up") and
+// window.__follower.tries.
+
+const follower = window.__follower;
+const config = follower.config;
+const body = document.body.dataset;
+const current = body.sessionId || null;
+follower.jump = null;
+follower.tries = 0;
+follower.baseline = {};
+if (current && body.eventId) follower.baseline[current] = body.redirectTo || null;
+
+// The transport refreshes the session list itself unless the jump drives it (retrying) or the
+// page is leaving (opening).
+function setJump(state) {
+  follower.jump = state;
+  follower.listHeld = state === "retrying" || state === "opening";
+}
+
+document.addEventListener("follower:snapshot", (event) => {
+  const { snapshot, covered } = event.detail;
+  // Events already in the snapshot are transitions this page saw happen: where a redirect led
+  // before them is the baseline, not the snapshot.
+  for (const frame of covered) {
+    const { source, previous } = frame.payload;
+    if (frame.kind === "redirect.committed" && previous !== undefined) {
+      if (!Object.hasOwn(follower.baseline, source)) follower.baseline[source] = previous;
+    }
+  }
+  for (const row of snapshot.sessions || []) see(row.id, row.redirect_to);
+});
+
+document.addEventListener("follower:resync", () => {
+  document.body.dispatchEvent(new CustomEvent("handoff:refresh"));
+});
+
+document.addEventListener("handoff:event", (event) => {
+  const { kind, payload } = event.detail;
+  if (kind === "session.added" || kind === "session.updated") {
+    see(payload.session.id, payload.session.redirect_to);
+    const jumping = follower.jump === "waiting" || follower.jump === "retrying";
+    if (jumping && payload.session.id === destination()) {
+      openIfStarted(payload.session);
+    }
+  } else if (kind === "redirect.committed") {
+    see(payload.source, payload.destination, payload.session);
+  }
+});
+
+// The baseline rule: record the first sight, act only on none → destination.
+function see(sessionId, redirectTo, row) {
+  const known = Object.hasOwn(follower.baseline, sessionId);
+  const before = follower.baseline[sessionId];
+  follower.baseline[sessionId] = redirectTo || null;
+  if (known && !before && redirectTo && sessionId === current) startJump(row);
+}
+
+// Where the current session's redirects lead, following the chain as far as it is known.
+function destination() {
+  const seen = new Set([current]);
+  let id = follower.baseline[current];
+  while (follower.baseline[id] && !seen.has(id)) {
+    seen.add(id);
+    id = follower.baseline[id];
+  }
+  return id;
+}
+
+// The event carried the successor's row: open it when started, else wait for its start and
+// fall back on the seed's refresh-and-retry when that does not come in time.
+function startJump(row) {
+  if (["retrying", "opening", "held"].includes(follower.jump)) return;
+  follower.tries = 0;
+  if (row && openIfStarted(row)) return;
+  setJump("waiting");
+  setTimeout(() => {
+    if (follower.jump === "waiting") {
+      setJump("retrying");
+      tryOpen();
+    }
+  }, config.retryInterval);
+}
+
+function openIfStarted(row) {
+  if (row.id !== destination() || row.blank || row.archived) return false;
+  open(`/s/${row.id}/`, row.title);
+  return true;
+}
+
+// Opening the successor. A tab whose composer holds unsent text stays (the text would be
+// lost): it shows a banner linking to the successor instead (the old conversation still
+// forwards what is sent). Otherwise the page moves and the next page announces the move
+// (aria-live): "Moved here from …".
+const MOVED_KEY = "follower-moved-from";
+// Strings in the page's language: Django's JavaScript catalog (gettext, interpolate).
+
+function unsentText() {
+  const field = document.querySelector("#composer textarea");
+  return field !== null && field.value.trim() !== "";
+}
+
+function open(url, title) {
+  if (unsentText()) {
+    setJump("held");
+    holdBanner(url, title);
+    return;
+  }
+  setJump("opening");
+  const from = document.querySelector(".conv-title");
+  sessionStorage.setItem(MOVED_KEY, from ? from.textContent.trim() : document.title);
+  location.assign(url);
+}
+
+function holdBanner(url, title) {
+  if (document.getElementById("follow-held")) return;
+  const banner = document.createElement("div");
+  banner.id = "follow-held";
+  banner.className = "banner follow-held";
+  banner.setAttribute("role", "status");
+  const link = document.createElement("a");
+  link.href = url;
+  link.textContent = title || gettext("its successor");
+  const [before, after] = gettext("This conversation continues in %(link)s.").split("%(link)s");
+  banner.append(before ?? "", link, after ?? "");
+  banner.append(" ", gettext("Your unsent text stays here; what you send here is forwarded."));
+  const main = document.getElementById("main") || document.body;
+  main.prepend(banner);
+}
+
+function announceMove() {
+  const from = sessionStorage.getItem(MOVED_KEY);
+  if (from === null) return;
+  sessionStorage.removeItem(MOVED_KEY);
+  const region = document.createElement("p");
+  region.id = "follow-moved";
+  region.className = "follow-moved";
+  region.setAttribute("aria-live", "polite");
+  region.setAttribute("role", "status");
+  document.body.prepend(region);
+  // Filled once the region is in the page, so screen readers announce the change.
+  setTimeout(() => {
+    region.textContent = interpolate(gettext("Moved here from “%(from)s”."), { from }, true);
+  }, 100);
+}
+
+announceMove();
+
+// The retry rule: refresh the list first (the server recomputes blank), open only a row that
+// is there and not blank, give up quietly after retryLimit tries.
+async function tryOpen() {
+  if (follower.jump !== "retrying") return;
+  follower.tries += 1;
+  const target = destination();
+  try {
+    await follower.refreshSessionList();
+  } catch (error) {
+    console.warn("follower:", error);
+  }
+  if (follower.jump !== "retrying") return;
+  const row = document.querySelector(`#session-list .session-row[data-session-id="${target}"]`);
+  if (row && row.dataset.blank !== "true") {
+    const title = row.querySelector(".row-title");
+    open(row.getAttribute("href") || `/s/${target}/`, title ? title.textContent.trim() : "");
+  } else if (follower.tries >= config.retryLimit) {
+    setJump("gave-up");
+  } else {
+    setTimeout(tryOpen, config.retryInterval);
+  }
+}
