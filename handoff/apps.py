@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from django.apps import AppConfig
 from django.conf import settings
+from django.core import checks
 from django.utils.module_loading import import_string
 
 DEFAULT_HOST_SIGNALS = {
@@ -28,6 +29,9 @@ class HandoffConfig(AppConfig):
     def ready(self) -> None:
         """Connect the receivers to the host's signals (each at most once)."""
         from handoff import forwarding, lineage, operations
+        from handoff.session_model import check_session_model
+
+        checks.register(check_session_model)
 
         paths = {**DEFAULT_HOST_SIGNALS, **getattr(settings, "HANDOFF_HOST_SIGNALS", {})}
         receivers = {

@@ -17,7 +17,7 @@ read through the attributes that protocol names (a Django model instance fits), 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Protocol, TypeAlias, cast
 from uuid import UUID
 
@@ -133,6 +133,11 @@ class SessionController(Protocol):
     def ids_starting_with(self, prefix: str, *, limit: int) -> list[str]:
         """Return the ids (as text) of at most ``limit`` sessions whose id starts with
         ``prefix`` (hex digits and dashes, as ids are written)."""
+
+    def owned_by(self, owner_id: Any) -> Iterable[Any]:
+        """Return the primary keys of the sessions user ``owner_id`` owns: the ownership the
+        handoff's lists filter by with ``__in`` (a ``values_list("pk", flat=True)`` queryset
+        keeps that one query)."""
 
     def observe(self, session_id: str) -> SessionObservation | None:
         """Return the session and its blocker facts read now (in as few queries as the host
