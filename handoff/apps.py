@@ -27,7 +27,8 @@ class HandoffConfig(AppConfig):
     verbose_name = "Session handoff"
 
     def ready(self) -> None:
-        """Connect the receivers to the host's signals (each at most once)."""
+        """Connect the receivers to the host's signals (each at most once); register the
+        session model's system check (``handoff.session_model``)."""
         from handoff import forwarding, lineage, operations
         from handoff.session_model import check_session_model
 

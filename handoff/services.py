@@ -62,6 +62,8 @@ class HostSession(Protocol):
 
     ``status`` is ``idle``, ``running``, ``disposed`` …; ``revision`` the log's sequence number;
     ``context_window`` the window the transcript stated (tokens; 0 or ``None`` when unknown).
+    The model the handoff's tables point at is ``settings.HANDOFF_SESSION_MODEL``
+    (``handoff.session_model`` says what it must have besides).
     """
 
     @property

@@ -3,6 +3,8 @@ session model the setting names, and ownership is the host's to say (``owned_by`
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -12,6 +14,7 @@ from django.db.migrations.migration import SwappableTuple
 from django.test import Client
 from handoff_support import make_source, make_user
 
+import handoff
 from handoff import operations, services
 from handoff.models import HandoffRecord
 from handoff.session_model import check_session_model, get_session_model, session_model_name
@@ -61,6 +64,12 @@ def test_the_handoff_migrations_reach_the_host_only_through_the_setting() -> Non
             if dependency[0] not in {"handoff", "handoff_settings"}:
                 assert isinstance(dependency, SwappableTuple), (migration.name, dependency)
                 assert dependency == ("host", "__first__")
+
+
+def test_no_handoff_migration_names_the_host_model_literally() -> None:
+    folder = Path(handoff.__file__).parent / "migrations"
+    for path in folder.glob("0*.py"):
+        assert not re.search(r"to=['\"]host\.", path.read_text()), path.name
 
 
 class NobodyOwnsAnything(SessionController):
