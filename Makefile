@@ -31,6 +31,8 @@ lint: install
 test: install lint
 	sh scripts/ensure-chromium
 	$(BIN)/pytest
+# The handoff on a second chat host (tests/plain_host): its own settings and test database.
+	$(BIN)/pytest tests/plain_host --ds=tests.plain_host.settings
 
 bench: install
 	$(BIN)/python -m bench

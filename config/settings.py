@@ -221,6 +221,10 @@ HOST_CONTEXT_WINDOWS = {
 # is 180 s, seed 000 brief schema).
 HANDOFF_SUMMARIZE_TIMEOUT = int(os.environ.get("HANDOFF_SUMMARIZE_TIMEOUT", "300"))
 
+# The host's session model the handoff's tables point at (handoff/session_model.py says what it
+# must have). Like AUTH_USER_MODEL: set it once, before the first migrate.
+HANDOFF_SESSION_MODEL = "host.Session"
+
 # How the handoff app finds the host's services (seed 003 §6.3–6.4): name -> dotted path of a
 # zero-argument factory, or None to leave the service out. Read at each use, never cached.
 HANDOFF_SERVICES: dict[str, str | None] = {

@@ -72,7 +72,7 @@ def ensure_owned(request: HttpRequest, session_id: UUID) -> None:
 
 def _callers_records(request: HttpRequest) -> QuerySet[HandoffRecord]:
     return HandoffRecord.objects.select_related("source", "target").filter(
-        source__owner=request.auth  # type: ignore[attr-defined]
+        source__in=operations.owned_session_ids(request.auth.pk)  # type: ignore[attr-defined]
     )
 
 

@@ -17,6 +17,7 @@ from typing import Any
 
 from django.apps import AppConfig
 from django.conf import settings
+from django.core import checks
 from django.core.exceptions import ImproperlyConfigured
 from django.dispatch import Signal
 from django.utils.module_loading import import_string
@@ -59,9 +60,13 @@ class HandoffConfig(AppConfig):
     verbose_name = "Session handoff"
 
     def ready(self) -> None:
-        """Connect the engine's receivers to the host's signals (each at most once)."""
+        """Connect the engine's receivers to the host's signals (each at most once); register
+        the session model's system check (``handoff.session_model``)."""
         from handoff import forwarding, lineage, operations
         from handoff.core.acknowledgement import offline_reply
+        from handoff.session_model import check_session_model
+
+        checks.register(check_session_model)
 
         connect_host_signal("session_idle", operations.on_session_idle)
         connect_host_signal("blocker_cleared", operations.on_blocker_cleared)

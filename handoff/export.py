@@ -16,6 +16,7 @@ from typing import Any
 
 from django.db.models import QuerySet
 
+from handoff import operations
 from handoff.core.phases import Phase
 from handoff.models import HandoffRecord, MainState, Redirect
 from handoff.shapes import ExportMainOut, ExportOut, ExportRecordOut
@@ -26,7 +27,9 @@ SCHEMA_PATH = Path(__file__).parent / "schemas" / "handoffs.v1.json"
 
 
 def _owned(queryset: QuerySet[Any], relation: str, owner_id: Any) -> QuerySet[Any]:
-    return queryset if owner_id is None else queryset.filter(**{f"{relation}__owner_id": owner_id})
+    if owner_id is None:
+        return queryset
+    return queryset.filter(**{f"{relation}__in": operations.owned_session_ids(owner_id)})
 
 
 def _main(state: MainState) -> ExportMainOut:

@@ -18,6 +18,10 @@ from django.utils.translation import gettext_lazy as _
 from handoff.core.phases import Phase, Reason
 from handoff.core.tokens import BASIS_LABELS, TokenBasis
 from handoff.core.trigger import RANGES, TriggerConfig
+from handoff.session_model import session_model_name
+
+# The host's session model (``HANDOFF_SESSION_MODEL``, set once before the first migrate).
+SESSION_MODEL = session_model_name()
 
 
 class HandoffRecord(models.Model):
@@ -25,13 +29,13 @@ class HandoffRecord(models.Model):
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     source = models.ForeignKey(
-        "host.Session",
+        SESSION_MODEL,
         verbose_name=_("source"),
         on_delete=models.CASCADE,
         related_name="handoff_records",
     )
     target = models.ForeignKey(
-        "host.Session",
+        SESSION_MODEL,
         verbose_name=_("successor"),
         null=True,
         blank=True,
@@ -89,7 +93,7 @@ class MainState(models.Model):
     """Per-main switches and deferral (seed 000, State: ``mains``)."""
 
     session = models.OneToOneField(
-        "host.Session",
+        SESSION_MODEL,
         verbose_name=_("conversation"),
         primary_key=True,
         on_delete=models.CASCADE,
@@ -98,7 +102,7 @@ class MainState(models.Model):
     enabled = models.BooleanField(verbose_name=_("automatic handoff"), default=False)
     requested = models.BooleanField(verbose_name=_("handoff requested"), default=False)
     inherited_from = models.ForeignKey(
-        "host.Session",
+        SESSION_MODEL,
         verbose_name=_("inherited from"),
         null=True,
         blank=True,
@@ -142,14 +146,14 @@ class Redirect(models.Model):
     """``redirects[source] = destination`` (seed 000, Forwarding and Cycles)."""
 
     source = models.OneToOneField(
-        "host.Session",
+        SESSION_MODEL,
         verbose_name=_("source"),
         primary_key=True,
         on_delete=models.CASCADE,
         related_name="redirect",
     )
     destination = models.ForeignKey(
-        "host.Session", verbose_name=_("destination"), on_delete=models.CASCADE, related_name="+"
+        SESSION_MODEL, verbose_name=_("destination"), on_delete=models.CASCADE, related_name="+"
     )
     record = models.ForeignKey(
         HandoffRecord,
@@ -240,7 +244,7 @@ class SummaryDigest(models.Model):
     later compaction or another directory starts it afresh."""
 
     session = models.OneToOneField(
-        "host.Session",
+        SESSION_MODEL,
         verbose_name=_("conversation"),
         primary_key=True,
         on_delete=models.CASCADE,

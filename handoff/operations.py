@@ -15,7 +15,8 @@
 - ``act``: one of the ``Action`` table (``enable``, ``disable``, ``now``, ``status``,
   ``review``, ``commit``, ``discard``, ``review-on``, ``review-off``), as the API, the composer,
   the panel and ``manage.py handoff`` name them;
-- ``owned_session``: the one ownership check of the handoff's surfaces.
+- ``owned_session`` / ``owned_session_ids``: the one ownership check of the handoff's surfaces
+  (one session; the ids its lists filter by).
 
 Every operation checks its session first and raises a ``HandoffError`` with nothing changed:
 ``ServiceUnavailable`` (no session controller), ``SessionNotFound``, ``NotAMain`` (a subagent),
@@ -25,7 +26,7 @@ Every operation checks its session first and raises a ``HandoffError`` with noth
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from enum import StrEnum
 from typing import Any
 
@@ -92,6 +93,14 @@ def owned_session(session_id: Any, user_id: Any) -> HostSession:
     if session is None or session.owner_id != user_id:
         raise SessionNotFound(session_id)
     return session
+
+
+def owned_session_ids(user_id: Any) -> Iterable[Any]:
+    """Return the pks of the sessions user ``user_id`` owns, for an ``__in`` filter of the
+    handoff's lists (the host's ``SessionController.owned_by``: the handoff never filters on
+    the session model's own columns). Raises ``ServiceUnavailable`` without a session
+    controller."""
+    return _controller().owned_by(user_id)
 
 
 def status(session_id: Any) -> StatusOut:

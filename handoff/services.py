@@ -17,7 +17,7 @@ read through the attributes that protocol names (a Django model instance fits), 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Protocol, TypeAlias, cast
 from uuid import UUID
 
@@ -63,6 +63,8 @@ class HostSession(Protocol):
 
     ``status`` is ``idle``, ``running``, ``disposed`` …; ``revision`` the log's sequence number;
     ``context_window`` the window the transcript stated (tokens; 0 or ``None`` when unknown).
+    The model the handoff's tables point at is ``settings.HANDOFF_SESSION_MODEL``
+    (``handoff.session_model`` says what it must have besides).
     """
 
     @property
@@ -134,6 +136,11 @@ class SessionController(Protocol):
     def ids_starting_with(self, prefix: str, *, limit: int) -> list[str]:
         """Return the ids (as text) of at most ``limit`` sessions whose id starts with
         ``prefix`` (hex digits and dashes, as ids are written)."""
+
+    def owned_by(self, owner_id: Any) -> Iterable[Any]:
+        """Return the primary keys of the sessions user ``owner_id`` owns: the ownership the
+        handoff's lists filter by with ``__in`` (a ``values_list("pk", flat=True)`` queryset
+        keeps that one query)."""
 
     def observe(self, session_id: str) -> SessionObservation | None:
         """Return the session and its blocker facts read now (in as few queries as the host

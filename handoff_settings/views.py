@@ -51,8 +51,13 @@ def _status_channel() -> str:
 
 def activity_context(user: Any) -> dict[str, Any]:
     """The card's activity: the status report of the user's latest record's source, and the
-    user's mains that are deferred, each with its blockers in words."""
-    last = HandoffRecord.objects.filter(source__owner_id=user.pk).order_by("-created").first()
+    user's mains that are deferred, each with its blockers in words (none of either without a
+    session controller: which sessions are the user's is the host's to say)."""
+    try:
+        owned = operations.owned_session_ids(user.pk)
+    except HandoffError:
+        return {"last_record": None, "report": None, "deferred_mains": []}
+    last = HandoffRecord.objects.filter(source__in=owned).order_by("-created").first()
     report = None
     if last is not None:
         try:
@@ -61,7 +66,7 @@ def activity_context(user: Any) -> dict[str, Any]:
             report = None
     deferred = [
         (state.session, [describe_blocker(b) for b in state.deferred])
-        for state in MainState.objects.filter(session__owner_id=user.pk)
+        for state in MainState.objects.filter(session__in=owned)
         .exclude(deferred=[])
         .select_related("session")
     ]

@@ -131,6 +131,10 @@ class SessionController:
         found = Session.objects.filter(pk__startswith=prefix).values_list("pk", flat=True)
         return [str(pk) for pk in found[:limit]]
 
+    def owned_by(self, owner_id: Any) -> QuerySet[Session, Any]:
+        """Return the pks of ``owner_id``'s sessions (a ``values_list`` queryset: a subquery)."""
+        return Session.objects.filter(owner_id=owner_id).values_list("pk", flat=True)
+
     def observe(self, session_id: Session | str | UUID) -> Observation | None:
         """Return the session and its blocker facts read now, or None (unknown or malformed id).
 

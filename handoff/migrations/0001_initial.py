@@ -4,13 +4,19 @@ import django.db.models.deletion
 import uuid
 from django.db import migrations, models
 
+from handoff.session_model import session_model_name
+
+# The host's session model (HANDOFF_SESSION_MODEL, like AUTH_USER_MODEL: set once before the
+# first migrate; a new migration names it this way too, never 'host.session').
+SESSION_MODEL = session_model_name()
+
 
 class Migration(migrations.Migration):
 
     initial = True
 
     dependencies = [
-        ('host', '0001_initial'),
+        migrations.swappable_dependency(SESSION_MODEL),
     ]
 
     operations = [
@@ -27,8 +33,8 @@ class Migration(migrations.Migration):
                 ('inheritance', models.JSONField(blank=True, default=list, help_text='Seed 003 §6.1–6.2 report, one row per setting.')),
                 ('created', models.DateTimeField(auto_now_add=True)),
                 ('updated', models.DateTimeField(auto_now=True)),
-                ('source', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='handoff_records', to='host.session')),
-                ('target', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='handoff_origins', to='host.session')),
+                ('source', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='handoff_records', to=SESSION_MODEL)),
+                ('target', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='handoff_origins', to=SESSION_MODEL)),
             ],
             options={
                 'ordering': ['-created'],
@@ -37,21 +43,21 @@ class Migration(migrations.Migration):
         migrations.CreateModel(
             name='MainState',
             fields=[
-                ('session', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, primary_key=True, related_name='handoff_main', serialize=False, to='host.session')),
+                ('session', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, primary_key=True, related_name='handoff_main', serialize=False, to=SESSION_MODEL)),
                 ('enabled', models.BooleanField(default=False)),
                 ('requested', models.BooleanField(default=False)),
                 ('last_attempt_seq', models.PositiveBigIntegerField(blank=True, null=True)),
                 ('deferred', models.JSONField(blank=True, default=list, help_text='Blocker names.')),
                 ('updated', models.DateTimeField(auto_now=True)),
-                ('inherited_from', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to='host.session')),
+                ('inherited_from', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=SESSION_MODEL)),
             ],
         ),
         migrations.CreateModel(
             name='Redirect',
             fields=[
-                ('source', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, primary_key=True, related_name='redirect', serialize=False, to='host.session')),
+                ('source', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, primary_key=True, related_name='redirect', serialize=False, to=SESSION_MODEL)),
                 ('created', models.DateTimeField(auto_now_add=True)),
-                ('destination', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='host.session')),
+                ('destination', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to=SESSION_MODEL)),
                 ('record', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, to='handoff.handoffrecord')),
             ],
         ),

@@ -4,12 +4,18 @@ import django.core.validators
 import django.db.models.deletion
 from django.db import migrations, models
 
+from handoff.session_model import session_model_name
+
+# The host's session model (HANDOFF_SESSION_MODEL, like AUTH_USER_MODEL: set once before the
+# first migrate; a new migration names it this way too, never 'host.session').
+SESSION_MODEL = session_model_name()
+
 
 class Migration(migrations.Migration):
 
     dependencies = [
         ('handoff', '0003_review_backoff'),
-        ('host', '0005_language_preference'),
+        migrations.swappable_dependency(SESSION_MODEL),
     ]
 
     operations = [
@@ -73,7 +79,7 @@ class Migration(migrations.Migration):
         migrations.AlterField(
             model_name='handoffrecord',
             name='source',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='handoff_records', to='host.session', verbose_name='source'),
+            field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='handoff_records', to=SESSION_MODEL, verbose_name='source'),
         ),
         migrations.AlterField(
             model_name='handoffrecord',
@@ -83,7 +89,7 @@ class Migration(migrations.Migration):
         migrations.AlterField(
             model_name='handoffrecord',
             name='target',
-            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='handoff_origins', to='host.session', verbose_name='successor'),
+            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='handoff_origins', to=SESSION_MODEL, verbose_name='successor'),
         ),
         migrations.AlterField(
             model_name='handoffrecord',
@@ -158,7 +164,7 @@ class Migration(migrations.Migration):
         migrations.AlterField(
             model_name='mainstate',
             name='inherited_from',
-            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to='host.session', verbose_name='inherited from'),
+            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=SESSION_MODEL, verbose_name='inherited from'),
         ),
         migrations.AlterField(
             model_name='mainstate',
@@ -183,7 +189,7 @@ class Migration(migrations.Migration):
         migrations.AlterField(
             model_name='mainstate',
             name='session',
-            field=models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, primary_key=True, related_name='handoff_main', serialize=False, to='host.session', verbose_name='conversation'),
+            field=models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, primary_key=True, related_name='handoff_main', serialize=False, to=SESSION_MODEL, verbose_name='conversation'),
         ),
         migrations.AlterField(
             model_name='mainstate',
@@ -198,7 +204,7 @@ class Migration(migrations.Migration):
         migrations.AlterField(
             model_name='redirect',
             name='destination',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='host.session', verbose_name='destination'),
+            field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to=SESSION_MODEL, verbose_name='destination'),
         ),
         migrations.AlterField(
             model_name='redirect',
@@ -208,6 +214,6 @@ class Migration(migrations.Migration):
         migrations.AlterField(
             model_name='redirect',
             name='source',
-            field=models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, primary_key=True, related_name='redirect', serialize=False, to='host.session', verbose_name='source'),
+            field=models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, primary_key=True, related_name='redirect', serialize=False, to=SESSION_MODEL, verbose_name='source'),
         ),
     ]

@@ -3,19 +3,24 @@
 import django.db.models.deletion
 from django.db import migrations, models
 
+from handoff.session_model import session_model_name
+
+# The host's session model (HANDOFF_SESSION_MODEL; see 0001_initial).
+SESSION_MODEL = session_model_name()
+
 
 class Migration(migrations.Migration):
 
     dependencies = [
         ('handoff', '0004_verbose_names'),
-        ('host', '0005_language_preference'),
+        migrations.swappable_dependency(SESSION_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
             name='SummaryDigest',
             fields=[
-                ('session', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, primary_key=True, related_name='handoff_digest', serialize=False, to='host.session', verbose_name='conversation')),
+                ('session', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, primary_key=True, related_name='handoff_digest', serialize=False, to=SESSION_MODEL, verbose_name='conversation')),
                 ('compactions', models.PositiveIntegerField(verbose_name='compactions')),
                 ('cwd', models.TextField(blank=True, verbose_name='working directory')),
                 ('seq', models.PositiveBigIntegerField(verbose_name='read up to message')),

@@ -1,0 +1,193 @@
+"""The handoff's contract with any chat host (issue 20, Deliver 6): one set of test functions.
+
+Collected twice: ``tests/handoff/test_host_contract.py`` runs them on the reference host
+(``host/``), ``tests/plain_host/test_plain_host_contract.py`` on the plain host in a pytest
+process of its own (its settings, its session model, its test database). Each gives the
+``chat_host`` fixture: a ``ChatHost`` driving that host through its own code (its sessions,
+its input path, its page); the handoff is reached only through its public operations.
+
+Covers the seed 000 tables the seam carries: trigger, the transaction, a failure outcome,
+forwarding, inheritance, and ownership (``HANDOFF_SESSION_MODEL`` and
+``SessionController.owned_by``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any, Protocol
+
+import pytest
+from django.test import Client
+
+from handoff import export, operations, services
+from handoff.attempt import Attempt, fault_hook
+from handoff.core.naming import SUFFIX
+from handoff.models import HandoffRecord, MainState, Redirect
+from handoff.services import HostSession
+from handoff.session_model import get_session_model
+
+# Past every host's trigger (the reference host's 200 000-token window and the plain host's
+# 32 000 alike), and far below it.
+HIGH_TOKENS = 150_000
+LOW_TOKENS = 1_000
+
+
+class ChatHost(Protocol):
+    """What a contract test asks of a host (each host's test module implements it)."""
+
+    def user(self, name: str) -> Any:
+        """Return a user called ``name``."""
+
+    def conversation(self, owner: Any, *, tokens: int) -> Any:
+        """Return an idle main of ``owner`` with five answered turns, the last one's prompt
+        ``tokens`` long, read now."""
+
+    def post(self, session: Any, text: str) -> None:
+        """Post ``text`` to the session through the host's own input path."""
+
+    def log(self, session: Any) -> list[tuple[str, str]]:
+        """Return the session's log as ``(role, content)``, oldest first."""
+
+    def page(self, client: Client, session: Any) -> str:
+        """Return the host's page of the session as its owner sees it (HTML)."""
+
+
+@pytest.fixture
+def fault_at() -> Iterator[Callable[[str], None]]:
+    """Return ``inject(point)``: the transaction fails at ``point`` (until teardown)."""
+    connected: list[Callable[..., None]] = []
+
+    def inject(wanted: str) -> None:
+        def receiver(sender: Any, point: str, attempt: Attempt, **kwargs: Any) -> None:
+            if point == wanted:
+                raise RuntimeError(f"injected fault at {point}")
+
+        fault_hook.connect(receiver, weak=False)
+        connected.append(receiver)
+
+    yield inject
+    for receiver in connected:
+        fault_hook.disconnect(receiver)
+
+
+@pytest.fixture
+def settle(django_capture_on_commit_callbacks: Any) -> Callable[[], Any]:
+    """Return a context manager that runs the on-commit callbacks of what it wraps."""
+    return lambda: django_capture_on_commit_callbacks(execute=True)
+
+
+def _handed_off(chat_host: ChatHost, settle: Callable[[], Any]) -> tuple[Any, Any]:
+    source = chat_host.conversation(chat_host.user("alice"), tokens=HIGH_TOKENS)
+    with settle():
+        outcome = operations.run_attempt(source.pk, manual=True)
+    assert outcome.record is not None, outcome.detail
+    record = HandoffRecord.objects.get(pk=outcome.record.pk)
+    return _read(source.pk), _read(record.target_id)
+
+
+def _read(session_id: Any) -> HostSession:
+    """The session read now through the host's session controller."""
+    controller = services.session_controller()
+    assert controller is not None
+    session = controller.get(str(session_id))
+    assert session is not None, session_id
+    return session
+
+
+@pytest.mark.django_db
+def test_the_handoff_tables_point_at_the_hosts_session_model(chat_host: ChatHost) -> None:
+    model = get_session_model()
+    for field in ("source", "target"):
+        assert HandoffRecord._meta.get_field(field).related_model is model
+    assert MainState._meta.get_field("session").related_model is model
+    assert Redirect._meta.get_field("destination").related_model is model
+
+
+@pytest.mark.django_db
+def test_trigger_hands_off_only_past_the_threshold(
+    chat_host: ChatHost, settle: Callable[[], Any]
+) -> None:
+    owner = chat_host.user("alice")
+    quiet = chat_host.conversation(owner, tokens=LOW_TOKENS)
+    loud = chat_host.conversation(owner, tokens=HIGH_TOKENS)
+    services.settings_store().save(auto_handoff=True)
+    with settle():
+        operations.enable(quiet.pk)
+        operations.enable(loud.pk)
+    assert not Redirect.objects.filter(source_id=quiet.pk).exists()
+    (record,) = HandoffRecord.objects.filter(source_id=loud.pk)
+    assert (record.phase, record.reason) == ("started", "context-pressure")
+
+
+@pytest.mark.django_db
+def test_transaction_opens_seeds_and_starts_the_successor(
+    chat_host: ChatHost, settle: Callable[[], Any]
+) -> None:
+    source, successor = _handed_off(chat_host, settle)
+    record = HandoffRecord.objects.get(source_id=source.pk)
+    assert record.phase == "started"
+    assert Redirect.objects.get(source_id=source.pk).destination_id == successor.pk
+    assert source.title.startswith(f"Refactor the parser{SUFFIX}")
+    successor_log = chat_host.log(successor)
+    assert "Refactor the parser" in successor_log[0][1]  # the brief opens the successor
+    assert successor_log[-1][0] == "assistant"  # and its agent answered it
+    assert any("Handed off to" in content for _, content in chat_host.log(source))
+
+
+@pytest.mark.django_db
+def test_seed_flush_fails_discards_the_draft_and_installs_no_redirect(
+    chat_host: ChatHost, settle: Callable[[], Any], fault_at: Callable[[str], None]
+) -> None:
+    source = chat_host.conversation(chat_host.user("alice"), tokens=HIGH_TOKENS)
+    before = chat_host.log(source)
+    fault_at("flush")
+    with settle():
+        outcome = operations.run_attempt(source.pk, manual=True)
+    assert outcome.record is not None
+    record = HandoffRecord.objects.get(pk=outcome.record.pk)
+    assert record.phase == "failed" and "injected fault at flush" in record.error
+    assert not Redirect.objects.filter(source_id=source.pk).exists()
+    (draft_id,) = set(operations.owned_session_ids(source.owner_id)) - {source.pk}
+    assert _read(draft_id).archived  # the unwoken draft is discarded
+    assert chat_host.log(source) == before
+    assert _read(source.pk).title == "Refactor the parser"
+
+
+@pytest.mark.django_db
+def test_input_to_the_old_conversation_is_forwarded_once(
+    chat_host: ChatHost, settle: Callable[[], Any]
+) -> None:
+    source, successor = _handed_off(chat_host, settle)
+    answers_before = [e for e in chat_host.log(source) if e[0] == "assistant"]
+    with settle():
+        chat_host.post(source, "Please also add a changelog entry.")
+    relayed = [c for _, c in chat_host.log(successor) if c == "Please also add a changelog entry."]
+    assert len(relayed) == 1
+    assert [e for e in chat_host.log(source) if e[0] == "assistant"] == answers_before
+    assert chat_host.log(successor)[-1][0] == "assistant"  # the successor answered it
+
+
+@pytest.mark.django_db
+def test_the_successor_inherits_owner_workspace_and_switches(
+    chat_host: ChatHost, settle: Callable[[], Any]
+) -> None:
+    source, successor = _handed_off(chat_host, settle)
+    assert (successor.owner_id, successor.cwd) == (source.owner_id, source.cwd)
+    state = MainState.objects.get(session_id=successor.pk)
+    assert state.inherited_from_id == source.pk
+    report = HandoffRecord.objects.get(source_id=source.pk).inheritance
+    assert report and all({"setting", "outcome"} <= set(row) for row in report)
+
+
+@pytest.mark.django_db
+def test_ownership_is_the_hosts_to_say(
+    chat_host: ChatHost, settle: Callable[[], Any], client: Client
+) -> None:
+    source, successor = _handed_off(chat_host, settle)
+    other = chat_host.user("bob")
+    assert {source.pk, successor.pk} <= set(operations.owned_session_ids(source.owner_id))
+    assert not set(operations.owned_session_ids(other.pk))
+    assert [r["source"] for r in export.export(source.owner_id)["records"]] == [str(source.pk)]
+    assert export.export(other.pk)["records"] == []
+    client.force_login(chat_host.user("alice"))
+    assert "Handed off to" in chat_host.page(client, source)

@@ -1,0 +1,68 @@
+"""The plain host's chat: its log writes, its agent and its input path (with its signals).
+
+- ``session_idle(sender=Conversation, session=Conversation)``: a conversation turned idle;
+- ``before_step(sender=Conversation, session=Conversation, incoming=list[Line])``: input
+  arrived; a receiver's non-``None`` answer takes it away (no turn here).
+
+The agent answers every input at once with ``Noted: <input>``, using ``tokens`` of prompt.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import cast
+
+from django.db import transaction
+from django.db.models import Max
+from django.dispatch import Signal
+
+from tests.plain_host.models import Conversation, Line
+
+session_idle = Signal()
+before_step = Signal()
+
+
+@dataclass(frozen=True)
+class Forwarded:
+    """``before_step``'s answer "taken away": the input went to ``to`` under ``relay_id``."""
+
+    to: str
+    relay_id: str
+
+
+def append(conversation: Conversation, role: str, content: str, **fields: object) -> Line:
+    """Append one line to the conversation's log; return it (its ``seq`` is the next one)."""
+    with transaction.atomic():
+        Conversation.objects.select_for_update().filter(pk=conversation.pk).first()
+        last = conversation.lines.aggregate(last=Max("seq"))["last"] or 0
+        return Line.objects.create(
+            conversation=conversation, seq=last + 1, role=role, content=content, **fields
+        )
+
+
+def answer(conversation: Conversation, *, tokens: int = 1_000) -> Line:
+    """Run one turn: the agent answers the latest input; the conversation ends idle."""
+    Conversation.objects.filter(pk=conversation.pk).update(status="running", woken=True)
+    last = conversation.lines.exclude(role="assistant").order_by("-seq").first()
+    said = last.content if last is not None else ""
+    reply = append(conversation, "assistant", f"Noted: {said}", tokens=tokens)
+    Conversation.objects.filter(pk=conversation.pk).update(status="idle")
+    conversation.refresh_from_db()
+    transaction.on_commit(lambda: session_idle.send(sender=Conversation, session=conversation))
+    return reply
+
+
+def post(conversation: Conversation, content: str) -> Forwarded | None:
+    """The user posts ``content``: logged here, then forwarded or answered.
+
+    Returns the ``before_step`` answer that took the input away, or ``None`` when the agent
+    answered it here.
+    """
+    line = append(conversation, "user", content)
+    for _receiver, response in before_step.send(
+        sender=Conversation, session=conversation, incoming=[line]
+    ):
+        if response is not None:
+            return cast(Forwarded, response)
+    answer(conversation)
+    return None
