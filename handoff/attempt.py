@@ -53,7 +53,6 @@ from datetime import timedelta
 from enum import StrEnum
 from typing import Any, TypeVar
 
-from django.conf import settings
 from django.db import transaction
 from django.dispatch import Signal
 from django.utils import timezone
@@ -61,6 +60,7 @@ from django.utils.translation import gettext_noop
 
 from handoff import (
     backoff,
+    conf,
     degradation,
     inheritance,
     metrics,
@@ -520,7 +520,7 @@ def prepare(attempt: Attempt, summary: Summary, *, review: bool) -> HostSession:
     and rolled back alone (a savepoint).
     """
     source = summary.source
-    timeout = timedelta(seconds=settings.HANDOFF_REVIEW_TIMEOUT)
+    timeout = timedelta(seconds=conf.seconds("HANDOFF_REVIEW_TIMEOUT"))
     try:
         with transaction.atomic():
             draft, rows = inheritance.create_successor(attempt.host, source)

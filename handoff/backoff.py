@@ -15,10 +15,9 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 
-from django.conf import settings
 from django.db import transaction
 
-from handoff import store
+from handoff import conf, store
 from handoff.core.backoff import delay
 from handoff.models import MainState
 
@@ -31,7 +30,11 @@ def record_failure(session_id: Any, now: datetime) -> MainState:
     with transaction.atomic():
         state = store.lock_main_state(session_id)
         failures = state.failures + 1
-        wait = delay(failures, base=settings.HANDOFF_BACKOFF_BASE, cap=settings.HANDOFF_BACKOFF_CAP)
+        wait = delay(
+            failures,
+            base=conf.seconds("HANDOFF_BACKOFF_BASE"),
+            cap=conf.seconds("HANDOFF_BACKOFF_CAP"),
+        )
         return store.save_main_state(
             state, failures=failures, retry_at=now + timedelta(seconds=wait)
         )

@@ -35,18 +35,15 @@ from dataclasses import asdict, dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from handoff import services, store
+from handoff import conf, services, store
 from handoff.core.phases import IN_PROGRESS_PHASES, Phase, Reason
 from handoff.exceptions import PhaseError
 from handoff.models import HandoffRecord, Redirect
 
 logger = logging.getLogger(__name__)
-
-DEFAULT_GRACE_SECONDS = 60
 
 
 @dataclass(frozen=True)
@@ -65,13 +62,12 @@ class Recovered:
 
 def summarize_timeout() -> timedelta:
     """Return how long a record may stay ``summarizing``."""
-    return timedelta(seconds=settings.HANDOFF_SUMMARIZE_TIMEOUT)
+    return timedelta(seconds=conf.seconds("HANDOFF_SUMMARIZE_TIMEOUT"))
 
 
 def grace() -> timedelta:
     """Return how long a prepared or committed record may stay unchanged."""
-    seconds = getattr(settings, "HANDOFF_RECOVERY_GRACE", DEFAULT_GRACE_SECONDS)
-    return timedelta(seconds=seconds)
+    return timedelta(seconds=conf.seconds("HANDOFF_RECOVERY_GRACE"))
 
 
 def is_stuck(record: HandoffRecord, now: datetime) -> bool:

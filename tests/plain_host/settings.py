@@ -50,4 +50,6 @@ HANDOFF_HOST_SIGNALS = {
     "before_step": "tests.plain_host.chat.before_step",
     "blocker_cleared": None,
     "session_links": None,
+    "offline_reply": None,
+    "composer_command": None,
 }

@@ -1,0 +1,30 @@
+"""The handoff's own settings, with the defaults a host that sets none of them gets.
+
+A plugin must not require its host to define its settings (as django-htmx and Channels do, each
+is read with its default). All are seconds:
+
+- ``HANDOFF_REVIEW_TIMEOUT`` (86 400: 24 h): how long a brief waits for review (issue 18);
+- ``HANDOFF_SUMMARIZE_TIMEOUT`` (300): how long a record may stay ``summarizing`` before
+  recovery fails it (seed 000, Recovering a stuck handoff);
+- ``HANDOFF_RECOVERY_GRACE`` (60): how long a prepared or committed record may stay unchanged;
+- ``HANDOFF_BACKOFF_BASE`` (60) and ``HANDOFF_BACKOFF_CAP`` (3 600): the wait after a failed
+  automatic attempt, doubling up to the cap (DESIGN.md's switch lifecycle).
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+
+DEFAULTS = {
+    "HANDOFF_REVIEW_TIMEOUT": 86_400,
+    "HANDOFF_SUMMARIZE_TIMEOUT": 300,
+    "HANDOFF_RECOVERY_GRACE": 60,
+    "HANDOFF_BACKOFF_BASE": 60,
+    "HANDOFF_BACKOFF_CAP": 3_600,
+}
+
+
+def seconds(name: str) -> int:
+    """Return the setting ``name`` (one of ``DEFAULTS``) in seconds: the host's value, else the
+    default. Raises ``KeyError`` for a name the handoff does not define."""
+    return int(getattr(settings, name, DEFAULTS[name]))
