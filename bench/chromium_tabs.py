@@ -41,7 +41,7 @@ from django.apps import apps
 from django.contrib.auth.models import User
 from django.db import connections
 
-from bench.follower_site import Site, measured, stop_process
+from bench.follower_site import Site, measured, with_worker
 from bench.import_memory import TRANSCRIPTS
 from host.importers import import_transcript
 from host.models import Session
@@ -229,10 +229,4 @@ def run() -> None:
         if not needed.exists():
             print(f"  skipped: {needed} is missing")
             return
-    site = Site("bench-chromium")
-    worker = site.start_worker()
-    try:
-        asyncio.run(_measure(site))
-    finally:
-        stop_process(worker)
-        site.close()
+    with_worker("bench-chromium", _measure)

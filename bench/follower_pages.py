@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from django.apps import apps
 from websockets.asyncio.client import ClientConnection
 
-from bench.follower_site import Site, measured, percentile, stop_process
+from bench.follower_site import Site, measured, percentile, with_worker
 from host.models import Session
 
 TABS = tuple(int(n) for n in os.environ.get("BENCH_PAGE_TABS", "1,50,200").split(","))
@@ -176,10 +176,4 @@ def run() -> None:
     """Print the page-mode table at 1, 50 and 200 tabs (milliseconds; requests: the most any
     tab sent in one handoff besides its navigation)."""
     print("follower, page mode: tabs like the conversation page, handoffs asked for and queued")
-    site = Site("bench-pages")
-    worker = site.start_worker()
-    try:
-        asyncio.run(_measure(site))
-    finally:
-        stop_process(worker)
-        site.close()
+    with_worker("bench-pages", _measure)

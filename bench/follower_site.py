@@ -17,6 +17,7 @@ import subprocess
 import sys
 import time
 import uuid
+from collections.abc import Callable, Coroutine
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -223,3 +224,15 @@ def percentile(values: list[float], share: float) -> float:
 def measured(result: Any) -> str:
     """Format seconds as milliseconds for the tables."""
     return f"{result * 1000:.0f}" if result != float("inf") else "—"
+
+
+def with_worker(name: str, measure: Callable[[Site], Coroutine[Any, Any, None]]) -> None:
+    """Run ``measure(site)`` on a new ``Site`` called ``name`` with a task worker started beside
+    it (as the Procfile runs one), then stop the worker and close the site, also on error."""
+    site = Site(name)
+    worker = site.start_worker()
+    try:
+        asyncio.run(measure(site))
+    finally:
+        stop_process(worker)
+        site.close()
