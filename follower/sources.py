@@ -94,22 +94,10 @@ class Outlet:
             payload = payload | {"fragments": [*payload.get("fragments", []), *extra]}
         return events.publish(user_id, kind, payload)
 
-    @staticmethod
-    def fragment(
-        user_id: int,
-        template_name: str,
-        context: dict[str, Any],
-        *,
-        session: Any = None,
-        unless: str | None = None,
-    ) -> fragments.Fragment:
-        """``follower.fragments.fragment``: one fragment, rendered in the user's language."""
-        return fragments.fragment(user_id, template_name, context, session=session, unless=unless)
-
-    @staticmethod
-    def render(user_id: int, template_name: str, context: dict[str, Any]) -> str:
-        """``follower.fragments.render``: a template rendered in the user's language."""
-        return fragments.render(user_id, template_name, context)
+    fragment = staticmethod(fragments.fragment)
+    """``follower.fragments.fragment``: one fragment, rendered in the user's language."""
+    render = staticmethod(fragments.render)
+    """``follower.fragments.render``: a template rendered in the user's language."""
 
     @staticmethod
     def columns() -> dict[str, Any]:
