@@ -24,6 +24,7 @@ from django.views.i18n import set_language
 from django_htmx.http import trigger_client_event
 from django_htmx.middleware import HtmxDetails
 
+from common.caching import followed_page
 from host.composer import submit
 from host.forms import ComposerForm, NewSessionForm
 from host.models import LanguagePreference, Session
@@ -102,7 +103,7 @@ def index(request: HttpRequest) -> HttpResponse:
     return render(request, "chat/empty.html", context)
 
 
-@never_cache  # changes by events: Back must not show a stale copy (the HTTP cache)
+@followed_page  # changes by events: never cached, but one render serves tabs following a move
 @require_GET
 def session_page(request: HttpRequest, session_id: UUID) -> HttpResponse:
     """The conversation page: sidebar, the log, the handoff panel and the composer."""

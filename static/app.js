@@ -263,9 +263,20 @@ document.addEventListener("DOMContentLoaded", () => {
   }
 });
 
+// The composer's client_id makes a resent post count once. A page opened by following a move
+// may be one render shared by several tabs (common/caching.py): each page gets an id of its own
+// here (the server's stays for a page without scripts).
+document.addEventListener("DOMContentLoaded", () => {
+  const id = document.querySelector('#composer input[name="client_id"]');
+  if (!id) return;
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  id.value = Array.from(bytes, (byte) => byte.toString(16).padStart(2, "0")).join("");
+});
+
 // Back or Forward to a page restored from the back-forward cache would show it as it was when
 // left (e.g. before a handoff renamed it): load it afresh instead. The pages are also sent
-// with Cache-Control: no-store, so the HTTP cache never serves them stale either.
+// with Cache-Control: no-store (a followed move's shared render aside, whose address loses its
+// mark), so the HTTP cache never serves them stale either.
 window.addEventListener("pageshow", (event) => {
   if (event.persisted) location.reload();
 });

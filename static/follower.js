@@ -22,8 +22,9 @@
 // and row are in the page); "follower:snapshot" {snapshot, covered: the queued events the
 // snapshot already reflects}, before the queued events are applied; "follower:resync" when
 // events were missed (what they would have shown fetches itself). Other scripts may set
-// window.__follower.listHeld (the list is theirs for now: no refresh here) and call
-// __follower.refreshSessionList(). Tests read window.__follower and may set
+// window.__follower.listHeld (the list is theirs for now: no refresh here), call
+// __follower.refreshSessionList(), and move the tab with __follower.leave(url) (it stops
+// following, then opens url marked as followed; the next page sets __follower.followed). Tests read window.__follower and may set
 // window.__followerConfig before the page loads.
 
 const config = {
@@ -45,6 +46,7 @@ const current = body.sessionId || null;
 const rendered = body.eventId ? Number(body.eventId) : null;
 const follower = { state: "connecting", lastId: rendered, listHeld: false, config };
 follower.refreshSessionList = refreshSessionList;
+follower.leave = leave;
 window.__follower = follower;
 
 let loaded = rendered !== null; // the baseline is known (rendered, or read from a snapshot)
@@ -257,4 +259,34 @@ async function refreshSessionList() {
   if (window.htmx) window.htmx.process(list);
 }
 
+// Moving this tab (another script's rule, e.g. the handoff's jump): stop following first, so a
+// leaving page spends nothing on events it will not show, and open the page marked as followed:
+// the server lets the browser's other tabs that follow the same move share one render of it
+// (common/caching.py). The page opened removes the mark from its address (unmark), so a reload
+// renders anew; its own follower replays what happened since its render.
+const FOLLOWED = "followed";
+
+function leave(url) {
+  clearInterval(heartbeat);
+  clearTimeout(awaiting);
+  const socket = follower.socket;
+  if (socket) {
+    socket.onclose = null;
+    socket.onmessage = null;
+    socket.close();
+  }
+  const target = new URL(url, location.href);
+  target.searchParams.set(FOLLOWED, "1");
+  location.assign(target);
+}
+
+function unmark() {
+  const here = new URL(location.href);
+  if (!here.searchParams.has(FOLLOWED)) return;
+  here.searchParams.delete(FOLLOWED);
+  history.replaceState(history.state, "", here);
+  follower.followed = true;
+}
+
+unmark();
 if (body.userId) connect();

@@ -625,3 +625,36 @@ def test_the_banner_and_a_new_message_arrive_in_the_other_tab_without_a_request(
     assert typed.count() == 1
     assert requests == []
     assert reader.problems == []
+
+
+def test_tabs_following_one_move_read_one_render_and_keep_their_own_composer(make_user, open_page):
+    """The tabs on a handed-off source open the successor marked as followed (static/
+    follower.js): the browser reads one render of it for all of them (common/caching.py), so no
+    tab waits for another tab's page render (issue 17: Chromium's cache otherwise sends them one
+    after the other). Each shows the plain address, and each composer posts as its own tab."""
+    ada = make_user("ada")
+    source = conversation(ada, "Refactor the parser")
+    tabs = [open_page(ada, source), open_page(ada, source)]
+    documents: list[dict[str, Any]] = []
+    for tab in tabs:
+        devtools = tab.context.new_cdp_session(tab)
+        devtools.send("Network.enable")
+        devtools.on(
+            "Network.responseReceived",
+            lambda event: (
+                documents.append(event["response"]) if event["type"] == "Document" else None
+            ),
+        )
+
+    successor = hand_off(source)
+
+    for tab in tabs:
+        tab.wait_for_url(f"**/s/{successor.pk}/")
+        tab.locator("#timeline").wait_for()
+    opened = [d for d in documents if f"/s/{successor.pk}/?followed=1" in d["url"]]
+    # One answer came over the network; the other tab read the same one (no bytes received).
+    assert sorted(d["encodedDataLength"] > 0 for d in opened) == [False, True]
+    assert len({d["responseTime"] for d in opened}) == 1
+    composers = [t.locator('#composer input[name="client_id"]').input_value() for t in tabs]
+    assert composers[0] != composers[1]
+    assert all(tab.problems == [] for tab in tabs)

@@ -12,6 +12,7 @@ from django.test import Client
 from django.urls import reverse
 from handoff_support import talked as talked_once
 
+from common.caching import SHARED_SECONDS
 from handoff.core.brief import render_brief, validate_brief
 from handoff.models import HandoffRecord, MainState, Redirect
 from host import log
@@ -671,6 +672,23 @@ def test_pages_that_change_by_events_are_never_cached(as_alice: Client, alice: A
     session = talked(alice, "Chat")
     for url in (reverse("chat:session", args=[session.pk]), "/settings/", reverse("chat:new")):
         assert "no-store" in as_alice.get(url)["Cache-Control"], url
+
+
+def test_a_page_opened_by_following_a_move_may_be_shared_for_a_few_seconds(
+    as_alice: Client, alice: Any, bob: Any
+):
+    """The follower's ``?followed=1`` (common/caching.py): stored privately for
+    ``SHARED_SECONDS``, so the browser's other tabs following the same move read one render;
+    without the mark it is never stored, and a refusal is not shared."""
+    session = talked(alice, "Chat")
+    url = reverse("chat:session", args=[session.pk])
+    followed = as_alice.get(f"{url}?followed=1")
+    assert followed.status_code == 200
+    assert followed["Cache-Control"] == f"private, max-age={SHARED_SECONDS}"
+    assert "no-store" in as_alice.get(f"{url}?followed=0")["Cache-Control"]
+    elsewhere = reverse("chat:session", args=[talked(bob, "Theirs").pk])
+    missing = as_alice.get(f"{elsewhere}?followed=1")
+    assert missing.status_code == 404 and "max-age" not in missing.get("Cache-Control", "")
 
 
 def test_the_timeline_refresh_updates_the_header_counts(as_alice: Client, alice: Any):

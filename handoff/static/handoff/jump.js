@@ -124,7 +124,7 @@ function open(url, title) {
   setJump("opening");
   const from = document.querySelector(".conv-title");
   sessionStorage.setItem(MOVED_KEY, from ? from.textContent.trim() : document.title);
-  location.assign(url);
+  follower.leave(url);
 }
 
 function holdBanner(url, title) {
