@@ -15,10 +15,12 @@ and its timeline is rendered (the first animation frame after ``DOMContentLoaded
 holding ``#timeline``, stamped in the page with ``performance.timeOrigin + performance.now()``:
 the same wall clock as the database's stamps on this machine). Prints each handoff (the slowest
 tab's start → shown and start → its navigation's request, the fastest tab's start → shown, the
-requests of all five tabs), then the median and max of the slowest tab over the handoffs
-(target: median ≤ 0.3 s), the requests each tab sent per handoff besides its navigation and
-static files (the most of any tab, with their paths), before the navigation (the tab's own
-refreshes) and while loading the successor's page, and the 1-minute load average.
+requests of all five tabs, and how many of their successor pages the server rendered: the tabs
+following one move share one render, ``common/caching.py``), then the median and max of the
+slowest tab over the handoffs (target: median ≤ 0.3 s), the requests each tab sent per handoff
+besides its navigation and static files (the most of any tab, with their paths), before the
+navigation (the tab's own refreshes) and while loading the successor's page, and the 1-minute
+load average.
 
 ``BENCH_CHROMIUM_HANDOFFS`` sets the handoffs (default 5). Skipped with a notice when Chromium
 or the shared transcripts are absent.
@@ -62,9 +64,13 @@ document.addEventListener("DOMContentLoaded", () => {
   requestAnimationFrame(() => {
     window.__benchShown = performance.timeOrigin + performance.now();
   });
+  const entry = performance.getEntriesByType("navigation")[0];
+  window.__benchRendered = entry === undefined || entry.transferSize > 0;
 });
 """
-"""Init script of every tab: stamp (epoch ms) the first frame of a page with a timeline."""
+"""Init script of every tab: stamp (epoch ms) the first frame of a page with a timeline, and
+note whether the page came from the server (bytes received) or the browser's cache (the render
+another tab's request brought: ``common/caching.py``)."""
 ON_SUCCESSOR = "(source) => location.pathname !== source && window.__benchShown !== undefined"
 
 
@@ -133,6 +139,9 @@ class Handoff:
     navigated: list[float]
     shown: list[float]
     requests: list[TabRequests]
+    rendered: int
+    """How many of the tabs' successor pages the server rendered (the rest: the browser's
+    cache, one render shared by the tabs following the same move)."""
 
 
 async def _handoff(site: Site, pages: list[Any], folder: Path) -> Handoff:
@@ -151,17 +160,20 @@ async def _handoff(site: Site, pages: list[Any], folder: Path) -> Handoff:
     shown = []
     for page in pages:
         await page.wait_for_function(ON_SUCCESSOR, arg=path, timeout=PATIENCE_MS, polling=50)
-        shown.append(await page.evaluate("[location.pathname, window.__benchShown]"))
+        shown.append(
+            await page.evaluate("[location.pathname, window.__benchShown, window.__benchRendered]")
+        )
     for page, tab in zip(pages, requests, strict=True):
         page.remove_listener("request", tab)
     started = await asyncio.to_thread(site.started_at, source)
     successor = await asyncio.to_thread(_successor_path, source)
-    if any(tab_path != successor for tab_path, _ in shown):
+    if any(tab_path != successor for tab_path, _, _ in shown):
         raise RuntimeError(f"a tab left {path} for another page than {successor}: {shown}")
     return Handoff(
         [tab.navigated() - started for tab in requests],
-        [stamp / 1000 - started for _, stamp in shown],
+        [stamp / 1000 - started for _, stamp, _ in shown],
         requests,
+        sum(1 for _, _, rendered in shown if rendered),
     )
 
 
@@ -185,6 +197,7 @@ async def _measure(site: Site) -> None:
     print(
         f"{'handoff':>8} {'start→all shown ms':>19} {'start→last nav ms':>18}"
         f" {'fastest shown ms':>17} {'requests before nav':>20} {'loading the page':>17}"
+        f" {'pages rendered':>15}"
     )
     handoffs: list[Handoff] = []
     with tempfile.TemporaryDirectory(prefix="bench-chromium-") as folder:
@@ -201,6 +214,7 @@ async def _measure(site: Site) -> None:
                     f" {measured(min(handoff.shown)):>17}"
                     f" {sum(sum(tab.before.values()) for tab in handoff.requests):>20}"
                     f" {sum(sum(tab.loading.values()) for tab in handoff.requests):>17}"
+                    f" {handoff.rendered:>15}"
                 )
             await browser.close()
     slowest = [max(handoff.shown) for handoff in handoffs]
