@@ -32,6 +32,7 @@ from django.views.decorators.http import require_POST
 
 from handoff import operations
 from handoff.brief_words import HEADINGS
+from handoff.conf import session_url
 from handoff.exceptions import HandoffError
 from handoff.models import HandoffRecord, MainState, Redirect
 
@@ -134,7 +135,7 @@ def _open(
         return None
     successor = targets[0]
     if successor.owner_id == request.user.pk:
-        return HttpResponseRedirect(reverse("chat:session", kwargs={"session_id": successor.pk}))
+        return HttpResponseRedirect(session_url(successor.pk))
     owner = successor.owner.get_username()
     if not request.user.has_perm("host.view_session"):
         modeladmin.message_user(
