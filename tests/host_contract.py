@@ -284,6 +284,21 @@ def test_a_page_after_the_handoff_reads_the_redirect_from_snapshot_and_baseline(
     assert not rows[str(successor.pk)]["blank"]
 
 
+@pytest.mark.django_db
+def test_the_lineage_page_stands_in_the_hosts_base_template_and_links_its_pages(
+    chat_host: ChatHost, settle: Callable[[], Any], client: Client
+) -> None:
+    source, successor = _handed_off(chat_host, settle)
+    client.force_login(chat_host.user("alice"))
+    response = client.get(reverse("handoff_web:lineage", args=[successor.pk]))
+    assert response.status_code == 200
+    page = response.content.decode()
+    _baseline(page)  # the host's base template (it carries the follower's baseline)
+    for session in (source, successor):
+        assert f'href="{chat_host.page_path(session)}"' in page
+    assert "Refactor the parser" in page  # the brief, rendered
+
+
 async def _replay(user: Any, last_id: int) -> list[Frame]:
     """The frames the follower's socket replays to a page that says hello with ``last_id``."""
     communicator = WebsocketCommunicator(FollowConsumer.as_asgi(), f"/ws/follow/?user={user.pk}")
