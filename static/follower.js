@@ -6,7 +6,7 @@
 // data-event-id: the newest event id when the server rendered it); the follower says hello with
 // that id and the server replays every later event, so nothing falls between the render and
 // the socket. Rules:
-// - events carry what they change, rendered on the server (follower/fragments.py): a list
+// - events carry what they change, rendered on the server (follower/fragments.py): the
 //   page's fragments (payload.fragments) are swapped in by htmx out of band; what else a
 //   payload carries is for the apps' scripts (the host's session list places payload.row_html:
 //   static/chat-rows.js). Nothing is refetched here: after a resync the apps' scripts fetch
