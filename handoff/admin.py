@@ -32,8 +32,10 @@ from django.views.decorators.http import require_POST
 
 from handoff import operations
 from handoff.brief_words import HEADINGS
+from handoff.conf import session_url
 from handoff.exceptions import HandoffError
 from handoff.models import HandoffRecord, MainState, Redirect
+from handoff.session_model import get_session_model
 
 if TYPE_CHECKING:
     from django_stubs_ext import StrOrPromise
@@ -134,9 +136,10 @@ def _open(
         return None
     successor = targets[0]
     if successor.owner_id == request.user.pk:
-        return HttpResponseRedirect(reverse("chat:session", kwargs={"session_id": successor.pk}))
+        return HttpResponseRedirect(session_url(successor.pk))
     owner = successor.owner.get_username()
-    if not request.user.has_perm("host.view_session"):
+    meta = get_session_model()._meta  # the host's session model (HANDOFF_SESSION_MODEL)
+    if not request.user.has_perm(f"{meta.app_label}.view_{meta.model_name}"):
         modeladmin.message_user(
             request,
             gettext(
@@ -156,7 +159,8 @@ def _open(
         % {"owner": owner},
         messages.INFO,
     )
-    return HttpResponseRedirect(reverse("admin:host_session_change", args=[successor.pk]))
+    change = f"admin:{meta.app_label}_{meta.model_name}_change"
+    return HttpResponseRedirect(reverse(change, args=[successor.pk]))
 
 
 class WaitingForReview(admin.SimpleListFilter):

@@ -9,11 +9,19 @@ is read with its default). All are seconds:
 - ``HANDOFF_RECOVERY_GRACE`` (60): how long a prepared or committed record may stay unchanged;
 - ``HANDOFF_BACKOFF_BASE`` (60) and ``HANDOFF_BACKOFF_CAP`` (3 600): the wait after a failed
   automatic attempt, doubling up to the cap (DESIGN.md's switch lifecycle).
+
+and one that is no duration: ``HANDOFF_SESSION_URL`` (``"chat:session"``), the URL name of the
+host's page of one session, reversed with the session's id as its one argument
+(``session_url``; the admin's "open the successor", the pages and the follower's events link
+it; the other hooks of the pages: ``handoff.web.host_pages``).
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.conf import settings
+from django.urls import reverse
 
 DEFAULTS = {
     "HANDOFF_REVIEW_TIMEOUT": 86_400,
@@ -28,3 +36,15 @@ def seconds(name: str) -> int:
     """Return the setting ``name`` (one of ``DEFAULTS``) in seconds: the host's value, else the
     default. Raises ``KeyError`` for a name the handoff does not define."""
     return int(getattr(settings, name, DEFAULTS[name]))
+
+
+SESSION_URL = "chat:session"
+"""``HANDOFF_SESSION_URL``'s default: the reference host's session page."""
+
+
+def session_url(session_id: Any) -> str:
+    """Return the path of the host's page of session ``session_id`` (``HANDOFF_SESSION_URL``).
+
+    Raises ``NoReverseMatch`` when the host has no such URL name.
+    """
+    return reverse(getattr(settings, "HANDOFF_SESSION_URL", SESSION_URL), args=[session_id])

@@ -9,7 +9,7 @@ host does not know them (it imports no plugin).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from django.utils.translation import gettext
 
@@ -76,8 +76,9 @@ def run_command(
     replies = composer_command.send(
         sender=Session, session=session, user=user, command=name, argument=argument
     )
-    for _receiver, reply in replies:
-        if isinstance(reply, CommandReply):
+    for _receiver, answer in replies:
+        if answer is not None:
+            reply = cast(CommandReply, answer)
             return SubmitResult("command" if reply.ok else "error", reply.text, reply.html)
     unknown = gettext("Unknown command /%(name)s. Try /handoff status or %(compact)s.")
     return SubmitResult("error", unknown % {"name": name, "compact": COMPACT})

@@ -47,6 +47,9 @@ class Kind(StrEnum):
 class SessionSource:
     """Session rows and log lines for the follower (see the module docstring)."""
 
+    scripts = ("chat-rows.js",)
+    """The session list's script: places the rows the events carry (``static/chat-rows.js``)."""
+
     def __init__(self, outlet: Any) -> None:
         self.outlet = outlet
         """The follower's ``Outlet`` (publish, fragment, render, columns, row)."""

@@ -16,8 +16,9 @@
   transaction, like ``session_changed``.
 - ``composer_command(sender=Session, session=Session, user=User, command=str, argument=str)``: a
   slash command typed in the chat composer that the host does not handle itself (``/handoff
-  status``: command "handoff", argument "status"). The receiver that knows ``command`` returns a
-  ``CommandReply``; the others return None.
+  status``: command "handoff", argument "status"). The receiver that knows ``command`` returns an
+  answer with ``CommandReply``'s attributes (its own type: the host is imported by no plugin
+  for it); the others return None.
 - ``session_links(sender=Session, session_ids=list[UUID])``: which sessions were handed off to
   which (lineage, issue 18 §3). A receiver returns ``{source id: successor id}`` for every hop
   into or out of ``session_ids`` it knows of (or None); the sidebar folds each chain into its
@@ -31,7 +32,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from django.dispatch import Signal
 
@@ -63,10 +64,16 @@ class StepRejected:
     relay_id: str
 
 
-@dataclass(frozen=True)
-class CommandReply:
-    """A ``composer_command`` answer: ``text`` for the user; ``html`` (trusted) shows it richly."""
+class CommandReply(Protocol):
+    """What a ``composer_command`` answer has (any object with these attributes: the plugin
+    makes its own, e.g. ``handoff.web.commands.CommandReply``): ``text`` for the user, ``ok``
+    (False: a refusal, nothing changed), ``html`` (trusted) to show it richly ("": none)."""
 
-    text: str
-    ok: bool = True
-    html: str = ""
+    @property
+    def text(self) -> str: ...
+
+    @property
+    def ok(self) -> bool: ...
+
+    @property
+    def html(self) -> str: ...

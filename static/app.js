@@ -177,7 +177,7 @@ document.addEventListener("keydown", (event) => {
 // the new one. A field being edited (focused) is left alone: its save then carries the old
 // value and is refused (409) with the current one shown, instead of overwriting it silently.
 // So is a field whose save is in flight: its answer shows what was stored.
-document.addEventListener("handoff:event", (event) => {
+document.addEventListener("follower:event", (event) => {
   if (event.detail.kind !== "settings.changed") return;
   // The conversation's panel says whether the global switch holds it back: it reloads.
   if (window.htmx && document.getElementById("handoff-panel")) {

@@ -6,26 +6,27 @@
 // data-event-id: the newest event id when the server rendered it); the follower says hello with
 // that id and the server replays every later event, so nothing falls between the render and
 // the socket. Rules:
-// - events carry what they change, rendered on the server (follower/fragments.py): a list
-//   row (payload.row_html) goes into the session list in place, and the fragments
-//   (payload.fragments) are swapped in by htmx out of band. Nothing is refetched, except the
-//   list when a row has no group to go in, and the list and the log after a resync
-//   (conditional requests: 304 when nothing changed);
+// - events carry what they change, rendered on the server (follower/fragments.py): the
+//   page's fragments (payload.fragments) are swapped in by htmx out of band; what else a
+//   payload carries is for the apps' scripts (the host's session list places payload.row_html:
+//   static/chat-rows.js). Nothing is refetched here: after a resync the apps' scripts fetch
+//   what the pruned events would have shown;
 // - heartbeat: a ping every heartbeatInterval ms; no answer within heartbeatTimeout ms means
 //   the socket is dead (or half-open): close it and reconnect. The pong carries the newest
 //   event id the server knows of: a higher one than the page applied means events were lost
 //   on the way (a channel-layer outage), and the page says hello again to have them replayed;
 // - reconnect with exponential backoff, sending the last applied id; on "resync" read a fresh
-//   snapshot (and refresh the session list: the pruned events would have).
+//   snapshot.
 // Events for other scripts, on document: "follower:status" {state: "connected" |
-// "unavailable"}; "handoff:event" {id, kind, payload} once an event was applied (its fragments
-// and row are in the page); "follower:snapshot" {snapshot, covered: the queued events the
-// snapshot already reflects}, before the queued events are applied; "follower:resync" when
-// events were missed (what they would have shown fetches itself). Other scripts may set
-// window.__follower.listHeld (the list is theirs for now: no refresh here), call
-// __follower.refreshSessionList(), and move the tab with __follower.leave(url) (it stops
-// following, then opens url marked as followed; the next page sets __follower.followed). Tests read window.__follower and may set
-// window.__followerConfig before the page loads.
+// "unavailable"}; "follower:event" {id, kind, payload} once an event's fragments are in the
+// page (listeners run in the order the scripts loaded: the apps' FOLLOWER_SOURCES order);
+// "follower:snapshot" {snapshot, covered: the queued events the snapshot already reflects},
+// before the queued events are applied; "follower:resync" when events were missed (what they
+// would have shown fetches itself: the apps' scripts listen). Other scripts may add to
+// window.__follower (the host's list: refreshSessionList, listHeld) and move the tab with
+// __follower.leave(url) (it stops following, then opens url marked as followed; the next page
+// sets __follower.followed). Tests read window.__follower and may set window.__followerConfig
+// before the page loads.
 
 const config = {
   socketPath: "/ws/follow/",
@@ -36,7 +37,6 @@ const config = {
   backoffCap: 10000,
   heartbeatInterval: 10000,
   heartbeatTimeout: 10000,
-  refreshDelay: 100,
   ...(window.__followerConfig || {}),
 };
 
@@ -44,14 +44,13 @@ const UNAUTHENTICATED = 4401;
 const body = document.body.dataset;
 const current = body.sessionId || null;
 const rendered = body.eventId ? Number(body.eventId) : null;
-const follower = { state: "connecting", lastId: rendered, listHeld: false, config };
-follower.refreshSessionList = refreshSessionList;
+const follower = { state: "connecting", lastId: rendered, config };
 follower.leave = leave;
 window.__follower = follower;
 
 let loaded = rendered !== null; // the baseline is known (rendered, or read from a snapshot)
 let pending = []; // events that arrived before the snapshot
-let stale = false; // a resync came: the session list may lack what the pruned events told
+let stale = false; // a resync came: the page may lack what the pruned events told
 let failures = 0; // consecutive failed connections, for the backoff
 let heartbeat = null; // the interval timer of this socket's pings
 let awaiting = null; // the timer that declares the socket dead when no pong comes
@@ -137,8 +136,8 @@ async function loadSnapshot() {
     const snapshot = await response.json();
     const queued = pending;
     pending = [];
-    // Events that came after subscribing but are already in the snapshot: the session list
-    // has not shown them; the other scripts learn which (a transition this page saw happen).
+    // Events that came after subscribing but are already in the snapshot: the page has not
+    // shown them; the other scripts learn which (a transition this page saw happen).
     const covered = queued.filter((frame) => frame.id <= snapshot.last_event_id);
     if (covered.length) stale = true;
     follower.lastId = Math.max(follower.lastId ?? 0, snapshot.last_event_id);
@@ -147,10 +146,7 @@ async function loadSnapshot() {
     queued.forEach(apply);
     if (stale) {
       stale = false;
-      if (!follower.listHeld) scheduleRefresh();
-      // What the pruned events would have brought: the log (and other scripts' parts) fetch
-      // themselves.
-      document.dispatchEvent(new CustomEvent("timeline:refresh"));
+      // What the pruned events would have brought: the apps' scripts fetch their parts.
       document.dispatchEvent(new CustomEvent("follower:resync"));
     }
   } catch (error) {
@@ -162,12 +158,8 @@ async function loadSnapshot() {
 function apply(frame) {
   if (frame.id <= follower.lastId) return;
   follower.lastId = frame.id;
-  const payload = frame.payload;
-  applyFragments(payload.fragments);
-  if (payload.row_html !== undefined && !placeRow(payload.session, payload.row_html)) {
-    if (!follower.listHeld) scheduleRefresh();
-  }
-  document.dispatchEvent(new CustomEvent("handoff:event", { detail: frame }));
+  applyFragments(frame.payload.fragments);
+  document.dispatchEvent(new CustomEvent("follower:event", { detail: frame }));
 }
 
 // The fragments of one event, swapped in by htmx out of band: those for this page (no session,
@@ -179,84 +171,6 @@ function applyFragments(fragments) {
     if (fragment.unless && document.querySelector(fragment.unless)) continue;
     window.htmx.swap(document.body, fragment.html, { swapStyle: "none" });
   }
-}
-
-// Put a session's row, as the server rendered it, into the session list: in place of the row
-// shown, else first in its workspace's group (the newest); a row the list hides goes away,
-// unless it is this page's own. False when it has no group to go in (the list is refetched).
-function placeRow(row, html) {
-  const list = document.getElementById("session-list");
-  if (!list) return true;
-  const template = document.createElement("template");
-  template.innerHTML = html.trim();
-  const item = template.content.firstElementChild;
-  const shown = document.getElementById(item.id);
-  if (item.dataset.shown !== "true" && row.id !== current) {
-    if (shown) shown.remove();
-    return true;
-  }
-  for (const link of item.querySelectorAll(".session-row")) {
-    const here = link.dataset.sessionId === current;
-    link.classList.toggle("is-current", here);
-    if (here) link.setAttribute("aria-current", "page");
-    if (here && link.closest(".chain-older")) link.closest(".chain-older").open = true;
-  }
-  // A chain's row holds its older hops (issue 18 §3): their rows shown elsewhere go away.
-  for (const older of item.querySelectorAll("li[id]")) {
-    const elsewhere = document.getElementById(older.id);
-    if (elsewhere && elsewhere !== shown && !shown?.contains(elsewhere)) elsewhere.remove();
-  }
-  if (shown && shown.dataset.workspace === item.dataset.workspace) {
-    shown.replaceWith(item);
-  } else {
-    const group = list.querySelector(
-      `.session-group[data-workspace="${item.dataset.workspace}"] .session-rows`,
-    );
-    if (!group) return false;
-    if (shown) shown.remove();
-    group.prepend(item);
-  }
-  if (window.htmx) window.htmx.process(item);
-  return true;
-}
-
-// One session-list refresh per burst of events: a refresh asked for while one is scheduled
-// or running is folded into the next one.
-let refreshTimer = null;
-let refreshAgain = false;
-function scheduleRefresh() {
-  if (refreshTimer !== null) {
-    refreshAgain = true;
-    return;
-  }
-  refreshTimer = setTimeout(async () => {
-    refreshAgain = false;
-    try {
-      if (!follower.listHeld) await refreshSessionList();
-    } catch (error) {
-      console.warn("follower:", error);
-    }
-    refreshTimer = null;
-    if (refreshAgain) scheduleRefresh();
-  }, config.refreshDelay);
-}
-
-// Fetch the session list fragment (the URL htmx uses) and swap it in; resolves once the
-// new rows are in the page. A response overtaken by a later refresh is dropped.
-let listVersion = 0;
-async function refreshSessionList() {
-  const list = document.getElementById("session-list");
-  const url = list && list.getAttribute("hx-get");
-  if (!url) return;
-  const version = ++listVersion;
-  const response = await fetch(url);
-  if (!response.ok) throw new Error(`session list: HTTP ${response.status}`);
-  // Signed out meanwhile: the answer is the sign-in page, not a session list.
-  if (response.redirected) throw new Error("session list: signed out");
-  const html = await response.text();
-  if (version !== listVersion) return;
-  list.innerHTML = html;
-  if (window.htmx) window.htmx.process(list);
 }
 
 // Moving this tab (another script's rule, e.g. the handoff's jump): stop following first, so a

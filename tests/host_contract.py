@@ -7,18 +7,26 @@ process of its own (its settings, its session model, its test database). Each gi
 its input path, its page); the handoff is reached only through its public operations.
 
 Covers the seed 000 tables the seam carries: trigger, the transaction, a failure outcome,
-forwarding, inheritance, and ownership (``HANDOFF_SESSION_MODEL`` and
-``SessionController.owned_by``).
+forwarding, inheritance, ownership (``HANDOFF_SESSION_MODEL`` and
+``SessionController.owned_by``), and the follower events a page of the host gets (seed 003
+§6.5: the handoff's ``FOLLOWER_SOURCES`` entry beside the host's own, read as the page reads
+them: its baseline, the snapshot, the socket's replay).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator
 from typing import Any, Protocol
 
 import pytest
+from asgiref.sync import async_to_sync
+from channels.testing import WebsocketCommunicator
 from django.test import Client
+from django.urls import reverse
 
+from follower.consumers import FollowConsumer
+from follower.events import Frame, events_after
 from handoff import export, operations, services
 from handoff.attempt import Attempt, fault_hook
 from handoff.core.naming import SUFFIX
@@ -47,6 +55,9 @@ class ChatHost(Protocol):
 
     def log(self, session: Any) -> list[tuple[str, str]]:
         """Return the session's log as ``(role, content)``, oldest first."""
+
+    def page_path(self, session: Any) -> str:
+        """Return the path of the host's page of the session."""
 
     def page(self, client: Client, session: Any) -> str:
         """Return the host's page of the session as its owner sees it (HTML)."""
@@ -191,3 +202,127 @@ def test_ownership_is_the_hosts_to_say(
     assert export.export(other.pk)["records"] == []
     client.force_login(chat_host.user("alice"))
     assert "Handed off to" in chat_host.page(client, source)
+
+
+# --- follower events -------------------------------------------------------------------------
+
+ROW_EVENTS = ("session.added", "session.updated")
+"""The events that carry a session's row (the host's; the handoff's jump rules read them)."""
+
+
+def _baseline(page: str) -> tuple[int, str]:
+    """The follower baseline a page was rendered with: ``(event id, redirect_to or "")``."""
+    found = re.search(r'data-event-id="(\d+)"[^>]*data-redirect-to="([^"]*)"', page)
+    assert found is not None, "the page carries no follower baseline"
+    return int(found[1]), found[2]
+
+
+def _told(frames: list[Frame], source: Any, successor: Any) -> tuple[list[str], Frame, bool]:
+    """What the frames told a page about the handoff of ``source`` to ``successor``: the
+    record's phases in order, the one ``redirect.committed`` and whether the successor's last
+    row after it is started (not blank)."""
+    phases = [
+        f["payload"]["phase"]
+        for f in frames
+        if f["kind"] == "handoff.phase" and f["payload"]["source"] == str(source.pk)
+    ]
+    (redirect,) = [f for f in frames if f["kind"] == "redirect.committed"]
+    later = [f for f in frames if f["id"] > redirect["id"] and f["kind"] in ROW_EVENTS]
+    rows = [redirect["payload"]["session"]] + [
+        f["payload"]["session"] for f in later if f["payload"]["session"]["id"] == str(successor.pk)
+    ]
+    return phases, redirect, not rows[-1]["blank"]
+
+
+def _assert_told(chat_host: ChatHost, frames: list[Frame], source: Any, successor: Any) -> None:
+    phases, redirect, started = _told(frames, source, successor)
+    assert phases == ["summarizing", "prepared", "committed", "started"]
+    payload = redirect["payload"]
+    page = chat_host.page_path(successor)
+    assert (payload["source"], payload["destination"]) == (str(source.pk), str(successor.pk))
+    assert (payload["previous"], payload["url"]) == (None, page)
+    assert payload["session"]["id"] == str(successor.pk)
+    assert successor.title in payload["row_html"]  # the host's own row template
+    assert f'href="{page}"' in payload["row_html"]
+    assert started
+
+
+@pytest.mark.django_db
+def test_a_handoff_is_told_to_the_owners_pages_as_follower_events(
+    chat_host: ChatHost, settle: Callable[[], Any], client: Client
+) -> None:
+    source = chat_host.conversation(chat_host.user("alice"), tokens=HIGH_TOKENS)
+    client.force_login(source.owner)
+    rendered, redirect_to = _baseline(chat_host.page(client, source))
+    assert redirect_to == ""
+    with settle():
+        outcome = operations.run_attempt(source.pk, manual=True)
+    assert outcome.record is not None
+    successor = _read(HandoffRecord.objects.get(pk=outcome.record.pk).target_id)
+    frames = events_after(source.owner_id, rendered)
+    assert isinstance(frames, list)
+    _assert_told(chat_host, frames, source, successor)
+    bob = chat_host.user("bob")
+    assert events_after(bob.pk, 0) == []  # nobody else's pages hear of it
+
+
+@pytest.mark.django_db
+def test_a_page_after_the_handoff_reads_the_redirect_from_snapshot_and_baseline(
+    chat_host: ChatHost, settle: Callable[[], Any], client: Client
+) -> None:
+    source, successor = _handed_off(chat_host, settle)
+    client.force_login(chat_host.user("alice"))
+    page = chat_host.page(client, source)
+    rendered, redirect_to = _baseline(page)
+    assert redirect_to == str(successor.pk)  # a page of the forwarding source stays put
+    assert f'href="{chat_host.page_path(successor)}"' in page  # and links the successor
+    snapshot = client.get(reverse("follower:snapshot")).json()
+    assert snapshot["last_event_id"] == rendered
+    rows = {row["id"]: row for row in snapshot["sessions"]}
+    assert rows[str(source.pk)]["redirect_to"] == str(successor.pk)
+    assert rows[str(successor.pk)]["redirect_to"] is None
+    assert not rows[str(successor.pk)]["blank"]
+
+
+@pytest.mark.django_db
+def test_the_lineage_page_stands_in_the_hosts_base_template_and_links_its_pages(
+    chat_host: ChatHost, settle: Callable[[], Any], client: Client
+) -> None:
+    source, successor = _handed_off(chat_host, settle)
+    client.force_login(chat_host.user("alice"))
+    response = client.get(reverse("handoff_web:lineage", args=[successor.pk]))
+    assert response.status_code == 200
+    page = response.content.decode()
+    _baseline(page)  # the host's base template (it carries the follower's baseline)
+    for session in (source, successor):
+        assert f'href="{chat_host.page_path(session)}"' in page
+    assert "Refactor the parser" in page  # the brief, rendered
+
+
+async def _replay(user: Any, last_id: int) -> list[Frame]:
+    """The frames the follower's socket replays to a page that says hello with ``last_id``."""
+    communicator = WebsocketCommunicator(FollowConsumer.as_asgi(), f"/ws/follow/?user={user.pk}")
+    communicator.scope["user"] = user
+    connected, _ = await communicator.connect()
+    assert connected
+    await communicator.send_json_to({"type": "hello", "last_event_id": last_id})
+    frames = []
+    while (frame := await communicator.receive_json_from(timeout=5))["type"] == "event":
+        frames.append(frame)
+    await communicator.disconnect()
+    assert frame["type"] == "ready", frame
+    return frames
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_page_rendered_before_the_handoff_gets_it_replayed_by_its_socket(
+    chat_host: ChatHost, client: Client
+) -> None:
+    source = chat_host.conversation(chat_host.user("alice"), tokens=HIGH_TOKENS)
+    client.force_login(source.owner)
+    rendered, _ = _baseline(chat_host.page(client, source))
+    outcome = operations.run_attempt(source.pk, manual=True)
+    assert outcome.record is not None
+    successor = _read(HandoffRecord.objects.get(pk=outcome.record.pk).target_id)
+    frames = async_to_sync(_replay)(source.owner, rendered)
+    _assert_told(chat_host, frames, source, successor)

@@ -11,6 +11,7 @@ wait for review.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from django.template.loader import render_to_string
@@ -23,9 +24,22 @@ from handoff.exceptions import HandoffError
 from handoff.operations import Action
 from handoff.web.panel import describe_blocker
 from handoff.web.refusals import in_words
-from host.signals import CommandReply
 
 COMMAND = "handoff"
+
+
+@dataclass(frozen=True)
+class CommandReply:
+    """The answer to ``/handoff``, a plain value the host reads as its ``composer_command``
+    answer (its ``text``, ``ok`` and ``html`` attributes): ``text`` for the user; ``ok`` False
+    when the action was refused (nothing changed); ``html`` (trusted, rendered from the
+    handoff's templates) shows it richly, "" for none."""
+
+    text: str
+    ok: bool = True
+    html: str = ""
+
+
 REPLIES: dict[Action, Promise] = {
     Action.NOW: _("Handoff requested: the brief is being written."),
     Action.ENABLE: _("Automatic handoff enabled for this conversation."),

@@ -20,6 +20,7 @@ from django.contrib.auth import get_user_model
 from django.db.models import F
 
 from handoff import services, store
+from handoff.conf import session_url
 from handoff.settings_store import EDITABLE
 from handoff.signals import main_switched, record_changed, redirects_changed, settings_changed
 from handoff.web.meter import TEMPLATE as METER
@@ -45,9 +46,10 @@ class Kind(StrEnum):
     """``{"record", "source", "target", "phase", "fragments"}``: a record was created or
     changed phase (the fragment: the source's panel)."""
     REDIRECT_COMMITTED = "redirect.committed"
-    """``{"source", "destination", "previous", "session", "row_html"}``: ``source`` now
+    """``{"source", "destination", "previous", "url", "session", "row_html"}``: ``source`` now
     forwards to ``destination``; ``previous`` is where it forwarded before (None: it did not);
-    ``session`` is the destination's row (``host.follow``)."""
+    ``url`` is the host's page of ``destination`` (``HANDOFF_SESSION_URL``); ``session`` and
+    ``row_html`` are the destination's row as the host's source renders it (``Outlet.row``)."""
     SETTINGS_CHANGED = "settings.changed"
     """``{"settings": {name: value}, "version": int}``: the global settings as stored now (the
     card's fields; every user's pages get it)."""
@@ -149,6 +151,7 @@ class HandoffSource:
                 "source": str(change.source),
                 "destination": str(change.destination),
                 "previous": str(change.previous) if change.previous is not None else None,
+                "url": session_url(change.destination),
                 "session": found["session"],
                 "row_html": found["row_html"],
             }

@@ -13,10 +13,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from django.urls import reverse
 from django.utils.html import conditional_escape
 from django.utils.safestring import SafeString, mark_safe
 
+from handoff.conf import session_url
 from handoff.core.phases import Phase
 from handoff.models import HandoffRecord
 
@@ -33,7 +33,7 @@ def link_log_entries(html: str, source_id: Any, earlier_id: Any = None) -> SafeS
         session = earlier_id if cited[1] else source_id
         if session is None:
             return cited[0]
-        page = reverse("chat:session", args=[session]) + "?all=1"
+        page = session_url(session) + "?all=1"
         return f'(<a href="{page}#entry-{cited[2]}">{cited[1] or ""}log #{cited[2]}</a>)'
 
     # only digits, a fixed word and a reversed URL are added to the escaped html

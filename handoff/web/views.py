@@ -27,6 +27,7 @@ from django_htmx.http import reswap, trigger_client_event
 from handoff import operations, review
 from handoff.exceptions import HandoffError, InvalidBrief, SessionNotFound
 from handoff.operations import Action
+from handoff.web.host_pages import base_template
 from handoff.web.lineage import hops, neighbours
 from handoff.web.panel import session_panel, title_hint
 from handoff.web.refusals import refusal_text
@@ -158,5 +159,5 @@ def lineage_page(request: HttpRequest, session_id: UUID) -> HttpResponse:
     """The chain ``session_id`` is on: every hop with its reason, metrics, time, brief and
     inheritance report, oldest first (a session outside any chain says so)."""
     session = _owned_session(request, session_id)
-    context = neighbours(session) | {"hops": hops(session)}
+    context = neighbours(session) | {"hops": hops(session), "base_template": base_template()}
     return render(request, "handoff/lineage.html", context)

@@ -37,7 +37,7 @@ FAST = {"retryInterval": 100, "backoffBase": 200, "backoffCap": 1000}
 RECORD_EVENTS = """
 window.__events = [];
 window.__statuses = [];
-document.addEventListener("handoff:event", (event) => window.__events.push(event.detail));
+document.addEventListener("follower:event", (event) => window.__events.push(event.detail));
 document.addEventListener("follower:status", (event) => window.__statuses.push(event.detail.state));
 """
 

@@ -317,6 +317,7 @@ def test_redirect_added_is_redirect_committed_with_the_successors_row(ada):
         "source": str(source.pk),
         "destination": str(successor.pk),
         "previous": None,
+        "url": f"/s/{successor.pk}/",
         "session": {**frame["payload"]["session"], "id": str(successor.pk), "title": "next"},
     }
     assert frame["payload"]["session"]["blank"] is True

@@ -128,7 +128,8 @@ def scripts() -> list[str]:
 
 
 def test_pages_load_the_transport_then_the_sources_scripts():
-    """The jump rules are the handoff's script, run over the follower's transport."""
-    assert scripts() == ["/static/follower.js", "/static/handoff/jump.js"]
+    """The session list is the host's script and the jump rules the handoff's, both run over
+    the follower's transport, in ``FOLLOWER_SOURCES`` order."""
+    assert scripts() == ["/static/follower.js", "/static/chat-rows.js", "/static/handoff/jump.js"]
     with override_settings(FOLLOWER_SOURCES=[MOONS]):
         assert scripts() == ["/static/follower.js"]

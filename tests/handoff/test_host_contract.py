@@ -30,8 +30,11 @@ class ReferenceHost:
         rows = Message.objects.filter(session_id=session.pk).order_by("seq")
         return [(str(role), content) for role, content in rows.values_list("role", "content")]
 
+    def page_path(self, session: Any) -> str:
+        return reverse("chat:session", args=[session.pk])
+
     def page(self, client: Client, session: Any) -> str:
-        response = client.get(reverse("chat:session", args=[session.pk]))
+        response = client.get(self.page_path(session))
         assert response.status_code == 200
         return response.content.decode()
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from uuid import UUID
 
+from django.db import transaction
 from django.db.models import QuerySet, Sum
 
 from tests.plain_host import chat
@@ -68,7 +69,10 @@ class Conversations:
     def create(
         self, *, owner_id: Any, cwd: str, title: str, agent_preset: str | None
     ) -> Conversation:
-        return Conversation.objects.create(owner_id=owner_id, cwd=cwd, title=title)
+        with transaction.atomic():
+            created = Conversation.objects.create(owner_id=owner_id, cwd=cwd, title=title)
+            chat.announce(created.pk, created=True)
+        return created
 
     def effective_context(self, session: Ref, *, after: int = 0) -> list[dict[str, Any]]:
         lines = Line.objects.filter(conversation=_conversation(session), seq__gt=after)
@@ -91,7 +95,7 @@ class Conversations:
             raise RuntimeError(f"line #{seq} is not stored")
 
     def rename(self, session: Ref, title: str) -> None:
-        Conversation.objects.filter(pk=_conversation(session).pk).update(title=title)
+        chat.change(_conversation(session), title=title)
 
     def append_notice(self, session: Ref, content: str) -> None:
         chat.append(_conversation(session), "system", content, kind="notice")
@@ -104,7 +108,7 @@ class Conversations:
         return found.status == "idle" and not found.archived and not found.woken
 
     def archive(self, session: Ref) -> None:
-        Conversation.objects.filter(pk=_conversation(session).pk).update(archived=True)
+        chat.change(_conversation(session), archived=True)
 
     def start(self, session: Ref) -> None:
         chat.answer(_conversation(session))

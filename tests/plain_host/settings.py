@@ -1,9 +1,12 @@
 """Settings of the plain host (``tests/plain_host``): the handoff on a host of its own.
 
 Its own apps, its own session model, its own test database (SQLite in memory); the handoff's
-apps are the engine (``handoff``) and its settings row's old home (``handoff_settings``, which
-the engine's migrations name); no ``host``, ``handoff.web`` or ``follower``.
+apps are the engine (``handoff``), its pages (``handoff.web``) and its settings row's old home
+(``handoff_settings``, which the engine's migrations name), and the follower feeds its page
+from its own source and the handoff's (``FOLLOWER_SOURCES``); nothing of ``host``.
 """
+
+from pathlib import Path
 
 SECRET_KEY = "plain-host-tests-only"  # noqa: S105 - a test host
 DEBUG = False
@@ -17,20 +20,44 @@ INSTALLED_APPS = [
     "django.contrib.contenttypes",
     "django.contrib.sessions",
     "django_tasks",
+    "django.contrib.staticfiles",
+    "channels",
     "handoff",
+    "handoff.web",
     "handoff_settings",
+    "follower",
     "tests.plain_host",
 ]
 MIDDLEWARE = [
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "follower.middleware.FollowerBaselineMiddleware",
 ]
-TEMPLATES = [{"BACKEND": "django.template.backends.django.DjangoTemplates", "APP_DIRS": True}]
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+            ]
+        },
+    }
+]
+STATIC_URL = "/static/"
+# The follower's transport and htmx are files of the project's static folder.
+STATICFILES_DIRS = [Path(__file__).resolve().parents[2] / "static"]
+CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
 DATABASES = {"default": {"ENGINE": "django.db.backends.sqlite3", "NAME": ":memory:"}}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 TASKS = {"default": {"BACKEND": "django_tasks.backends.immediate.ImmediateBackend"}}
 
 HANDOFF_SESSION_MODEL = "plain_host.Conversation"
+# The handoff's pages on this host: its page of a conversation, its base template, no Markdown.
+HANDOFF_SESSION_URL = "conversation"
+HANDOFF_BASE_TEMPLATE = "plain_host/base.html"
+HANDOFF_MARKDOWN = None
 HANDOFF_SERVICES = {
     "session_controller": "tests.plain_host.services.Conversations",
     "workspace_registry": None,
@@ -53,3 +80,10 @@ HANDOFF_HOST_SIGNALS = {
     "offline_reply": None,
     "composer_command": None,
 }
+
+# What becomes a follower event: this host's rows, then the handoff's records and redirects.
+FOLLOWER_SOURCES = [
+    "tests.plain_host.follow.ConversationSource",
+    "handoff.web.follow.HandoffSource",
+]
+FOLLOWER_POLL_INTERVAL = 0

@@ -42,8 +42,11 @@ class PlainHost:
     def log(self, session: Conversation) -> list[tuple[str, str]]:
         return list(Line.objects.filter(conversation=session).values_list("role", "content"))
 
+    def page_path(self, session: Conversation) -> str:
+        return f"/c/{session.pk}/"
+
     def page(self, client: Client, session: Conversation) -> str:
-        response = client.get(f"/c/{session.pk}/")
+        response = client.get(self.page_path(session))
         assert response.status_code == 200
         return response.content.decode()
 
@@ -60,10 +63,9 @@ def test_this_process_runs_on_the_plain_hosts_session_model() -> None:
     assert get_session_model() is Conversation
 
 
-def test_no_module_of_the_reference_host_or_its_pages_is_loaded() -> None:
+def test_no_module_of_the_reference_host_is_loaded() -> None:
     import handoff.attempt
     import handoff.export
     import handoff.operations  # noqa: F401 - the engine the contract drives
 
-    loaded = {name for name in sys.modules if name.split(".")[0] in {"host", "follower", "config"}}
-    assert loaded | {name for name in sys.modules if name.startswith("handoff.web")} == set()
+    assert {name for name in sys.modules if name.split(".")[0] in {"host", "config"}} == set()

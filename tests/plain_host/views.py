@@ -1,4 +1,4 @@
-"""The plain host's one page: a conversation and its log (its owner's only)."""
+"""The plain host's one page: a conversation, its handoff panel and its log (its owner's only)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,9 @@ from tests.plain_host.models import Conversation
 
 
 @login_required
-def conversation(request: HttpRequest, pk: UUID) -> HttpResponse:
-    """Render the conversation ``pk`` of the signed-in user (404 for anyone else's)."""
-    found = get_object_or_404(Conversation, pk=pk, owner=request.user)
-    return render(request, "plain_host/conversation.html", {"conversation": found})
+def conversation(request: HttpRequest, session_id: UUID) -> HttpResponse:
+    """Render the conversation ``session_id`` of the signed-in user (404 for anyone else's),
+    with the handoff's panel; the follower's baseline middleware reads ``session_id``."""
+    found = get_object_or_404(Conversation, pk=session_id, owner=request.user)
+    context = {"conversation": found, "current_id": found.pk}
+    return render(request, "plain_host/conversation.html", context)

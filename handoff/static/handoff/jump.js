@@ -1,6 +1,6 @@
 // The handoff's jump rules (seed 003 §6.5, defects B and C; DESIGN.md invariants 10–11), over
 // the page-wide follower's transport (static/follower.js, loaded before this module: its
-// window.__follower, its "handoff:event" and "follower:snapshot" events).
+// window.__follower, its "follower:event" and "follower:snapshot" events).
 //
 // - baseline: the page was rendered with where its session led (body data-redirect-to); only a
 //   transition of the current session from no redirect to a destination acts (a page rendered
@@ -13,7 +13,11 @@
 //   up quietly. Other pages only update their session list (the transport does);
 // - a page whose composer holds unsent text does not move: it shows a banner linking to the
 //   successor; a page that moved says so on the next page ("Moved here from …", aria-live);
-// - after a resync the handoff panel fetches itself ("handoff:refresh").
+// - after a resync the handoff panel fetches itself ("handoff:refresh");
+// - the successor's page is the URL its redirect event names (payload.url: the host's
+//   HANDOFF_SESSION_URL); one this page saw no event for is this page's URL with the session's
+//   id in place of the current one. The session list (the host's script, when the page has
+//   one: __follower.refreshSessionList) is what the retry rule refreshes.
 // Tests read window.__follower.jump ("waiting", "retrying", "opening", "held", "gave-up") and
 // window.__follower.tries.
 
@@ -24,6 +28,7 @@ const current = body.sessionId || null;
 follower.jump = null;
 follower.tries = 0;
 follower.baseline = {};
+const pages = {}; // the successors' page URLs, by session id, from their redirect events
 if (current && body.eventId) follower.baseline[current] = body.redirectTo || null;
 
 // The transport refreshes the session list itself unless the jump drives it (retrying) or the
@@ -50,7 +55,7 @@ document.addEventListener("follower:resync", () => {
   document.body.dispatchEvent(new CustomEvent("handoff:refresh"));
 });
 
-document.addEventListener("handoff:event", (event) => {
+document.addEventListener("follower:event", (event) => {
   const { kind, payload } = event.detail;
   if (kind === "session.added" || kind === "session.updated") {
     see(payload.session.id, payload.session.redirect_to);
@@ -59,6 +64,7 @@ document.addEventListener("handoff:event", (event) => {
       openIfStarted(payload.session);
     }
   } else if (kind === "redirect.committed") {
+    pages[payload.destination] = payload.url;
     see(payload.source, payload.destination, payload.session);
   }
 });
@@ -99,8 +105,12 @@ function startJump(row) {
 
 function openIfStarted(row) {
   if (row.id !== destination() || row.blank || row.archived) return false;
-  open(`/s/${row.id}/`, row.title);
+  open(pageOf(row.id), row.title);
   return true;
+}
+
+function pageOf(sessionId) {
+  return pages[sessionId] || location.pathname.replace(current, sessionId);
 }
 
 // Opening the successor. A tab whose composer holds unsent text stays (the text would be
@@ -168,7 +178,7 @@ async function tryOpen() {
   follower.tries += 1;
   const target = destination();
   try {
-    await follower.refreshSessionList();
+    if (follower.refreshSessionList) await follower.refreshSessionList();
   } catch (error) {
     console.warn("follower:", error);
   }
@@ -176,7 +186,7 @@ async function tryOpen() {
   const row = document.querySelector(`#session-list .session-row[data-session-id="${target}"]`);
   if (row && row.dataset.blank !== "true") {
     const title = row.querySelector(".row-title");
-    open(row.getAttribute("href") || `/s/${target}/`, title ? title.textContent.trim() : "");
+    open(row.getAttribute("href") || pageOf(target), title ? title.textContent.trim() : "");
   } else if (follower.tries >= config.retryLimit) {
     setJump("gave-up");
   } else {

@@ -5,6 +5,8 @@
 ``{% handoff_lineage session %}``: links to its predecessor, successor and lineage page (§3).
 ``{{ html|brief_links:session }}``: a successor's brief with its "(log #N)" evidence linked.
 ``{{ record|discarded_note }}``: "Discarded at review…" for a record the user discarded.
+``{% session_url id %}``: the host's page of a session; ``{{ text|handoff_markdown }}``: a brief
+as the host renders Markdown (the host's settings: ``handoff.conf``, ``handoff.web.host_pages``).
 
 The handoff's own templates load these; the host's pages reach them only through the slot
 templates in ``handoff/web/templates/handoff/slots/`` that the host's settings list
@@ -18,10 +20,12 @@ from typing import Any
 from django import template
 from django.utils.safestring import SafeString
 
+from handoff import conf
 from handoff.core.phases import discarded_note
 from handoff.inheritance import readable
 from handoff.meter_words import summary
 from handoff.shapes import MeterOut
+from handoff.web import host_pages
 from handoff.web.lineage import neighbours
 from handoff.web.log_links import brief_links
 from handoff.web.meter import render_meter
@@ -108,3 +112,15 @@ def reason_words(reason: str) -> object:
 def phase_words(phase: str) -> object:
     """A record's phase in words."""
     return PHASE_WORDS.get(phase, phase)
+
+
+@register.simple_tag
+def session_url(session_id: Any) -> str:
+    """The path of the host's page of ``session_id`` (``handoff.conf.session_url``)."""
+    return conf.session_url(session_id)
+
+
+@register.filter
+def handoff_markdown(text: str) -> SafeString:
+    """``text`` (Markdown) as HTML, as the host renders it (``host_pages.markdown``)."""
+    return host_pages.markdown(text)

@@ -1,0 +1,70 @@
+"""The plain host's part of the follower (``FOLLOWER_SOURCES``, ``follower.sources``).
+
+Like ``host/follow.py`` on the reference host: ``chat.conversation_changed`` becomes
+``session.added`` / ``session.updated`` with the conversation's row, and the snapshot's
+``sessions`` are the user's rows. A row is ``{"id", "title", "status", "archived", "blank"}``
+(``blank``: never started) plus the columns other sources add (the handoff's ``redirect_to``);
+``row_html`` is the row as this host's own template renders it (``ROW``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from uuid import UUID
+
+from tests.plain_host import chat
+from tests.plain_host.models import Conversation
+
+ROW = "plain_host/_row.html"
+"""The plain host's conversation row."""
+
+ADDED, UPDATED = "session.added", "session.updated"
+"""The events a page applies rows from (the kinds the handoff's jump rules read)."""
+
+
+def _row(values: dict[str, Any]) -> dict[str, Any]:
+    """A row from a conversation's values: ``woken`` shown as ``blank``, UUIDs as strings."""
+    row = {
+        name: str(value) if isinstance(value, UUID) else value
+        for name, value in values.items()
+        if name != "woken"
+    }
+    return row | {"blank": not values["woken"]}
+
+
+class ConversationSource:
+    """Conversation rows for the follower (see the module docstring)."""
+
+    def __init__(self, outlet: Any) -> None:
+        self.outlet = outlet
+        """The follower's ``Outlet`` (publish, render, columns)."""
+
+    def connect(self) -> None:
+        """Publish through ``outlet`` what ``chat.conversation_changed`` announces."""
+        chat.conversation_changed.connect(
+            self.changed, dispatch_uid="plain_host.follow", weak=False
+        )
+
+    def row(self, key: str) -> dict[str, Any] | None:
+        """Return ``{"owner", "session": row, "row_html"}`` of conversation ``key`` as stored
+        now (None: no such conversation)."""
+        columns = self.outlet.columns()
+        values = Conversation.objects.filter(pk=key).values("id", "owner_id", *chat.ROW_FIELDS)
+        found = values.annotate(**columns).first()
+        if found is None:
+            return None
+        owner = found.pop("owner_id")
+        row = _row(found)
+        return {"owner": owner, "session": row, "row_html": self.outlet.render(owner, ROW, row)}
+
+    def changed(self, conversation_id: Any, created: bool = False, **kwargs: Any) -> None:
+        """Publish ``session.added`` (created) or ``session.updated`` with the row."""
+        found = self.row(conversation_id)
+        if found is not None:
+            self.outlet.publish(found.pop("owner"), ADDED if created else UPDATED, found)
+
+    def snapshot(self, user_id: int, snapshot: dict[str, Any]) -> None:
+        """Add ``"sessions": [row, ...]``, the user's conversations (one query)."""
+        rows = Conversation.objects.filter(owner_id=user_id).order_by("title", "pk")
+        values = rows.values("id", *chat.ROW_FIELDS, **self.outlet.columns())
+        snapshot["sessions"] = [_row(v) for v in values]
