@@ -2,7 +2,7 @@
 
 Each simulated tab loads the source's conversation page (``GET /s/<id>/``: the id it was
 rendered with, the session list's groups), opens the follower socket and then does what
-``static/follower.js`` does with each event: a row whose workspace group the list lacks, or
+``follower.js`` does with each event: a row whose workspace group the list lacks, or
 a ``resync``, makes it fetch (the session list; after a resync also the log and the panel),
 everything else is applied from the event, with no request. It opens the successor as the
 page does: at the ``redirect.committed`` carrying it started, else at the event that starts it.

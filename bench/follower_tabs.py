@@ -5,7 +5,7 @@ in a process of its own (``handoff now --wait``, as the task worker runs it unde
 and each tab's time from the route's commit (the redirect's timestamp) to the moment it opens
 the successor is recorded.
 
-- push tab: ``static/follower.js``'s rules over the websocket: hello with the rendered id,
+- push tab: ``follower.js``'s rules over the websocket: hello with the rendered id,
   open the successor when the ``redirect.committed`` event carries it started, else on the
   event that starts it;
 - poll tab: the seed's design, ``GET /follow/snapshot`` every 2 s (each tab at its own
@@ -15,7 +15,7 @@ Navigation is the decision to open (``location.assign``); loading the next page 
 for both. ``start ms`` is the handoff's own time from the route's commit to the successor's
 start (the median over the round's handoffs): no follower can open the successor earlier, as it
 is shown only once started. Prints p50 / p95 per design and the poll/push ratios, and first
-the same for one real Chromium tab running ``static/follower.js`` (until it requests the
+the same for one real Chromium tab running ``follower.js`` (until it requests the
 successor's page).
 """
 

@@ -8,7 +8,7 @@ go to the network at a time; the others wait for its answer and, when it may not
 only then send their own, so the fifth tab waited for four page renders in a row (issue 17:
 0.6–0.8 s from the successor's start to the last tab showing it, with five tabs).
 
-The follower marks such a move in the URL (``?followed=1``, ``static/follower.js``): that
+The follower marks such a move in the URL (``?followed=1``, ``follower.js``): that
 answer may be stored privately for ``SHARED_SECONDS``, so the waiting tabs read the first tab's
 answer instead of asking again. A copy that old is still right once shown: the page carries the
 id of the newest event when it was rendered (``data-event-id``), and its follower has every
@@ -26,7 +26,7 @@ from django.http import HttpRequest, HttpResponseBase
 from django.utils.cache import add_never_cache_headers, patch_cache_control
 
 FOLLOWED = "followed"
-"""The query parameter the follower adds to a page it moves a tab to (``static/follower.js``)."""
+"""The query parameter the follower adds to a page it moves a tab to (``follower.js``)."""
 
 SHARED_SECONDS = 5
 """How long (seconds) the browser may reuse a followed page for its other tabs."""

@@ -2,7 +2,7 @@
 
 What a page shows of a conversation (its handoff panel with the banner and the phase chips, a
 new timeline entry, the "working" line, a session-list row) arrives in the event that changed
-it, rendered here on the server, and the page applies it in place (``static/follower.js``:
+it, rendered here on the server, and the page applies it in place (``follower.js``:
 htmx's out-of-band swaps, ``htmx.swap``), so an event costs an open tab no request. A fragment
 is ``{"session": str | None, "html": str, "unless": str | None}``:
 

@@ -28,7 +28,7 @@ behaviour rather than its connections.
 
 The hub also keeps, per local user, the newest event id this process knows of (delivered here,
 or committed by a request or task of this process: ``events.event_committed``); the consumer's
-``pong`` carries it, so a page behind it replays (``static/follower.js``), without a read of the
+``pong`` carries it, so a page behind it replays (``follower.js``), without a read of the
 database per ping.
 
 Before delivering an event the hub checks each distinct sign-in of the user's sockets here

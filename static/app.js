@@ -1,4 +1,4 @@
-// Page behaviours of the chat and the settings card (the follower lives in follower.js).
+// Page behaviours of the chat and the settings card (the follower lives in follower/static/follower/follower.js).
 // Strings people read go through Django's JavaScript catalog (gettext, loaded by base.html).
 
 // The composer sends on Enter; Shift+Enter adds a line.

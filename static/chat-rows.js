@@ -1,4 +1,4 @@
-// The host's session list over the follower's transport (static/follower.js, loaded before
+// The host's session list over the follower's transport (follower/static/follower/follower.js, loaded before
 // this module: its window.__follower and events; host.follow.SessionSource.scripts).
 //
 // - an event that carries a session's row (payload.row_html, rendered by the server with the

@@ -11,8 +11,9 @@ from follower import sources
 
 register = template.Library()
 
-TRANSPORT = "follower.js"
-"""The page-wide transport (numbered events, replay, heartbeat): ``static/follower.js``."""
+TRANSPORT = "follower/follower.js"
+"""The page-wide transport (numbered events, replay, heartbeat), the app's static file
+``follower/static/follower/follower.js``."""
 
 
 @register.simple_tag

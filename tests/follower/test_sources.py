@@ -130,6 +130,10 @@ def scripts() -> list[str]:
 def test_pages_load_the_transport_then_the_sources_scripts():
     """The session list is the host's script and the jump rules the handoff's, both run over
     the follower's transport, in ``FOLLOWER_SOURCES`` order."""
-    assert scripts() == ["/static/follower.js", "/static/chat-rows.js", "/static/handoff/jump.js"]
+    assert scripts() == [
+        "/static/follower/follower.js",
+        "/static/chat-rows.js",
+        "/static/handoff/jump.js",
+    ]
     with override_settings(FOLLOWER_SOURCES=[MOONS]):
-        assert scripts() == ["/static/follower.js"]
+        assert scripts() == ["/static/follower/follower.js"]

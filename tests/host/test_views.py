@@ -238,7 +238,7 @@ def test_page_carries_the_follower_contract(as_alice: Client, alice: Any):
         f'id="session-list" aria-label="Sessions"\n         hx-get="/sidebar/?current={session.pk}"'
         in html
     )
-    assert "/static/follower.js" in html and "/static/vendor/htmx.min.js" in html
+    assert "/static/follower/follower.js" in html and "/static/vendor/htmx.min.js" in html
 
 
 # --- conversation page ------------------------------------------------------------------------

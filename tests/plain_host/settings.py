@@ -46,7 +46,8 @@ TEMPLATES = [
     }
 ]
 STATIC_URL = "/static/"
-# The follower's transport and htmx are files of the project's static folder.
+# htmx (a host brings its own) is a file of the reference host's static folder; the follower
+# ships its transport in its app (follower/static/).
 STATICFILES_DIRS = [Path(__file__).resolve().parents[2] / "static"]
 CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
 DATABASES = {"default": {"ENGINE": "django.db.backends.sqlite3", "NAME": ":memory:"}}

@@ -1,5 +1,5 @@
 // The handoff's jump rules (seed 003 §6.5, defects B and C; DESIGN.md invariants 10–11), over
-// the page-wide follower's transport (static/follower.js, loaded before this module: its
+// the page-wide follower's transport (follower/static/follower/follower.js, loaded before this module: its
 // window.__follower, its "follower:event" and "follower:snapshot" events).
 //
 // - baseline: the page was rendered with where its session led (body data-redirect-to); only a
