@@ -19,6 +19,7 @@ from handoff import operations, services
 from handoff.exceptions import HandoffError
 from handoff.models import HandoffRecord, MainState
 from handoff.settings_store import rendered_value
+from handoff.web.host_pages import base_template
 from handoff.web.panel import describe_blocker
 from handoff_settings.forms import HandoffSettingsForm, StaleSetting
 
@@ -83,6 +84,7 @@ def card(request: HttpRequest) -> HttpResponse:
         "can_edit": request.user.is_staff,
         "version": values.version,
         "status_channel": _status_channel(),
+        "base_template": base_template(),
     } | activity_context(request.user)
     return render(request, "settings/card.html", context)
 

@@ -326,3 +326,17 @@ def test_a_page_rendered_before_the_handoff_gets_it_replayed_by_its_socket(
     successor = _read(HandoffRecord.objects.get(pk=outcome.record.pk).target_id)
     frames = async_to_sync(_replay)(source.owner, rendered)
     _assert_told(chat_host, frames, source, successor)
+
+
+@pytest.mark.django_db
+def test_the_settings_card_stands_in_the_hosts_base_template(
+    chat_host: ChatHost, client: Client
+) -> None:
+    """The Settings → Conversation Collaboration card (``handoff_settings``) extends the host's
+    base template (``HANDOFF_BASE_TEMPLATE``) and shows the global settings' fields."""
+    client.force_login(chat_host.user("alice"))
+    response = client.get(reverse("handoff_settings:card"))
+    assert response.status_code == 200
+    page = response.content.decode()
+    _baseline(page)
+    assert 'name="auto_handoff"' in page and 'name="handoff_ratio"' in page

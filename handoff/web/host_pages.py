@@ -6,8 +6,8 @@ follower source link to the host's page of a session (``HANDOFF_SESSION_URL``:
 template and renders briefs as the host renders Markdown. A host sets (each has the reference
 host's value as its default, so that host sets none):
 
-- ``HANDOFF_BASE_TEMPLATE`` (``"base.html"``): the template the lineage page extends; it must
-  have the blocks ``title`` and ``body``;
+- ``HANDOFF_BASE_TEMPLATE`` (``"base.html"``): the template the lineage page and the settings
+  card (``handoff_settings``) extend; it must have the blocks ``title`` and ``body``;
 - ``HANDOFF_MARKDOWN`` (``"host.templatetags.chat_markdown.markdown"``): dotted path of
   ``(text: str) -> SafeString``, the host's Markdown rendering of a brief on the lineage page;
   ``None``: the brief is shown as escaped paragraphs (Django's ``linebreaks``).
