@@ -121,6 +121,7 @@ def test_a_waiting_review_is_announced_by_the_composer_and_its_link_shows_the_fo
     page.wait_for_timeout(300)
 
     expect(heading).to_be_in_viewport()
+    expect(page.locator(".topbar")).to_be_in_viewport(ratio=1)
     expect(form.get_by_label("Goal")).to_be_focused()
     form.get_by_role("button", name="Discard").click()
     expect(notice).to_be_hidden()

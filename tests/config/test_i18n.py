@@ -215,6 +215,15 @@ def test_the_meters_sentence_inheritance_details_and_a_missing_service_speak_chi
     assert leftover == {}, "\n".join(report)
 
 
+def test_the_latest_attempt_reads_as_one_chinese_sentence(chinese: Client):
+    user = LanguagePreference.objects.get().user
+    HandoffRecord.objects.create(
+        source=make_source(user), phase="failed", reason="manual", source_revision=1
+    )
+    text = " ".join(chinese.get(reverse("handoff_settings:activity")).content.decode().split())
+    assert re.search(r"最近一次尝试于 <span[^>]*><a [^>]*>[^<]+</a></span>，[^<]*前。", text)
+
+
 def test_the_commands_speak_chinese_to_people_and_keep_json_keys(tmp_path: Path):
     source = make_source(title="Parser")
     transcript = SAMPLES / "claude-code-1.x-sidechains.jsonl"

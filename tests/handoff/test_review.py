@@ -268,6 +268,22 @@ def test_management_command_shows_commits_and_discards_reviews(tmp_path):
     assert HandoffRecord.objects.get(pk=second.pk).phase == Phase.FAILED
 
 
+def test_management_command_review_prints_the_brief_to_edit_and_commit(tmp_path):
+    source, record = waiting_review()
+    out = StringIO()
+    call_command("handoff", "review", str(source.pk), stdout=out)
+
+    shown = out.getvalue()
+    assert f"handoff commit {source.pk} --brief FILE" in shown
+    brief = json.loads(shown[shown.index("\n{") :])
+    assert brief == record.brief
+    brief_file = tmp_path / "brief.json"
+    brief_file.write_text(json.dumps(brief | {"goal": "Reviewed on the command line"}))
+    call_command("handoff", "commit", str(source.pk), "--brief", str(brief_file), stdout=StringIO())
+    committed = HandoffRecord.objects.get(pk=record.pk).brief
+    assert committed is not None and committed["goal"] == "Reviewed on the command line"
+
+
 def compose(client: Client, session: Session, text: str) -> str:
     response = client.post(
         reverse("chat:compose", args=[session.pk]),

@@ -108,7 +108,8 @@ def test_enabled_without_the_global_switch_is_explained():
     source = make_source()
     report = operations.enable(source.pk)
     assert report["enabled"] is True and report["auto_handoff"] is False
-    assert any("autoHandoff is off" in n for n in report["notices"])
+    assert any("Automatic handoff is off in Settings" in n for n in report["notices"])
+    assert not any("autoHandoff" in n for n in report["notices"])  # words, not the setting's key
 
 
 def test_status_of_an_unknown_session_is_an_error():

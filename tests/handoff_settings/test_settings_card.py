@@ -3,6 +3,7 @@ command (handoff.web)."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -241,6 +242,27 @@ def test_card_shows_the_last_record_and_deferred_blockers(as_staff: Client, staf
     assert "Latest attempt on" in html and "Long task" in html
     assert "LLM timed out" in html
     assert "messages are queued for its next turn" in html
+
+
+def test_the_latest_attempt_is_one_sentence_and_its_figures_read_cleanly(
+    as_staff: Client, staff: Any
+):
+    source = talked(staff, "Long task")
+    HandoffRecord.objects.create(
+        source=source,
+        phase="failed",
+        reason="manual",
+        source_revision=3,
+        metrics={"tokens": 900, "turns": 2, "compactions": 0, "capacity": 32_000},
+    )
+
+    text = " ".join(as_staff.get(reverse("handoff_settings:card")).content.decode().split())
+
+    assert re.search(
+        r"Latest attempt on <span[^>]*><a [^>]*>Long task</a></span>, [^<]* ago\.", text
+    )
+    assert "0 compactions · capacity 32,000" in text
+    assert " ," not in text
 
 
 def test_card_shows_only_the_users_own_records(as_member: Client, staff: Any):

@@ -1,9 +1,9 @@
 """``python manage.py handoff ACTION SESSION [--wait] [--brief FILE] [--json]`` (issue 2 §7).
 
 ACTION is one of ``status``, ``enable``, ``disable``, ``now``, ``review`` (show the handoff
-waiting for review), ``commit`` (commit it; ``--brief FILE`` the edited brief as JSON, ``-``
-for standard input), ``discard``, ``review-on`` / ``review-off`` (this conversation's handoffs
-wait for review, or do not).
+waiting for review and, without ``--json``, its brief as JSON to edit), ``commit`` (commit it;
+``--brief FILE`` the edited brief as JSON, ``-`` for standard input), ``discard``,
+``review-on`` / ``review-off`` (this conversation's handoffs wait for review, or do not).
 
 ``python manage.py handoff export [--user U] [--out FILE]`` writes seed 000's ``handoffs.json``
 version 1 (``handoff.export``): the sessions of user U (a username), or of every user without
@@ -312,7 +312,10 @@ class Command(BaseCommand):
                 brief = read_brief(options["brief"])
                 self._print_status(operations.commit_review(session_id, brief), as_json)
             else:
-                self._print_status(operations.act(action, session_id), as_json)
+                report = operations.act(action, session_id)
+                self._print_status(report, as_json)
+                if action == operations.Action.REVIEW and not as_json:
+                    self._print_waiting_brief(report)
         except HandoffError as exc:
             raise CommandError(f"handoff {action}: {exc}") from exc
 
@@ -338,6 +341,21 @@ class Command(BaseCommand):
         self.stdout.write(
             json.dumps(report, ensure_ascii=False) if as_json else format_status(report)
         )
+
+    def _print_waiting_brief(self, report: StatusOut) -> None:
+        """Print the brief waiting for review as indented JSON, the file ``commit --brief``
+        takes back once edited; nothing when no brief waits."""
+        last = report["last"]
+        if last is None or not last["review_until"] or last["brief"] is None:
+            return
+        self.stdout.write(
+            gettext(
+                "The brief waiting for review; to change it, save it to a file, edit it and run "
+                "handoff commit %(session)s --brief FILE:"
+            )
+            % {"session": report["session"]}
+        )
+        self.stdout.write(json.dumps(last["brief"], ensure_ascii=False, indent=2))
 
     def _print_record(self, record: RecordOut, as_json: bool) -> None:
         self.stdout.write(
