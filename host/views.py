@@ -28,7 +28,7 @@ from common.caching import followed_page
 from host.composer import submit
 from host.forms import ComposerForm, NewSessionForm
 from host.models import LanguagePreference, Session
-from host.sidebar import sidebar_page
+from host.sidebar import LISTED, sidebar_page
 from host.timeline import LATEST, timeline
 
 
@@ -91,12 +91,10 @@ def _page_context(request: HttpRequest, session: Session | None) -> dict[str, An
 @never_cache
 @require_GET
 def index(request: HttpRequest) -> HttpResponse:
-    """Open the most recently updated conversation, or show the empty state with the new form."""
-    latest = (
-        Session.objects.filter(owner_id=request.user.pk, archived=False, parent__isnull=True)
-        .order_by("-updated")
-        .first()
-    )
+    """Open the most recently updated conversation the list shows (``host.sidebar.LISTED``: not
+    a blank one, such as a successor whose handoff waits for review), or show the empty state
+    with the new form."""
+    latest = Session.objects.filter(LISTED, owner_id=request.user.pk).order_by("-updated").first()
     if latest is not None:
         return redirect("chat:session", session_id=latest.pk)
     context = _page_context(request, None) | {"form": NewSessionForm(owner=request.user)}

@@ -126,6 +126,22 @@ def test_review_refused_after_new_input_discards_the_draft_and_leaves_the_source
     assert record.brief == EDITED  # the edited brief went to disk first
 
 
+def test_a_draft_written_to_while_its_review_waited_is_kept_and_the_commit_fails():
+    """Someone opened the draft successor and wrote to it before the review ended: committing
+    fails (no route, the source continues) and the draft keeps what was written there."""
+    source, record = waiting_review()
+    draft = target_of(record)
+    add_turn(draft, "hello draft")
+    with pytest.raises(ReviewFailed, match="written to before its brief"):
+        operations.commit_review(source.pk, EDITED)
+    record.refresh_from_db()
+    assert record.phase == Phase.FAILED
+    draft.refresh_from_db()
+    assert draft.archived is False
+    assert Message.objects.filter(session=draft, content="hello draft").exists()
+    assert store.redirect_of(source.pk) is None
+
+
 def test_bad_edited_brief_is_refused_and_changes_nothing():
     source, record = waiting_review()
     for bad in (

@@ -130,6 +130,17 @@ def test_index_opens_the_most_recent_session(as_alice: Client, alice: Any):
     assert response["Location"] == reverse("chat:session", args=[newer.pk])
 
 
+def test_index_skips_a_blank_conversation_such_as_a_draft_waiting_for_review(
+    as_alice: Client, alice: Any
+):
+    """A successor whose handoff waits for review is blank and unlisted: ``/`` does not open it
+    (someone would write to it before its brief)."""
+    talked_to = talked(alice, "Refactor the parser")
+    create_session(alice, cwd="/work/demo", title="Refactor the parser")  # blank, newer
+    response = as_alice.get(reverse("chat:index"))
+    assert response["Location"] == reverse("chat:session", args=[talked_to.pk])
+
+
 # --- sidebar --------------------------------------------------------------------------------
 
 
