@@ -10,7 +10,7 @@ follower makes the source with its ``Outlet`` (publish, render).
 A row is ``{"id", "title", "blank", "workspace", "archived", "status"}`` plus the columns other
 sources add (``Outlet.columns``: the handoff's ``redirect_to``); ids are strings or None. Each
 event carries what it changes on the page, rendered once: the session's row (``row_html``, the
-list's own row template) and the "working" line, or a new log entry.
+list's own row template), the "working" line and the conversation's heading, or a new log entry.
 """
 
 from __future__ import annotations
@@ -73,7 +73,8 @@ class SessionSource:
         return _row({"id": session.pk, **{name: getattr(session, name) for name in names}})
 
     def row(self, key: str) -> dict[str, Any] | None:
-        """Return ``{"owner", "session": row, "row_html", "fragments": [the working line]}``
+        """Return ``{"owner", "session": row, "row_html", "fragments": [the working line, the
+        conversation's heading]}``
         of session ``key`` as stored now (None: no such session): a ``session.updated``
         payload, for this source's events and other sources' (``Outlet.row``)."""
         session = self.live_session(key)
@@ -81,12 +82,15 @@ class SessionSource:
             return None
         owner = session.owner_id
         context = {"session": session, "oob": True}
-        working = self.outlet.fragment(owner, "chat/_working.html", context, session=session.pk)
+        fragments = [
+            self.outlet.fragment(owner, template, context, session=session.pk)
+            for template in ("chat/_working.html", "chat/_conv_title.html")
+        ]
         return {
             "owner": owner,
             "session": self.row_of(session),
             "row_html": self.outlet.render(owner, ROW, row_context(session)),
-            "fragments": [working],
+            "fragments": fragments,
         }
 
     def session_changed(self, session_id: Any, created: bool = False, **kwargs: Any) -> None:

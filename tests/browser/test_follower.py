@@ -29,6 +29,7 @@ from handoff import operations, services
 from handoff.models import HandoffRecord, HandoffSettings
 from host.models import Session
 from host.services import SessionController
+from host.sessions import create_session
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -658,3 +659,24 @@ def test_tabs_following_one_move_read_one_render_and_keep_their_own_composer(mak
     composers = [t.locator('#composer input[name="client_id"]').input_value() for t in tabs]
     assert composers[0] != composers[1]
     assert all(tab.problems == [] for tab in tabs)
+
+
+def test_the_first_message_titles_the_conversation_in_every_tab_without_a_request(
+    make_user, open_page
+):
+    """An untitled conversation takes the title of its first message (host.intake): the other
+    tab's heading shows it from the event (the heading is one of its fragments), no request."""
+    ada = make_user("ada")
+    untitled = off_loop(lambda: create_session(ada, cwd="/work/demo"))
+    writer, reader = open_page(ada, untitled), open_page(ada, untitled)
+    assert reader.locator("h1.conv-title").inner_text() == "Untitled conversation"
+    requests: list[str] = []
+    reader.on("request", lambda r: requests.append(r.url))
+
+    writer.locator("#composer textarea").fill("Port the lexer to Rust")
+    writer.locator("#composer").get_by_role("button", name="Send").click()
+
+    reader.locator("h1.conv-title", has_text="Port the lexer to Rust").wait_for()
+    writer.locator("h1.conv-title", has_text="Port the lexer to Rust").wait_for()
+    assert requests == []
+    assert reader.problems == []

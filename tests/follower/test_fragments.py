@@ -91,10 +91,11 @@ def test_a_session_event_carries_its_row_and_the_working_line(ada):
     assert f'id="row-{session.pk}"' in row
     assert 'data-shown="true"' in row
     assert "Running" in row
-    [working] = frame["payload"]["fragments"]
-    assert working["session"] == str(session.pk)
+    working, heading = frame["payload"]["fragments"]
+    assert working["session"] == heading["session"] == str(session.pk)
     assert 'id="working"' in working["html"]
     assert " hidden" not in working["html"]
+    assert 'id="conv-title"' in heading["html"] and session.title in heading["html"]
 
 
 def test_a_blank_sessions_row_is_marked_hidden(ada):
