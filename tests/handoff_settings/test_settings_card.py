@@ -382,7 +382,7 @@ def test_the_latest_attempt_counts_one_turn_in_the_singular(as_staff: Client, st
         error="no",
     )
     html = as_staff.get(reverse("handoff_web:panel", args=[session.pk])).content.decode()
-    assert "1 token, 1 turn, 1 compaction" in html
+    assert "1 token · 1 turn · 1 compaction" in html
     assert "1 turns" not in html
 
 
