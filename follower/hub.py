@@ -6,8 +6,9 @@ The hub, not each socket, hears of events:
 - through the channel layer: one channel per process joins the group ``follow.<user_id>`` of
   each user with a socket here (Redis in real mode; the in-memory layer carries the events
   this process publishes itself), and each event is encoded once and fanned out to the
-  user's sockets. One task receives, another delivers: the events that came while a
-  delivery was under way (a transaction's burst: a handoff's route publishes four) go out
+  user's sockets. A message carries one or more of a user's frames (``follow.events``: the
+  publishing process's sender merges a transaction's burst, ``follower.sending``). One task
+  receives, another delivers: the events that came while a delivery was under way go out
   together, with one sign-in check and one push per socket (its frames leave in one write);
 - on the in-memory layer only, by one process-wide reader that looks at the stored events
   every ``FOLLOWER_POLL_INTERVAL`` seconds (default 0.1; 0 turns it off), on SQLite only when
@@ -229,12 +230,13 @@ class Hub:
 
     async def take(self, messages: list[dict[str, Any]]) -> None:
         """Handle channel-layer messages in the order they came: each run of consecutive
-        ``follow.event`` messages is delivered per user (``deliver``, frames in arrival order);
-        a sign-out closes its sockets; a probe sets ``probed``."""
+        ``follow.events`` messages (a user's frames under ``sending.BATCH``, several when the
+        sender merged a burst) is delivered per user (``deliver``, frames in arrival order); a
+        sign-out closes its sockets; a probe sets ``probed``."""
         frames: dict[int, list[Frame]] = {}
         for message in messages:
-            if message.get("type") == "follow.event":
-                frames.setdefault(int(message["user"]), []).append(message["event"])
+            if message.get("type") == "follow.events":
+                frames.setdefault(int(message["user"]), []).extend(message[sending.BATCH])
                 continue
             await self._deliver_all(frames)
             if message.get("type") == "follow.signed_out":

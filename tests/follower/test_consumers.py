@@ -14,7 +14,6 @@ from channels.db import database_sync_to_async
 from channels.testing import WebsocketCommunicator
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.contrib.sessions.models import Session as DjangoSession
-from django.db import transaction
 from django.test import Client
 
 from follower import events
@@ -317,7 +316,9 @@ async def test_one_event_reaches_every_socket_with_one_sign_in_check(ada):
         await communicator.disconnect()
 
 
-async def test_events_that_come_during_a_delivery_go_out_together_with_one_sign_in_check(ada):
+async def test_events_that_come_during_a_delivery_go_out_together_with_one_sign_in_check(
+    ada, publish_burst
+):
     """A burst (a handoff's route publishes four events in one transaction) that arrives while
     the hub delivers the event before it costs one more sign-in check, not one per event."""
     sockets = [(await signed_in_socket(ada))[0] for _ in range(3)]
@@ -342,15 +343,6 @@ async def test_events_that_come_during_a_delivery_go_out_together_with_one_sign_
     assert checked.call_count == 2
     for communicator in sockets:
         await communicator.disconnect()
-
-
-def publish_burst(user_id: int) -> list[dict[str, Any]]:
-    """Publish four events in one transaction (as a handoff's route does); return them."""
-    with transaction.atomic():
-        return [publish(user_id, HandoffKind.HANDOFF_PHASE, {"phase": p}) for p in PHASES]
-
-
-PHASES = ("prepared", "committed", "committed-start-pending", "started")
 
 
 async def test_an_event_reaches_the_page_while_page_requests_hold_the_shared_thread(ada):

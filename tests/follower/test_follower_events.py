@@ -121,7 +121,7 @@ def test_publish_sends_to_the_users_group_after_commit(ada, django_capture_on_co
         frame = publish(ada.pk, SessionKind.SESSION_ADDED, {"session": {"id": "x"}})
     assert len(callbacks) == 1
     callbacks[0]()
-    assert received(channel) == {"type": "follow.event", "user": ada.pk, "event": frame}
+    assert received(channel) == {"type": "follow.events", "user": ada.pk, "batch": [frame]}
     assert frame == {
         "type": "event",
         "id": 1,
