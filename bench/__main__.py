@@ -23,6 +23,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 GROUPS = {
     "follower": ("follower_tabs", "follower_pages", "chromium_tabs", "follower_fanout"),
@@ -67,8 +68,28 @@ def run_both(benchmark: str) -> None:
         raise SystemExit(f"python -m bench {benchmark} failed on: {', '.join(failed)}")
 
 
+def create_database(connection: Any) -> bool:
+    """Create the database ``connection`` (a Django ``DatabaseWrapper``) names when it does not
+    exist yet, as Django's test runner creates its test database: through a connection to the
+    server's maintenance database (``_nodb_cursor``). Returns whether it was created.
+
+    SQLite creates its file on first use, so only PostgreSQL is looked at (``pg_database``).
+    Raises the driver's ``OperationalError`` when the server cannot be reached.
+    """
+    if connection.vendor != "postgresql":
+        return False
+    name = connection.settings_dict["NAME"]
+    with connection._nodb_cursor() as cursor:
+        cursor.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name])
+        if cursor.fetchone() is not None:
+            return False
+        cursor.execute(f"CREATE DATABASE {connection.ops.quote_name(name)}")
+    return True
+
+
 def main() -> None:
-    """Set Django up on a scratch database, migrate it, then run the benchmarks asked for.
+    """Set Django up on a scratch database (created when DATABASE_URL names a PostgreSQL
+    database that does not exist yet), migrate it, then run the benchmarks asked for.
 
     ``soak`` (``bench/soak.py``, about two and a half minutes) sets Django up on its own
     private PostgreSQL and Redis instead, and runs only when asked for.
@@ -92,8 +113,11 @@ def main() -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     import django
     from django.core.management import call_command
+    from django.db import connection
 
     django.setup()
+    if create_database(connection):
+        print(f"(created the database {connection.settings_dict['NAME']})", flush=True)
     call_command("migrate", verbosity=0)
     for name in GROUPS[chosen[0]] if chosen else EVERYTHING:
         importlib.import_module(f"bench.{name}").run()

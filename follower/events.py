@@ -66,7 +66,7 @@ def _send(user_id: int, frame: Frame) -> None:
     layer = get_channel_layer()
     if layer is None:
         return
-    message = {"type": "follow.event", "user": user_id, "event": frame}
+    message = {"type": "follow.events", "user": user_id, sending.BATCH: [frame]}
     sending.group_send(layer, group_name(user_id), message)
 
 

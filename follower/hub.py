@@ -6,7 +6,10 @@ The hub, not each socket, hears of events:
 - through the channel layer: one channel per process joins the group ``follow.<user_id>`` of
   each user with a socket here (Redis in real mode; the in-memory layer carries the events
   this process publishes itself), and each event is encoded once and fanned out to the
-  user's sockets;
+  user's sockets. A message carries one or more of a user's frames (``follow.events``: the
+  publishing process's sender merges a transaction's burst, ``follower.sending``). One task
+  receives, another delivers: the events that came while a delivery was under way go out
+  together, with one sign-in check and one push per socket (its frames leave in one write);
 - on the in-memory layer only, by one process-wide reader that looks at the stored events
   every ``FOLLOWER_POLL_INTERVAL`` seconds (default 0.1; 0 turns it off), on SQLite only when
   the database's files changed: one query for all the process's users, whatever their socket
@@ -127,6 +130,8 @@ class Hub:
         self.missed = False
         """A message came but was not delivered (the database was down): catch up."""
         self.reads: Reads | None = None
+        self.inbox: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+        """Channel-layer messages received and not yet handled (``_deliver_received``)."""
 
     async def join(self, socket: FollowConsumer) -> None:
         """Register a socket of ``socket.user_id`` and (re)join the user's group.
@@ -169,6 +174,7 @@ class Hub:
         if self.layer is not None:
             self.channel = await self.layer.new_channel()
             self.tasks.append(asyncio.create_task(self._listen()))
+            self.tasks.append(asyncio.create_task(self._deliver_received()))
         if self.layer is not None and not isinstance(self.layer, InMemoryChannelLayer):
             await self.layer.group_add(self.probe_group, self.channel)
             self.tasks.append(asyncio.create_task(self._watch()))
@@ -182,6 +188,7 @@ class Hub:
             task.cancel()
         self.tasks = []
         self.channel = None
+        self.inbox = asyncio.Queue()
         if self.reads is not None:
             self.reads.close()
             self.reads = None
@@ -193,24 +200,56 @@ class Hub:
         return await self.reads(read, *args)
 
     async def _listen(self) -> None:
-        """Receive the group messages of every local user on the process's one channel."""
+        """Receive the group messages of every local user on the process's one channel into
+        ``inbox``, without waiting for their delivery (``_deliver_received``)."""
         assert self.layer is not None and self.channel is not None
         while True:
             try:
-                message = await self.layer.receive(self.channel)
-                if message.get("type") == "follow.event":
-                    frame: Frame = message["event"]
-                    await self.deliver(int(message["user"]), [frame])
-                elif message.get("type") == "follow.signed_out":
-                    await self._close_sign_in(message["session_key"])
-                elif message.get("type") == "follow.probe":
-                    self.probed.set()
+                self.inbox.put_nowait(await self.layer.receive(self.channel))
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                logger.exception("follower hub: receiving from the channel layer failed")
+                self.missed = True
+                await asyncio.sleep(1)
+
+    async def _deliver_received(self) -> None:
+        """Handle the received messages in order; those that arrived while a delivery was under
+        way go out together (``take``): one sign-in check and one push per socket per user."""
+        while True:
+            received = [await self.inbox.get()]
+            while not self.inbox.empty():
+                received.append(self.inbox.get_nowait())
+            try:
+                await self.take(received)
             except asyncio.CancelledError:
                 raise
             except Exception:
                 logger.exception("follower hub: a channel-layer message was not delivered")
                 self.missed = True
-                await asyncio.sleep(1)
+
+    async def take(self, messages: list[dict[str, Any]]) -> None:
+        """Handle channel-layer messages in the order they came: each run of consecutive
+        ``follow.events`` messages (a user's frames under ``sending.BATCH``, several when the
+        sender merged a burst) is delivered per user (``deliver``, frames in arrival order); a
+        sign-out closes its sockets; a probe sets ``probed``."""
+        frames: dict[int, list[Frame]] = {}
+        for message in messages:
+            if message.get("type") == "follow.events":
+                frames.setdefault(int(message["user"]), []).extend(message[sending.BATCH])
+                continue
+            await self._deliver_all(frames)
+            if message.get("type") == "follow.signed_out":
+                await self._close_sign_in(message["session_key"])
+            elif message.get("type") == "follow.probe":
+                self.probed.set()
+        await self._deliver_all(frames)
+
+    async def _deliver_all(self, frames: dict[int, list[Frame]]) -> None:
+        """Deliver each user's frames, then forget them."""
+        for user_id, user_frames in frames.items():
+            await self.deliver(user_id, user_frames)
+        frames.clear()
 
     async def _watch(self) -> None:
         """Probe the layer every ``PROBE_INTERVAL`` seconds; re-join when it forgot the hub."""

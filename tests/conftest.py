@@ -21,6 +21,15 @@ collect_ignore = (
 )
 
 
+@pytest.fixture(autouse=True)
+def fresh_status_channel() -> None:
+    """Each test probes its channel layer afresh: ``follower.channel`` keeps a probe's answer
+    for a while per process, and a layer a test cut (an outage) may be the next test's too."""
+    from follower import channel
+
+    channel._answers.clear()
+
+
 @pytest.fixture
 def immediate_tasks(settings: Any) -> None:
     """Run django-tasks inline (the immediate backend) instead of through ``db_worker``."""

@@ -3,12 +3,18 @@ when"): no benchmark is timed here, only what the runner starts and what the imp
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
+import uuid
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import dj_database_url
 import pytest
+from django.db import OperationalError, connections
+from django.db.utils import load_backend
 from shared_files import ROOT
 
 from bench import __main__ as runner
@@ -59,6 +65,38 @@ def test_both_runs_the_second_configuration_when_the_first_fails_and_says_which_
     with pytest.raises(SystemExit, match="failed on: SQLite file \\+ in-memory channel layer$"):
         runner.run_both("chromium")
     assert next(returned, None) is None
+
+
+@pytest.fixture
+def missing_database(django_db_blocker: Any) -> Iterator[Any]:
+    """A connection to a database of the benchmark's PostgreSQL server that does not exist
+    (dropped afterwards); skips when no server answers there."""
+    variable, default = runner.CONFIGURATIONS["PostgreSQL + Redis"]["DATABASE_URL"]
+    url = os.environ.get(variable, default)
+    settings = connections.configure_settings({"default": dj_database_url.parse(url)})["default"]
+    settings["NAME"] = f"sh_bench_missing_{uuid.uuid4().hex[:8]}"
+    connection = load_backend(settings["ENGINE"]).DatabaseWrapper(settings, alias="bench")
+    with django_db_blocker.unblock():
+        try:
+            with connection._nodb_cursor():
+                pass
+        except OperationalError as error:
+            pytest.skip(f"no PostgreSQL server at {url}: {error}")
+        yield connection
+        connection.close()
+        with connection._nodb_cursor() as cursor:
+            cursor.execute(f"DROP DATABASE IF EXISTS {connection.ops.quote_name(settings['NAME'])}")
+
+
+def test_the_benchmark_creates_its_postgresql_database_when_missing(missing_database: Any) -> None:
+    with pytest.raises(OperationalError, match="does not exist"):
+        missing_database.ensure_connection()
+
+    assert runner.create_database(missing_database) is True
+    with missing_database.cursor() as cursor:
+        cursor.execute("SELECT current_database()")
+        assert cursor.fetchone() == (missing_database.settings_dict["NAME"],)
+    assert runner.create_database(missing_database) is False
 
 
 def test_an_unknown_benchmark_with_both_gets_the_usage_and_runs_nothing() -> None:

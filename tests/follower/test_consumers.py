@@ -316,6 +316,35 @@ async def test_one_event_reaches_every_socket_with_one_sign_in_check(ada):
         await communicator.disconnect()
 
 
+async def test_events_that_come_during_a_delivery_go_out_together_with_one_sign_in_check(
+    ada, publish_burst
+):
+    """A burst (a handoff's route publishes four events in one transaction) that arrives while
+    the hub delivers the event before it costs one more sign-in check, not one per event."""
+    sockets = [(await signed_in_socket(ada))[0] for _ in range(3)]
+    checking, release = threading.Event(), threading.Event()
+    real = hub_module._still_signed_in
+
+    def held(user_id: int, keys: set[str]) -> set[str]:
+        checking.set()
+        release.wait(10)
+        return real(user_id, keys)
+
+    with mock.patch.object(hub_module, "_still_signed_in", side_effect=held) as checked:
+        first = await emit(ada)
+        await sync_to_async(checking.wait, thread_sensitive=False)(10)
+        burst = await database_sync_to_async(publish_burst)(ada.pk)
+        while hub_module.hub().inbox.qsize() < len(burst):
+            await asyncio.sleep(0.01)
+        release.set()
+        for communicator in sockets:
+            received = [await communicator.receive_json_from() for _ in range(5)]
+            assert received == [first, *burst]
+    assert checked.call_count == 2
+    for communicator in sockets:
+        await communicator.disconnect()
+
+
 async def test_an_event_reaches_the_page_while_page_requests_hold_the_shared_thread(ada):
     """Sync views (a herd of page refreshes) run on asgiref's one shared thread; the hub's
     sign-in check does not queue behind them (issue 17, item 1)."""

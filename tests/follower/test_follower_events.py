@@ -7,6 +7,7 @@ import json
 from datetime import timedelta
 from io import StringIO
 from typing import Any
+from unittest import mock
 
 import pytest
 from asgiref.sync import async_to_sync
@@ -18,7 +19,7 @@ from django.db import transaction
 from django.test import RequestFactory
 from django.utils import timezone
 
-from follower import sending
+from follower import channel, sending
 from follower.channel import StatusChannel
 from follower.events import (
     SWEEP_EVERY,
@@ -121,7 +122,7 @@ def test_publish_sends_to_the_users_group_after_commit(ada, django_capture_on_co
         frame = publish(ada.pk, SessionKind.SESSION_ADDED, {"session": {"id": "x"}})
     assert len(callbacks) == 1
     callbacks[0]()
-    assert received(channel) == {"type": "follow.event", "user": ada.pk, "event": frame}
+    assert received(channel) == {"type": "follow.events", "user": ada.pk, "batch": [frame]}
     assert frame == {
         "type": "event",
         "id": 1,
@@ -467,6 +468,29 @@ def test_status_channel_unavailable_when_redis_is_unreachable(settings):
         }
     }
     assert StatusChannel().available() is False
+
+
+def test_status_channel_answers_from_one_probe_for_a_while_and_probes_a_new_layer(settings):
+    """Every status report asks (each panel a page or an event renders): one round trip
+    through the layer answers them for ``ANSWER_KEPT`` seconds; a reconfigured layer is
+    probed afresh."""
+    settings.CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+    with (
+        mock.patch.object(channel, "ANSWER_KEPT", 3600),
+        mock.patch.object(
+            StatusChannel, "_round_trip", side_effect=StatusChannel._round_trip
+        ) as probed,
+    ):
+        assert [StatusChannel().available() for _ in range(3)] == [True] * 3
+        assert probed.call_count == 1
+        settings.CHANNEL_LAYERS = {
+            "default": {
+                "BACKEND": "channels_redis.core.RedisChannelLayer",
+                "CONFIG": {"hosts": ["redis://127.0.0.1:1/0"]},
+            }
+        }
+        assert StatusChannel().available() is False
+        assert probed.call_count == 2
 
 
 def test_status_channel_unavailable_without_a_layer(settings):

@@ -80,3 +80,56 @@ async def test_an_in_memory_send_from_any_thread_runs_on_the_loop_its_hub_receiv
     await communicator.disconnect()
     here = threading.current_thread().name
     assert sent == [(here, 1), (here, 2)]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_transactions_burst_of_events_waiting_for_the_layer_leaves_as_one_message(
+    ada: Any, publish_burst: Any
+):
+    """A handoff's route publishes four events in one transaction: while the layer is busy
+    with an earlier send they queue, then leave together (one ``group_send``, four Redis round
+    trips with channels-redis, instead of one per event), in order."""
+    layer = get_channel_layer()
+    busy, release = threading.Event(), threading.Event()
+    sent: list[dict[str, Any]] = []
+
+    async def recorded(group: str, message: dict[str, Any]) -> None:
+        sent.append(message)
+        if len(sent) == 1:
+            busy.set()
+            await asyncio.to_thread(release.wait, 10)
+
+    with mock.patch.object(layer, "group_send", recorded):
+        sending.group_send(layer, "elsewhere", {"type": "test.message", "batch": ["earlier"]})
+        assert busy.wait(10)
+        burst = publish_burst(ada.pk)
+        release.set()
+        assert sending.flush()
+    assert sent == [
+        {"type": "test.message", "batch": ["earlier"]},
+        {"type": "follow.events", "user": ada.pk, "batch": burst},
+    ]
+
+
+def test_only_alike_messages_in_a_row_for_one_group_are_merged_and_at_most_the_limit():
+    layer, other = mock.Mock(), mock.Mock()
+
+    def event(n: int, user: int = 1) -> dict[str, Any]:
+        return {"type": "follow.events", "user": user, "batch": [n]}
+
+    queued = [
+        (layer, "a", event(1)),
+        (layer, "a", event(2)),
+        (layer, "b", event(3)),
+        (layer, "a", event(4)),
+        (layer, "a", {"type": "follow.signed_out", "session_key": "k"}),
+        (layer, "a", event(5)),
+        (other, "a", event(6)),
+        (layer, "a", event(7, user=2)),
+    ]
+    assert sending.merged(queued) == [
+        (layer, "a", {"type": "follow.events", "user": 1, "batch": [1, 2]}),
+        *queued[2:],
+    ]
+    many = [(layer, "a", event(n)) for n in range(sending.BATCH_LIMIT + 1)]
+    assert [len(m["batch"]) for _, _, m in sending.merged(many)] == [sending.BATCH_LIMIT, 1]
