@@ -48,13 +48,25 @@ function openAtTarget() {
 }
 
 document.addEventListener("DOMContentLoaded", openAtTarget);
-document.addEventListener("htmx:beforeSwap", () => {
-  const scroller = conversationScroller();
-  readerAtEnd =
-    !scroller || scroller.scrollHeight - scroller.scrollTop - scroller.clientHeight < END_SLACK_PX;
-});
+// Where the reader is is read when they scroll, and the log follows its end once per frame: a
+// swap's own handlers read no layout (that forced a layout of the whole log per event, on every
+// open tab, as a handoff's events came in).
+document.addEventListener(
+  "scroll",
+  (event) => {
+    const scroller = conversationScroller();
+    if (!scroller || event.target !== scroller) return;
+    readerAtEnd = scroller.scrollHeight - scroller.scrollTop - scroller.clientHeight < END_SLACK_PX;
+  },
+  { capture: true, passive: true },
+);
+let endFrame = null;
 document.addEventListener("htmx:afterSettle", () => {
-  if (readerAtEnd) scrollToEnd();
+  if (!readerAtEnd || endFrame !== null) return;
+  endFrame = requestAnimationFrame(() => {
+    endFrame = null;
+    if (readerAtEnd) scrollToEnd();
+  });
 });
 
 // A handoff waiting for review shows its form in the panel, often scrolled out of view: a

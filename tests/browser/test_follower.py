@@ -27,6 +27,7 @@ from bench import follower_site
 from follower.events import prune_events
 from handoff import operations, services
 from handoff.models import HandoffRecord, HandoffSettings
+from host import log
 from host.models import Session
 from host.services import SessionController
 from host.sessions import create_session
@@ -680,3 +681,34 @@ def test_the_first_message_titles_the_conversation_in_every_tab_without_a_reques
     writer.locator("h1.conv-title", has_text="Port the lexer to Rust").wait_for()
     assert requests == []
     assert reader.problems == []
+
+
+def test_a_reader_at_the_end_follows_new_entries_and_one_scrolled_up_stays(make_user, open_page):
+    """The log opens at its end and follows entries that events bring while the reader is there;
+    a reader who scrolled up to older messages is left where they are (static/app.js)."""
+    ada = make_user("ada")
+    session = conversation(ada, "A long talk")
+
+    def lengthen() -> None:
+        for n in range(30):
+            log.append_message(session, role="user", source_kind="user", content=f"Point {n}")
+
+    off_loop(lengthen)
+    page = open_page(ada, session)
+    at_end = (
+        "() => { const m = document.querySelector('.main');"
+        " return m.scrollHeight - m.scrollTop - m.clientHeight < 80; }"
+    )
+    assert page.evaluate(at_end)
+
+    off_loop(lambda: log.append_message(session, role="user", source_kind="user", content="New"))
+    page.locator("#timeline").get_by_text("New", exact=True).wait_for()
+    page.wait_for_function(at_end)
+
+    page.evaluate("document.querySelector('.main').scrollTop = 0")
+    page.wait_for_function("() => document.querySelector('.main').scrollTop === 0")
+    off_loop(lambda: log.append_message(session, role="user", source_kind="user", content="Newer"))
+    page.locator("#timeline").get_by_text("Newer", exact=True).wait_for()
+    page.wait_for_timeout(200)
+    assert page.evaluate("document.querySelector('.main').scrollTop") == 0
+    assert page.problems == []
