@@ -547,9 +547,7 @@ def commit(attempt: Attempt, brief: dict[str, Any], draft: HostSession) -> None:
 
     Redirect, ``committed``, the main-state hand-over, the source's title and its notice are
     one transaction taken under the main state's lock, after a last stability check: a crash
-    or failure inside leaves no route. A draft written to meanwhile (opened while its review
-    waited) fails the attempt before the seed and is kept as it is (``recovery.discard_draft``
-    keeps a woken draft). A failing start leaves ``committed-start-pending``. A
+    or failure inside leaves no route. A failing start leaves ``committed-start-pending``. A
     record waiting for review (``review_until`` set) stops before the seed: ``commit_review``
     runs this step later.
     """
@@ -558,9 +556,6 @@ def commit(attempt: Attempt, brief: dict[str, Any], draft: HostSession) -> None:
         return
     _point(attempt, "before_seed")
     source = _check(attempt, CommitStep.SEED)
-    if not attempt.host.is_unwoken_draft(draft):
-        # Someone wrote to the draft while its review waited: it is theirs now (kept as it is).
-        raise Fail(CommitStep.SEED, "the successor was written to before its brief")
     text = render_brief(brief, source_title=source.title)
     try:
         seq = attempt.host.seed(draft, text)
@@ -774,8 +769,13 @@ def commit_review(record: HandoffRecord, brief: dict[str, Any]) -> AttemptOutcom
 
 
 def _commit_reviewed(attempt: Attempt, brief: dict[str, Any]) -> None:
+    """Step 8 after a review. A draft written to while the review waited (someone opened it)
+    fails the attempt before the seed and is kept as it is (``recovery.discard_draft`` keeps a
+    woken draft): no brief goes after someone's message."""
     if attempt.draft is None:
         raise Fail(CommitStep.SEED, "the draft no longer exists")
+    if not attempt.host.is_unwoken_draft(attempt.draft):
+        raise Fail(CommitStep.SEED, "the successor was written to before its brief")
     commit(attempt, brief, attempt.draft)
 
 
