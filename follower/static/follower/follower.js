@@ -18,8 +18,9 @@
 // - reconnect with exponential backoff, sending the last applied id; on "resync" read a fresh
 //   snapshot.
 // Events for other scripts, on document: "follower:status" {state: "connected" |
-// "unavailable"}; "follower:event" {id, kind, payload} once an event's fragments are in the
-// page (listeners run in the order the scripts loaded: the apps' FOLLOWER_SOURCES order);
+// "unavailable"}; "follower:arriving" {id, kind, payload} before an event is applied (a script
+// that moves the tab decides there); "follower:event" {id, kind, payload} once its fragments
+// are in the page (listeners run in the order the scripts loaded: FOLLOWER_SOURCES order);
 // "follower:snapshot" {snapshot, covered: the queued events the snapshot already reflects},
 // before the queued events are applied; "follower:resync" when events were missed (what they
 // would have shown fetches itself: the apps' scripts listen). Other scripts may add to
@@ -156,8 +157,12 @@ async function loadSnapshot() {
 }
 
 function apply(frame) {
-  if (frame.id <= follower.lastId) return;
+  if (leaving || frame.id <= follower.lastId) return;
   follower.lastId = frame.id;
+  // A script that moves the tab on this event (the handoff's jump) decides first: a page that
+  // leaves does not swap in, and lay out, what it will no longer show.
+  document.dispatchEvent(new CustomEvent("follower:arriving", { detail: frame }));
+  if (leaving) return;
   applyFragments(frame.payload.fragments);
   document.dispatchEvent(new CustomEvent("follower:event", { detail: frame }));
 }
@@ -180,7 +185,10 @@ function applyFragments(fragments) {
 // renders anew; its own follower replays what happened since its render.
 const FOLLOWED = "followed";
 
+let leaving = false;
+
 function leave(url) {
+  leaving = true;
   clearInterval(heartbeat);
   clearTimeout(awaiting);
   const socket = follower.socket;

@@ -1,6 +1,6 @@
 // The handoff's jump rules (seed 003 §6.5, defects B and C; DESIGN.md invariants 10–11), over
 // the page-wide follower's transport (follower/static/follower/follower.js, loaded before this module: its
-// window.__follower, its "follower:event" and "follower:snapshot" events).
+// window.__follower, its "follower:arriving" and "follower:snapshot" events).
 //
 // - baseline: the page was rendered with where its session led (body data-redirect-to); only a
 //   transition of the current session from no redirect to a destination acts (a page rendered
@@ -55,7 +55,8 @@ document.addEventListener("follower:resync", () => {
   document.body.dispatchEvent(new CustomEvent("handoff:refresh"));
 });
 
-document.addEventListener("follower:event", (event) => {
+// Before the event's fragments go in: a page that opens the successor now swaps in nothing more.
+document.addEventListener("follower:arriving", (event) => {
   const { kind, payload } = event.detail;
   if (kind === "session.added" || kind === "session.updated") {
     see(payload.session.id, payload.session.redirect_to);
@@ -120,6 +121,15 @@ function pageOf(sessionId) {
 const MOVED_KEY = "follower-moved-from";
 // Strings in the page's language: Django's JavaScript catalog (gettext, interpolate).
 
+// The source's heading already carries its handed-off tag when the move happens (the route
+// renamed it: handoff/core/naming.py, " · 接续" and six characters of the successor's id); the
+// next page names the conversation as the person knew it.
+const HANDED_OFF_TAG = / · 接续[0-9a-f]{6}$/;
+
+function untagged(title) {
+  return title.replace(HANDED_OFF_TAG, "");
+}
+
 function unsentText() {
   const field = document.querySelector("#composer textarea");
   return field !== null && field.value.trim() !== "";
@@ -133,7 +143,7 @@ function open(url, title) {
   }
   setJump("opening");
   const from = document.querySelector(".conv-title");
-  sessionStorage.setItem(MOVED_KEY, from ? from.textContent.trim() : document.title);
+  sessionStorage.setItem(MOVED_KEY, from ? untagged(from.textContent.trim()) : document.title);
   follower.leave(url);
 }
 
