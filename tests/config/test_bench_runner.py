@@ -78,8 +78,8 @@ def missing_database(django_db_blocker: Any) -> Iterator[Any]:
     connection = load_backend(settings["ENGINE"]).DatabaseWrapper(settings, alias="bench")
     with django_db_blocker.unblock():
         try:
-            with connection._nodb_cursor():
-                pass
+            with connection._nodb_cursor() as cursor:
+                cursor.execute("SELECT 1")
         except OperationalError as error:
             pytest.skip(f"no PostgreSQL server at {url}: {error}")
         yield connection

@@ -103,11 +103,17 @@ function ping(socket) {
   if (awaiting !== null) return;
   socket.send(JSON.stringify({ type: "ping" }));
   awaiting = setTimeout(() => {
-    socket.onclose = null;
-    socket.onmessage = null;
-    socket.close();
+    stopListening(socket);
     closed(1006);
   }, config.heartbeatTimeout);
+}
+
+// Close a socket this page no longer hears: nothing it still sends is applied, and its close
+// starts no reconnect.
+function stopListening(socket) {
+  socket.onclose = null;
+  socket.onmessage = null;
+  socket.close();
 }
 
 function receive(frame) {
@@ -191,12 +197,7 @@ function leave(url) {
   leaving = true;
   clearInterval(heartbeat);
   clearTimeout(awaiting);
-  const socket = follower.socket;
-  if (socket) {
-    socket.onclose = null;
-    socket.onmessage = null;
-    socket.close();
-  }
+  if (follower.socket) stopListening(follower.socket);
   const target = new URL(url, location.href);
   target.searchParams.set(FOLLOWED, "1");
   location.assign(target);
