@@ -11,16 +11,17 @@ and ``/handoff`` ask (``operations.act("now")``, queued for the worker).
 
 Per handoff: from the successor's start (the stamp of the event that starts it, written in the
 start's transaction) to the moment the slowest tab shows it: the tab is on the successor's page
-and its timeline is rendered (the first animation frame after ``DOMContentLoaded`` of a page
-holding ``#timeline``, stamped in the page with ``performance.timeOrigin + performance.now()``:
+and its timeline is rendered (the first animation frame after the follower brought the page in
+place, ``follower:page``, or after ``DOMContentLoaded`` of a page holding ``#timeline`` when it
+was opened by navigation; stamped in the page with ``performance.timeOrigin + performance.now()``:
 the same wall clock as the database's stamps on this machine). Prints each handoff (the slowest
-tab's start → shown and start → its navigation's request, the fastest tab's start → shown, the
-requests of all five tabs, and how many of their successor pages the server rendered: the tabs
-following one move share one render, ``common/caching.py``), then the median and max of the
-slowest tab over the handoffs (target: median ≤ 0.3 s), the requests each tab sent per handoff
-besides its navigation and static files (the most of any tab, with their paths), before the
-navigation (the tab's own refreshes) and while loading the successor's page, and the 1-minute
-load average.
+tab's start → shown and start → its request for the successor's page, the fastest tab's start →
+shown, the requests of all five tabs, and how many of their successor pages the server rendered:
+the tabs following one move share one render, ``common/caching.py``), then the median and max of
+the slowest tab over the handoffs (target: median ≤ 0.3 s), the requests each tab sent per
+handoff besides the successor's page and static files (the most of any tab, with their paths),
+before it (the tab's own refreshes) and after it (loading the page), and the 1-minute load
+average.
 
 ``BENCH_CHROMIUM_HANDOFFS`` sets the handoffs (default 5). Skipped with a notice when Chromium
 or the shared transcripts are absent.
@@ -45,6 +46,7 @@ from django.db import connections
 
 from bench.follower_site import Site, measured, with_worker
 from bench.import_memory import TRANSCRIPTS
+from common.caching import FOLLOWED
 from host.importers import import_transcript
 from host.models import Session
 
@@ -59,18 +61,26 @@ PATIENCE_MS = 30_000
 TARGET = 0.3
 """Seconds: issue 17's target for the median of the slowest tab."""
 SHOWN = """
+const stamp = () => requestAnimationFrame(() => {
+  window.__benchShown = performance.timeOrigin + performance.now();
+});
 document.addEventListener("DOMContentLoaded", () => {
   if (!document.getElementById("timeline")) return;
-  requestAnimationFrame(() => {
-    window.__benchShown = performance.timeOrigin + performance.now();
-  });
+  stamp();
   const entry = performance.getEntriesByType("navigation")[0];
   window.__benchRendered = entry === undefined || entry.transferSize > 0;
 });
+document.addEventListener("follower:page", (event) => {
+  stamp();
+  const entries = performance.getEntriesByType("resource");
+  const entry = entries.findLast((e) => e.name.includes("followed=1"));
+  window.__benchRendered = entry === undefined || entry.transferSize > 0;
+});
 """
-"""Init script of every tab: stamp (epoch ms) the first frame of a page with a timeline, and
-note whether the page came from the server (bytes received) or the browser's cache (the render
-another tab's request brought: ``common/caching.py``)."""
+"""Init script of every tab: stamp (epoch ms) the first frame of a page with a timeline, loaded
+or brought in place by the follower (``follower:page``), and note whether its page came from the
+server (bytes received) or the browser's cache (the render another tab's request brought:
+``common/caching.py``)."""
 ON_SUCCESSOR = "(source) => location.pathname !== source && window.__benchShown !== undefined"
 
 
@@ -107,36 +117,36 @@ async def signed_in_context(playwright: Any, site: Site) -> tuple[Any, Any]:
 
 
 class TabRequests:
-    """What one tab asks the server for during a handoff: its navigation (the first of the
-    top frame), and besides it and static files, by path, what it asked for before the
-    navigation (its own refreshes) and while loading the page it navigated to."""
+    """What one tab asks the server for during a handoff: the successor's page (its first request
+    marked ``?followed=1``: the follower's visit, or a navigation when the page could not come in
+    place), and besides it and static files, by path, what it asked for before (its own
+    refreshes) and after it (loading the page)."""
 
     def __init__(self) -> None:
-        self.navigation: Any = None
+        self.page: Any = None
         self.before: Counter[str] = Counter()
         self.loading: Counter[str] = Counter()
 
     def __call__(self, request: Any) -> None:
-        path = urlsplit(request.url).path
-        if request.is_navigation_request():
-            if self.navigation is None and request.frame.parent_frame is None:
-                self.navigation = request
-        elif not path.startswith("/static/"):
-            (self.before if self.navigation is None else self.loading)[path] += 1
+        parts = urlsplit(request.url)
+        if self.page is None and f"{FOLLOWED}=1" in parts.query:
+            self.page = request
+        elif not parts.path.startswith("/static/"):
+            (self.before if self.page is None else self.loading)[parts.path] += 1
 
-    def navigated(self) -> float:
-        """When the navigation's request started (epoch s); inf when there was none."""
-        if self.navigation is None:
+    def asked(self) -> float:
+        """When the request for the successor's page started (epoch s); inf when none was."""
+        if self.page is None:
             return float("inf")
-        return float(self.navigation.timing["startTime"]) / 1000
+        return float(self.page.timing["startTime"]) / 1000
 
 
 @dataclass
 class Handoff:
-    """One handoff seen by the tabs, per tab: the successor's start → the navigation's request
+    """One handoff seen by the tabs, per tab: the successor's start → its request for the page
     and → shown (s), and its requests."""
 
-    navigated: list[float]
+    asked: list[float]
     shown: list[float]
     requests: list[TabRequests]
     rendered: int
@@ -153,6 +163,7 @@ async def _handoff(site: Site, pages: list[Any], folder: Path) -> Handoff:
     for page in pages:
         await page.goto(path)
         await page.wait_for_function("() => window.__follower?.state === 'connected'")
+        await page.evaluate("window.__benchShown = undefined")
     requests = [TabRequests() for _ in pages]
     for page, tab in zip(pages, requests, strict=True):
         page.on("request", tab)
@@ -170,7 +181,7 @@ async def _handoff(site: Site, pages: list[Any], folder: Path) -> Handoff:
     if any(tab_path != successor for tab_path, _, _ in shown):
         raise RuntimeError(f"a tab left {path} for another page than {successor}: {shown}")
     return Handoff(
-        [tab.navigated() - started for tab in requests],
+        [tab.asked() - started for tab in requests],
         [stamp / 1000 - started for _, stamp, _ in shown],
         requests,
         sum(1 for _, _, rendered in shown if rendered),
@@ -195,8 +206,8 @@ async def _measure(site: Site) -> None:
     from playwright.async_api import async_playwright
 
     print(
-        f"{'handoff':>8} {'start→all shown ms':>19} {'start→last nav ms':>18}"
-        f" {'fastest shown ms':>17} {'requests before nav':>20} {'loading the page':>17}"
+        f"{'handoff':>8} {'start→all shown ms':>19} {'start→last asks ms':>18}"
+        f" {'fastest shown ms':>17} {'requests before it':>20} {'loading the page':>17}"
         f" {'pages rendered':>15}"
     )
     handoffs: list[Handoff] = []
@@ -210,7 +221,7 @@ async def _measure(site: Site) -> None:
                 handoffs.append(handoff)
                 print(
                     f"{number:>8} {measured(max(handoff.shown)):>19}"
-                    f" {measured(max(handoff.navigated)):>18}"
+                    f" {measured(max(handoff.asked)):>18}"
                     f" {measured(min(handoff.shown)):>17}"
                     f" {sum(sum(tab.before.values()) for tab in handoff.requests):>20}"
                     f" {sum(sum(tab.loading.values()) for tab in handoff.requests):>17}"
@@ -218,16 +229,16 @@ async def _measure(site: Site) -> None:
                 )
             await browser.close()
     slowest = [max(handoff.shown) for handoff in handoffs]
-    navigated = [max(handoff.navigated) for handoff in handoffs]
+    asked = [max(handoff.asked) for handoff in handoffs]
     print(
         f"slowest tab, start → shown: median {measured(statistics.median(slowest))} ms, max"
         f" {measured(max(slowest))} ms over {len(slowest)} handoff(s) (target: median ≤"
-        f" {TARGET * 1000:.0f} ms); start → its navigation's request: median"
-        f" {measured(statistics.median(navigated))} ms, max {measured(max(navigated))} ms"
+        f" {TARGET * 1000:.0f} ms); start → its request for the page: median"
+        f" {measured(statistics.median(asked))} ms, max {measured(max(asked))} ms"
     )
     print(
-        f"requests per tab per handoff besides its navigation and static files: at most"
-        f" {_most(handoffs, 'before')} before the navigation, at most {_most(handoffs, 'loading')}"
+        f"requests per tab per handoff besides the successor's page and static files: at most"
+        f" {_most(handoffs, 'before')} before it, at most {_most(handoffs, 'loading')}"
         f" loading the successor's page; load average {os.getloadavg()[0]:.1f}"
     )
 

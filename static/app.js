@@ -1,6 +1,13 @@
 // Page behaviours of the chat and the settings card (the follower lives in follower/static/follower/follower.js).
 // Strings people read go through Django's JavaScript catalog (gettext, loaded by base.html).
 
+// What each page sets up runs when it loads and when the follower brings another page in place
+// (a handoff's successor: "follower:page", follower/static/follower/follower.js).
+function onPage(setup) {
+  document.addEventListener("DOMContentLoaded", setup);
+  document.addEventListener("follower:page", setup);
+}
+
 // The composer sends on Enter; Shift+Enter adds a line.
 document.addEventListener("keydown", (event) => {
   const field = event.target;
@@ -38,6 +45,7 @@ function scrollToEnd() {
 // A link to one entry ("(log #N)" in a brief: …?all=1#entry-N) opens the log at that entry,
 // not at its end; the entry is marked (:target) and clears the sticky panel, however tall.
 function openAtTarget() {
+  readerAtEnd = true;
   const target = location.hash.startsWith("#entry-") && document.getElementById(location.hash.slice(1));
   if (!target) return scrollToEnd();
   readerAtEnd = false;
@@ -47,7 +55,7 @@ function openAtTarget() {
   target.scrollIntoView({ block: "start" });
 }
 
-document.addEventListener("DOMContentLoaded", openAtTarget);
+onPage(openAtTarget);
 // Where the reader is is read when they scroll, and the log follows its end once per frame: a
 // swap's own handlers read no layout (that forced a layout of the whole log per event, on every
 // open tab, as a handoff's events came in).
@@ -81,7 +89,7 @@ function showReviewNotice() {
   if (notice) notice.hidden = !reviewForm();
 }
 
-document.addEventListener("DOMContentLoaded", showReviewNotice);
+onPage(showReviewNotice);
 document.addEventListener("htmx:afterSettle", showReviewNotice);
 document.addEventListener("htmx:oobAfterSwap", showReviewNotice);
 document.addEventListener("click", (event) => {
@@ -265,7 +273,7 @@ document.addEventListener("htmx:beforeSwap", (event) => {
   showSignedOut();
 });
 
-document.addEventListener("DOMContentLoaded", () => {
+onPage(() => {
   const field = composerField();
   const key = DRAFT_KEY + location.pathname;
   const draft = sessionStorage.getItem(key);
@@ -278,7 +286,7 @@ document.addEventListener("DOMContentLoaded", () => {
 // The composer's client_id makes a resent post count once. A page opened by following a move
 // may be one render shared by several tabs (common/caching.py): each page gets an id of its own
 // here (the server's stays for a page without scripts).
-document.addEventListener("DOMContentLoaded", () => {
+onPage(() => {
   const id = document.querySelector('#composer input[name="client_id"]');
   if (!id) return;
   const bytes = crypto.getRandomValues(new Uint8Array(16));

@@ -10,9 +10,15 @@
 // here) and call __follower.refreshSessionList() (resolves once the new rows are in).
 
 const follower = window.__follower;
-const current = document.body.dataset.sessionId || null;
+let current = document.body.dataset.sessionId || null;
 follower.listHeld = false;
 follower.refreshSessionList = refreshSessionList;
+
+// A move brought another page in: its own session, its own list.
+document.addEventListener("follower:page", () => {
+  current = document.body.dataset.sessionId || null;
+  listVersion += 1;
+});
 
 document.addEventListener("follower:event", (event) => {
   const payload = event.detail.payload;

@@ -630,36 +630,85 @@ def test_the_banner_and_a_new_message_arrive_in_the_other_tab_without_a_request(
 
 
 def test_tabs_following_one_move_read_one_render_and_keep_their_own_composer(make_user, open_page):
-    """The tabs on a handed-off source open the successor marked as followed (static/
-    follower.js): the browser reads one render of it for all of them (common/caching.py), so no
-    tab waits for another tab's page render (issue 17: Chromium's cache otherwise sends them one
-    after the other). Each shows the plain address, and each composer posts as its own tab."""
+    """The tabs on a handed-off source ask for the successor marked as followed (follower.js):
+    the browser reads one render of it for all of them (common/caching.py), so no tab waits for
+    another tab's page render (issue 17: Chromium's cache otherwise sends them one after the
+    other). The page comes in place, without a page load (the tab keeps its window); each shows
+    the plain address, and each composer posts as its own tab."""
     ada = make_user("ada")
     source = conversation(ada, "Refactor the parser")
     tabs = [open_page(ada, source), open_page(ada, source)]
-    documents: list[dict[str, Any]] = []
+    answers: list[dict[str, Any]] = []
     for tab in tabs:
+        tab.evaluate("window.__sameWindow = true")
         devtools = tab.context.new_cdp_session(tab)
         devtools.send("Network.enable")
-        devtools.on(
-            "Network.responseReceived",
-            lambda event: (
-                documents.append(event["response"]) if event["type"] == "Document" else None
-            ),
-        )
+        devtools.on("Network.responseReceived", lambda event: answers.append(event))
 
     successor = hand_off(source)
 
     for tab in tabs:
         tab.wait_for_url(f"**/s/{successor.pk}/")
         tab.locator("#timeline").wait_for()
-    opened = [d for d in documents if f"/s/{successor.pk}/?followed=1" in d["url"]]
+        assert tab.locator("h1.conv-title").inner_text() == successor.title
+    opened = [a for a in answers if f"/s/{successor.pk}/?followed=1" in a["response"]["url"]]
     # One answer came over the network; the other tab read the same one (no bytes received).
-    assert sorted(d["encodedDataLength"] > 0 for d in opened) == [False, True]
-    assert len({d["responseTime"] for d in opened}) == 1
+    assert sorted(a["response"]["encodedDataLength"] > 0 for a in opened) == [False, True]
+    assert len({a["response"]["responseTime"] for a in opened}) == 1
+    assert {a["type"] for a in opened} == {"Fetch"}
+    assert all(tab.evaluate("window.__sameWindow === true") for tab in tabs)
+    assert all(tab.title() == f"{successor.title} · Session Handoff" for tab in tabs)
     composers = [t.locator('#composer input[name="client_id"]').input_value() for t in tabs]
     assert composers[0] != composers[1]
     assert all(tab.problems == [] for tab in tabs)
+
+
+def test_a_successor_brought_in_place_follows_its_own_events_and_back_loads_the_source(
+    make_user, open_page
+):
+    """After the move the page is the successor's in every way: its events reach it (the
+    agent's answer on the brief appears), and Back loads the source's page for real."""
+    ada = make_user("ada")
+    source = conversation(ada, "Refactor the parser")
+    tab = open_page(ada, source)
+
+    successor = hand_off(source)
+    tab.wait_for_url(f"**/s/{successor.pk}/")
+    tab.evaluate("window.__sameWindow = true")
+    reply = "Picking up from the brief."
+    off_loop(
+        lambda: log.append_message(
+            successor, role="assistant", source_kind="assistant", content=reply
+        )
+    )
+    tab.locator("#timeline").get_by_text(reply).wait_for()
+
+    tab.go_back()
+    tab.wait_for_url(f"**/s/{source.pk}/")
+    tab.locator(".conv-title", has_text="Refactor the parser").wait_for()
+    assert tab.evaluate("window.__sameWindow") is None
+    assert tab.problems == []
+
+
+def test_a_successor_that_cannot_come_in_place_is_opened_by_navigation(make_user, open_page):
+    """When the page cannot be fetched in place (here the browser refuses the fetch), the tab
+    opens the successor by navigation, as before."""
+    ada = make_user("ada")
+    source = conversation(ada, "Refactor the parser")
+    tab = open_page(ada, source)
+    tab.route(
+        "**/*followed=1*",
+        lambda route: (
+            route.abort() if route.request.resource_type == "fetch" else route.continue_()
+        ),
+    )
+
+    successor = hand_off(source)
+
+    tab.wait_for_url(f"**/s/{successor.pk}/")
+    tab.locator("#timeline").wait_for()
+    assert tab.evaluate("__follower.followed") is True
+    assert tab.locator(".conv-title").inner_text() == successor.title
 
 
 def test_the_first_message_titles_the_conversation_in_every_tab_without_a_request(

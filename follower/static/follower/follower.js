@@ -25,9 +25,10 @@
 // before the queued events are applied; "follower:resync" when events were missed (what they
 // would have shown fetches itself: the apps' scripts listen). Other scripts may add to
 // window.__follower (the host's list: refreshSessionList, listHeld) and move the tab with
-// __follower.leave(url) (it stops following, then opens url marked as followed; the next page
-// sets __follower.followed). Tests read window.__follower and may set window.__followerConfig
-// before the page loads.
+// __follower.leave(url) (it stops following, then brings the page of url in place, or opens it;
+// either way __follower.followed is set on the page shown); "follower:page" {url} after a move
+// swapped another page in: the scripts set the new page up as they do on load. Tests read
+// window.__follower and may set window.__followerConfig before the page loads.
 
 const config = {
   socketPath: "/ws/follow/",
@@ -42,19 +43,31 @@ const config = {
 };
 
 const UNAUTHENTICATED = 4401;
-const body = document.body.dataset;
-const current = body.sessionId || null;
-const rendered = body.eventId ? Number(body.eventId) : null;
-const follower = { state: "connecting", lastId: rendered, config };
+const follower = { state: "connecting", config };
 follower.leave = leave;
 window.__follower = follower;
 
-let loaded = rendered !== null; // the baseline is known (rendered, or read from a snapshot)
-let pending = []; // events that arrived before the snapshot
-let stale = false; // a resync came: the page may lack what the pruned events told
+// What the page shown was rendered with (read again when a move swaps another page in).
+let body; // the body's dataset: the signed-in user, the session shown, the baseline
+let current; // the session the page shows, or null
+let loaded; // the baseline is known (rendered, or read from a snapshot)
+let pending; // events that arrived before the snapshot
+let stale; // a resync came: the page may lack what the pruned events told
 let failures = 0; // consecutive failed connections, for the backoff
 let heartbeat = null; // the interval timer of this socket's pings
 let awaiting = null; // the timer that declares the socket dead when no pong comes
+let reconnect = null; // the timer of the next connection after a close
+let leaving = false; // the page is being left: it applies no more events
+
+function readPage() {
+  body = document.body.dataset;
+  current = body.sessionId || null;
+  follower.lastId = body.eventId ? Number(body.eventId) : null;
+  loaded = follower.lastId !== null;
+  pending = [];
+  stale = false;
+  leaving = false;
+}
 
 function setState(state) {
   if (follower.state === state) return;
@@ -93,7 +106,7 @@ function closed(code) {
   if (code === UNAUTHENTICATED) return;
   const delay = Math.min(config.backoffCap, config.backoffBase * 2 ** failures);
   failures += 1;
-  setTimeout(connect, delay);
+  reconnect = setTimeout(connect, delay);
 }
 
 // The heartbeat: a socket that answers nothing in time is dead or half-open (no FIN ever
@@ -185,31 +198,84 @@ function applyFragments(fragments) {
 }
 
 // Moving this tab (another script's rule, e.g. the handoff's jump): stop following first, so a
-// leaving page spends nothing on events it will not show, and open the page marked as followed:
-// the server lets the browser's other tabs that follow the same move share one render of it
-// (common/caching.py). The page opened removes the mark from its address (unmark), so a reload
-// renders anew; its own follower replays what happened since its render.
+// leaving page spends nothing on events it will not show, and ask for the page marked as
+// followed: the server lets the browser's other tabs that follow the same move share one render
+// of it (common/caching.py). The page comes in place (visit): its body replaces this one, its
+// address is pushed, the scripts set it up ("follower:page") and a new socket says hello with
+// its baseline, as a page load would, without the document teardown and script start-up a
+// navigation costs every tab (issue 17). Anything unexpected (an error, a redirect to sign in,
+// another user, other scripts or styles) opens the page by navigation instead; that page
+// removes the mark from its address (unmark). Back and Forward load what the address names.
 const FOLLOWED = "followed";
+const ASSETS = "script[src], link[rel=stylesheet]";
 
-let leaving = false;
-
-function leave(url) {
+async function leave(url) {
   leaving = true;
   clearInterval(heartbeat);
   clearTimeout(awaiting);
+  clearTimeout(reconnect);
   if (follower.socket) stopListening(follower.socket);
   const target = new URL(url, location.href);
   target.searchParams.set(FOLLOWED, "1");
-  location.assign(target);
+  try {
+    visit(await fetchPage(target), url);
+  } catch (error) {
+    console.warn("follower: opening the page instead:", error);
+    location.assign(target);
+  }
+}
+
+async function fetchPage(target) {
+  const response = await fetch(target, { headers: { Accept: "text/html" } });
+  const type = response.headers.get("Content-Type") || "";
+  if (!response.ok || response.redirected || !type.startsWith("text/html")) {
+    throw new Error(`HTTP ${response.status} ${response.url}`);
+  }
+  const page = new DOMParser().parseFromString(await response.text(), "text/html");
+  if (page.body.dataset.userId !== body.userId) throw new Error("another user signed in");
+  if (assets(page) !== assets(document)) throw new Error("the page loads other assets");
+  return page;
+}
+
+function assets(page) {
+  const named = (element) => element.getAttribute("src") || element.getAttribute("href");
+  return Array.from(page.head.querySelectorAll(ASSETS), named).join(" ");
+}
+
+function visit(page, url) {
+  document.title = page.title;
+  document.documentElement.lang = page.documentElement.lang;
+  document.body.replaceWith(page.body);
+  history.pushState({ followed: true }, "", new URL(url, location.href));
+  window.scrollTo(0, 0);
+  readPage();
+  follower.followed = true;
+  shown = here();
+  window.htmx?.process(document.body);
+  document.dispatchEvent(new CustomEvent("follower:page", { detail: { url: location.href } }));
+  connect();
 }
 
 function unmark() {
-  const here = new URL(location.href);
-  if (!here.searchParams.has(FOLLOWED)) return;
-  here.searchParams.delete(FOLLOWED);
-  history.replaceState(history.state, "", here);
+  const address = new URL(location.href);
+  if (!address.searchParams.has(FOLLOWED)) return;
+  address.searchParams.delete(FOLLOWED);
+  history.replaceState(history.state, "", address);
   follower.followed = true;
 }
 
+function here() {
+  return location.pathname + location.search;
+}
+
+// The address Back or Forward lands on names another page than the one shown (a visit
+// swapped it in): load it. A move within the page (#entry-N) changes nothing.
+let shown;
+window.addEventListener("popstate", () => {
+  if (here() !== shown) location.reload();
+});
+
+readPage();
 unmark();
+shown = here();
 if (body.userId) connect();

@@ -23,13 +23,22 @@
 
 const follower = window.__follower;
 const config = follower.config;
-const body = document.body.dataset;
-const current = body.sessionId || null;
-follower.jump = null;
-follower.tries = 0;
-follower.baseline = {};
-const pages = {}; // the successors' page URLs, by session id, from their redirect events
-if (current && body.eventId) follower.baseline[current] = body.redirectTo || null;
+let current; // the session the page shows
+let pages; // the successors' page URLs, by session id, from their redirect events
+
+// The page's baseline, on load and when a move brought another page in ("follower:page").
+function readPage() {
+  const body = document.body.dataset;
+  current = body.sessionId || null;
+  pages = {};
+  setJump(null);
+  follower.tries = 0;
+  follower.baseline = {};
+  if (current && body.eventId) follower.baseline[current] = body.redirectTo || null;
+  announceMove();
+}
+
+document.addEventListener("follower:page", readPage);
 
 // The transport refreshes the session list itself unless the jump drives it (retrying) or the
 // page is leaving (opening).
@@ -179,7 +188,7 @@ function announceMove() {
   }, 100);
 }
 
-announceMove();
+readPage();
 
 // The retry rule: refresh the list first (the server recomputes blank), open only a row that
 // is there and not blank, give up quietly after retryLimit tries.
