@@ -292,7 +292,7 @@ def list_sessions(request: HttpRequest, filters: Query[SessionFilters]) -> Query
     response={201: SessionOut, **answers(400, 401, 403, 413, 422)},
     summary="Create a session",
 )
-def create(request: HttpRequest, payload: SessionIn) -> Status[Session]:
+def new_session(request: HttpRequest, payload: SessionIn) -> Status[Session]:
     """201 with the new idle, blank session, shaped as ``GET /api/sessions`` lists it.
 
     The session joins the caller's workspace registered at exactly ``cwd`` (none: no workspace,
