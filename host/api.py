@@ -1,4 +1,4 @@
-"""The sessions part of the JSON API (issue 2, §7): list, messages, posting input.
+"""The sessions part of the JSON API (issue 2, §7): list, create, messages, posting input.
 
 Mounted by ``config.api`` at ``/api/sessions``; the session detail (which adds the handoff
 status report) is composed there, since the host does not import the handoff app.
@@ -15,6 +15,7 @@ from datetime import datetime
 from typing import Annotated, Any, Literal
 from uuid import UUID
 
+from django.conf import settings
 from django.contrib.auth.models import User
 from django.db.models import Q, QuerySet
 from django.http import HttpRequest
@@ -22,7 +23,7 @@ from ninja import Field, FilterLookup, FilterSchema, Query, Router, Schema
 from ninja.errors import HttpError
 from ninja.pagination import PaginationBase, paginate
 from ninja.responses import Status
-from pydantic import ConfigDict, StrictInt
+from pydantic import ConfigDict, StrictInt, StringConstraints, field_validator
 from pydantic.json_schema import JsonDict
 
 from common.api_conventions import (
@@ -35,7 +36,9 @@ from common.api_conventions import (
     answers,
 )
 from host.intake import SessionClosed, post_message
-from host.models import Message, Session
+from host.models import Message, PermissionPreset, Session
+from host.services import DEFAULT_PRESET, AgentPresets, agent_presets
+from host.sessions import MAX_CLIENT_ID, create_session, resolve_workspace
 from host.usage import MAX_CALL_TOKENS, Usage
 
 router = Router(tags=["sessions"])
@@ -90,6 +93,82 @@ TokenCount = Annotated[
 ]
 # Text the log stores: PostgreSQL text cannot hold NUL, so ``host.intake`` refuses it (422).
 NO_NUL: JsonDict = {"pattern": "^[^\\u0000]*$"}
+
+
+def _known_presets(schema: JsonDict) -> None:
+    """Document the agent presets this deployment has as the field's ``enum``."""
+    schema["enum"] = list(agent_presets())
+
+
+class SessionIn(Schema):
+    """A new conversation (seed 003 §6.5, defect A): it works in ``cwd`` and joins the workspace
+    registered at exactly that path, if any; an unknown directory is not registered.
+
+    ``client_id`` makes a retried create return the first session. Every string is refused
+    (422) with a NUL character, which PostgreSQL text cannot hold.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    cwd: Annotated[str, StringConstraints(strip_whitespace=True)] = Field(
+        min_length=1,
+        max_length=1024,
+        description="The working directory, an absolute path.",
+        json_schema_extra={"pattern": "^/[^\\u0000]*$"},
+    )
+    title: Annotated[str, StringConstraints(strip_whitespace=True)] = Field(
+        "",
+        max_length=300,
+        description="Empty: the first message titles it.",
+        json_schema_extra=NO_NUL,
+    )
+    agent_preset: str = Field(
+        DEFAULT_PRESET, description="An agent preset.", json_schema_extra=_known_presets
+    )
+    model: str | None = Field(
+        None,
+        min_length=1,
+        max_length=200,
+        description="Default: the agent preset's model, else the deployment's default model.",
+        json_schema_extra=NO_NUL,
+    )
+    permission_preset: PermissionPreset = PermissionPreset.DEFAULT
+    client_id: str | None = Field(
+        None,
+        min_length=1,
+        max_length=MAX_CLIENT_ID,
+        description="A retry with the same client_id answers the first session, creating none.",
+        json_schema_extra=NO_NUL,
+    )
+
+    @field_validator("cwd", "title", "model", "client_id")
+    @classmethod
+    def _without_nul(cls, value: str | None) -> str | None:
+        if value is not None and "\x00" in value:
+            raise ValueError("must not contain NUL characters (\\x00)")
+        return value
+
+    @field_validator("cwd")
+    @classmethod
+    def _absolute(cls, value: str) -> str:
+        if not value.startswith("/"):
+            raise ValueError(f"give an absolute path (starting with /), not {value!r}")
+        return value
+
+    @field_validator("agent_preset")
+    @classmethod
+    def _known_preset(cls, value: str) -> str:
+        known = agent_presets()
+        if value not in known:
+            raise ValueError(f"unknown agent preset {value!r}; expected one of {', '.join(known)}")
+        return value
+
+    @field_validator("client_id")
+    @classmethod
+    def _not_blank(cls, value: str | None) -> str | None:
+        if value is not None and not value.strip():
+            raise ValueError("must not be blank")
+        return value
 
 
 class UsageSchema(Schema):
@@ -206,6 +285,35 @@ def list_sessions(request: HttpRequest, filters: Query[SessionFilters]) -> Query
     """
     sessions = Session.objects.select_related("workspace").filter(owner=api_user(request))
     return filters.filter(sessions)
+
+
+@router.post(
+    "",
+    response={201: SessionOut, **answers(400, 401, 403, 413, 422)},
+    summary="Create a session",
+)
+def new_session(request: HttpRequest, payload: SessionIn) -> Status[Session]:
+    """201 with the new idle, blank session, shaped as ``GET /api/sessions`` lists it.
+
+    The session joins the caller's workspace registered at exactly ``cwd`` (none: no workspace,
+    and none is registered); its model is ``model``, else the agent preset's, else
+    ``HOST_DEFAULT_MODEL`` (seed 003 §6.1's chain). A retry with the same ``client_id`` answers
+    the first session and creates nothing (``host.sessions.create_session``). The owner's open
+    pages list it at once (the follower's ``session.added``). Bad input is 422, nothing created.
+    """
+    owner = api_user(request)
+    preset_model = AgentPresets().options(payload.agent_preset).get("model")
+    session = create_session(
+        owner,
+        cwd=payload.cwd,
+        title=payload.title,
+        workspace=resolve_workspace(owner, payload.cwd),
+        agent_preset=payload.agent_preset,
+        model=payload.model or preset_model or settings.HOST_DEFAULT_MODEL,
+        permission_preset=payload.permission_preset,
+        client_id=payload.client_id,
+    )
+    return Status(201, session)
 
 
 @router.get(

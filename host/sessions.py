@@ -1,16 +1,17 @@
 """Create sessions, find and attach workspaces, and read the facts that make blockers.
 
 Seed 003 §6.5 (defect A): a session is created by cwd, then its workspace is resolved by path
-and attached; an unknown directory is never registered implicitly. The fact readers
-(``live_subagents``, ``in_flight_activities``, ``pending_inbox``, ``team_size``) give the
-engine what seed 000's blocker list asks about; they never change anything.
+and attached; an unknown directory is never registered implicitly. A creation that names a
+``client_id`` (the JSON API's) happens once per owner: a retry returns the first session. The
+fact readers (``live_subagents``, ``in_flight_activities``, ``pending_inbox``, ``team_size``)
+give the engine what seed 000's blocker list asks about; they never change anything.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.db.models import QuerySet
 
 from host.models import (
@@ -25,6 +26,12 @@ from host.models import (
 )
 from host.signals import announce
 
+CLIENT_ID_PREFIX = "api:"
+"""Marks a client's ``client_id`` in ``Session.external_id`` (an import keeps the transcript's
+session id there), so the two never name the same session."""
+MAX_CLIENT_ID = 200 - len(CLIENT_ID_PREFIX)
+"""The longest ``client_id`` ``create_session`` takes: ``external_id`` holds 200 characters."""
+
 
 def create_session(
     owner: Any,
@@ -36,12 +43,17 @@ def create_session(
     model: str = "",
     permission_preset: str = "default",
     parent: Session | None = None,
+    client_id: str | None = None,
 ) -> Session:
     """Create an idle, blank session with its empty usage projection and return it.
 
     ``workspace`` and ``parent`` must belong to ``owner`` and ``permission_preset`` must be one
-    of default, read-only, full-access, custom; otherwise ``ValueError`` and nothing is created.
-    Runs in one transaction: a crash half-way leaves no session.
+    of default, read-only, full-access, custom; ``client_id``, when given, a non-empty string of
+    at most ``MAX_CLIENT_ID`` characters: otherwise ``ValueError`` and nothing is created.
+    With a ``client_id`` the owner used before, the session that first call created is returned
+    as it is now and nothing changes, whatever else this call carries; the database's
+    uniqueness of (owner, ``external_id``) holds that for two calls racing each other too. Runs
+    in one transaction: a crash half-way leaves no session.
     """
     if permission_preset not in PermissionPreset.values:
         raise ValueError(
@@ -52,9 +64,15 @@ def create_session(
         raise ValueError("the workspace belongs to another user")
     if parent is not None and parent.owner_id != owner.pk:
         raise ValueError("the parent session belongs to another user")
-    with transaction.atomic():
-        session = Session.objects.create(
-            owner=owner,
+    if client_id is not None and not 0 < len(client_id) <= MAX_CLIENT_ID:
+        raise ValueError(f"client_id must be 1 to {MAX_CLIENT_ID} characters long")
+    external_id = CLIENT_ID_PREFIX + client_id if client_id is not None else ""
+    first = _created_for(owner, external_id)
+    if first is not None:
+        return first
+    try:
+        return _create(
+            owner,
             cwd=cwd,
             title=title,
             workspace=workspace,
@@ -62,8 +80,31 @@ def create_session(
             model=model,
             permission_preset=permission_preset,
             parent=parent,
-            status=SessionStatus.IDLE,
-            blank=True,
+            external_id=external_id,
+        )
+    except IntegrityError:
+        first = _created_for(owner, external_id)
+        if first is None:
+            raise
+        return first
+
+
+def _created_for(owner: Any, external_id: str) -> Session | None:
+    """The owner's session created under ``external_id``; None for none or no ``external_id``."""
+    if not external_id:
+        return None
+    return (
+        Session.objects.select_related("workspace")
+        .filter(owner=owner, external_id=external_id)
+        .first()
+    )
+
+
+def _create(owner: Any, **fields: Any) -> Session:
+    """Insert the session and its usage projection and announce it, in one transaction."""
+    with transaction.atomic():
+        session = Session.objects.create(
+            owner=owner, status=SessionStatus.IDLE, blank=True, **fields
         )
         UsageProjection.objects.create(session=session)
         announce(session.pk, created=True)

@@ -7,11 +7,13 @@ from dataclasses import fields
 from typing import Any
 
 import pytest
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import User
 from django.test import Client
 from handoff_support import make_source
 
+from follower.events import events_after
 from handoff import operations
 from handoff.models import HandoffRecord, MainState, Redirect
 from handoff.shapes import MetricsOut, RecordOut, StatusOut, TokensOut
@@ -70,6 +72,7 @@ def session(ada: User) -> Session:
 
 ROUTES = [
     ("get", "/api/sessions"),
+    ("post", "/api/sessions"),
     ("get", "/api/sessions/{id}"),
     ("get", "/api/sessions/{id}/messages"),
     ("post", "/api/sessions/{id}/messages"),
@@ -82,12 +85,13 @@ ROUTES = [
 @pytest.mark.parametrize(("method", "path"), ROUTES)
 def test_every_route_requires_authentication(method: str, path: str, session: Session):
     url = path.format(id=session.pk)
-    body = {"content": "hi", "action": "enable"}
+    body = {"content": "hi", "action": "enable", "cwd": "/srv/project"}
     response = getattr(Client(), method)(url, body, content_type="application/json")
 
     assert response.status_code == 401
     assert "Authentication required" in response.json()["detail"]
     assert snapshot(session) == (0, 0, False)
+    assert list(Session.objects.all()) == [session]
 
 
 @pytest.mark.parametrize(("method", "path"), ROUTES)
@@ -131,6 +135,7 @@ def test_openapi_docs_are_served(client: Client):
     schema = client.get("/api/openapi.json").json()
 
     assert "/api/sessions/{session_id}/messages" in schema["paths"]
+    assert schema["paths"]["/api/sessions"]["post"]["summary"] == "Create a session"
     assert "/api/sessions/{session_id}/handoff" in schema["paths"]
     assert "/api/handoffs/{record_id}" in schema["paths"]
 
@@ -138,6 +143,7 @@ def test_openapi_docs_are_served(client: Client):
 WRITE_ERRORS = {"400", "401", "403", "404", "413", "422"}
 ERRORS = {
     ("get", "/api/sessions"): {"401", "422"},
+    ("post", "/api/sessions"): WRITE_ERRORS - {"404"},
     ("get", "/api/sessions/{session_id}"): {"401", "404", "409", "422"},
     ("get", "/api/sessions/{session_id}/messages"): {"401", "404", "422"},
     ("post", "/api/sessions/{session_id}/messages"): WRITE_ERRORS | {"409"},
@@ -219,6 +225,135 @@ def test_the_detail_names_the_redirect_of_a_handed_off_source(
     detail = client.get(f"/api/sessions/{session.pk}").json()
 
     assert detail["redirect"] == str(successor.pk)
+
+
+# --- creating a session ----------------------------------------------------------------------
+
+
+def test_creating_a_session_answers_201_with_the_session_as_listed(client: Client):
+    response = post_json(client, "/api/sessions", {"cwd": "/srv/project", "title": "Fix it"})
+
+    assert response.status_code == 201
+    created = response.json()
+    assert created == client.get("/api/sessions").json()["items"][0]
+    assert (created["title"], created["cwd"], created["workspace"]) == (
+        "Fix it",
+        "/srv/project",
+        None,
+    )
+    assert (created["status"], created["blank"], created["turns"]) == ("idle", True, 0)
+    assert (created["agent_preset"], created["permission_preset"]) == ("default", "default")
+    assert created["model"] == settings.HOST_DEFAULT_MODEL
+
+
+def test_a_created_session_joins_the_workspace_registered_at_its_cwd(ada: User, client: Client):
+    workspace = Workspace.objects.create(owner=ada, path="/srv/a", name="a")
+
+    inside = post_json(client, "/api/sessions", {"cwd": "/srv/a"}).json()
+    outside = post_json(client, "/api/sessions", {"cwd": "/srv/a/sub"}).json()
+
+    assert inside["workspace"] == {"id": workspace.pk, "path": "/srv/a", "name": "a"}
+    assert outside["workspace"] is None
+    assert list(Workspace.objects.all()) == [workspace]  # an unknown directory stays unknown
+
+
+def test_a_created_session_carries_the_settings_it_was_given(client: Client):
+    given = {"agent_preset": "planner", "model": "gpt-5", "permission_preset": "read-only"}
+
+    created = post_json(client, "/api/sessions", {"cwd": "/srv/project", **given}).json()
+
+    assert {name: created[name] for name in given} == given
+
+
+def test_a_created_session_takes_its_agent_presets_model_when_given_none(client: Client):
+    created = post_json(client, "/api/sessions", {"cwd": "/srv/x", "agent_preset": "reviewer"})
+
+    assert created.json()["model"] == "gpt-4.1"
+
+
+def test_a_retried_create_with_the_same_client_id_answers_the_first_session(
+    ada: User, client: Client
+):
+    payload = {"cwd": "/srv/x", "client_id": "c-1"}
+
+    first = post_json(client, "/api/sessions", payload)
+    retry = post_json(client, "/api/sessions", {**payload, "cwd": "/srv/y", "title": "t"})
+    other = post_json(client, "/api/sessions", {**payload, "client_id": "c-2"})
+    theirs = post_json(api_client(make_user("bob")), "/api/sessions", payload)
+
+    assert first.status_code == retry.status_code == 201
+    assert retry.json() == first.json()
+    assert len({first.json()["id"], other.json()["id"], theirs.json()["id"]}) == 3
+    assert Session.objects.filter(owner=ada).count() == 2
+
+
+def test_a_created_session_is_told_to_the_owners_pages(ada: User, client: Client):
+    workspace = Workspace.objects.create(owner=ada, path="/srv/a", name="a")
+
+    created = post_json(client, "/api/sessions", {"cwd": "/srv/a", "title": "From a script"})
+
+    frames = events_after(ada.pk, 0)
+    assert isinstance(frames, list)
+    [frame] = frames
+    assert frame["kind"] == "session.added"
+    row = frame["payload"]["session"]
+    assert (row["id"], row["title"], row["workspace"]) == (
+        created.json()["id"],
+        "From a script",
+        str(workspace.pk),
+    )
+    assert "From a script" in frame["payload"]["row_html"]
+    assert events_after(make_user("bob").pk, 0) == []
+
+
+@pytest.mark.parametrize(
+    ("payload", "field"),
+    [
+        ({}, "cwd"),
+        ({"cwd": ""}, "cwd"),
+        ({"cwd": "srv/project"}, "cwd"),
+        ({"cwd": 42}, "cwd"),
+        ({"cwd": "/" + "x" * 1024}, "cwd"),
+        ({"cwd": "/srv", "title": "t" * 301}, "title"),
+        ({"cwd": "/srv", "agent_preset": "wizard"}, "agent_preset"),
+        ({"cwd": "/srv", "permission_preset": "root"}, "permission_preset"),
+        ({"cwd": "/srv", "model": ""}, "model"),
+        ({"cwd": "/srv", "client_id": ""}, "client_id"),
+        ({"cwd": "/srv", "client_id": "  "}, "client_id"),
+        ({"cwd": "/srv", "client_id": "c" * 197}, "client_id"),
+        ({"cwd": "/srv", "colour": "red"}, "colour"),
+        (["cwd", "/srv"], "body"),
+    ],
+)
+def test_a_bad_session_payload_is_422_naming_the_field_and_creates_nothing(
+    ada: User, client: Client, payload: Any, field: str
+):
+    response = post_json(client, "/api/sessions", payload)
+
+    assert response.status_code == 422
+    assert response.json()["detail"].startswith(f"{field}: ")
+    assert not Session.objects.exists()
+    assert events_after(ada.pk, 0) == []
+
+
+def test_an_unknown_agent_preset_is_422_naming_the_known_ones(client: Client):
+    response = post_json(client, "/api/sessions", {"cwd": "/srv", "agent_preset": "wizard"})
+
+    detail = response.json()["detail"]
+    assert "unknown agent preset 'wizard'" in detail
+    assert "default, planner, reviewer" in detail
+
+
+@pytest.mark.parametrize("field", ["cwd", "title", "model", "client_id"])
+def test_a_nul_character_in_a_new_session_is_422_and_creates_nothing(client: Client, field: str):
+    payload = {"cwd": "/srv", field: "/a\x00b"}
+
+    response = post_json(client, "/api/sessions", payload)
+
+    assert response.status_code == 422
+    assert response.json()["detail"].startswith(f"{field}: ")
+    assert "NUL" in response.json()["detail"]
+    assert not Session.objects.exists()
 
 
 # --- ownership: another user's session is a 404 and stays untouched -----------------------------

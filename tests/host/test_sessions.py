@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import pytest
 from django.contrib.auth.models import AbstractBaseUser
+from django.db import connection
 
 from host.models import (
     Activity,
@@ -65,6 +67,59 @@ def test_create_session_refuses_another_users_workspace_or_parent(
     with pytest.raises(ValueError, match="parent session belongs to another user"):
         create_session(owner, parent=their_main)
     assert not Session.objects.filter(owner__pk=owner.pk).exists()
+
+
+def test_create_session_with_a_known_client_id_returns_the_first_session(
+    owner: AbstractBaseUser, stranger: AbstractBaseUser
+):
+    first = create_session(owner, cwd="/srv/app", title="first", client_id="c-1")
+    retry = create_session(owner, cwd="/srv/other", title="retry", client_id="c-1")
+    theirs = create_session(stranger, client_id="c-1")
+
+    assert retry == first
+    assert (retry.cwd, retry.title) == ("/srv/app", "first")
+    assert theirs != first
+    assert Session.objects.count() == 2
+
+
+def test_a_client_id_never_names_an_imported_session(owner: AbstractBaseUser):
+    imported = Session.objects.create(owner_id=owner.pk, external_id="4f1c-transcript")
+
+    created = create_session(owner, client_id="4f1c-transcript")
+
+    assert created != imported
+
+
+@pytest.mark.parametrize("client_id", ["", "c" * 197])
+def test_create_session_refuses_a_client_id_it_cannot_keep(owner: AbstractBaseUser, client_id: str):
+    with pytest.raises(ValueError, match="client_id must be 1 to 196 characters long"):
+        create_session(owner, client_id=client_id)
+    assert not Session.objects.exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_concurrent_creates_with_one_client_id_end_with_one_session(owner: AbstractBaseUser):
+    if connection.vendor != "postgresql":
+        pytest.skip("concurrent writers need PostgreSQL (set DATABASE_URL)")
+    created: list[Session] = []
+    barrier = threading.Barrier(2)
+
+    def create() -> None:
+        barrier.wait()
+        try:
+            created.append(create_session(owner, cwd="/srv/app", client_id="same"))
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=create) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+    assert len(created) == 2
+    assert created[0] == created[1]
+    assert Session.objects.count() == UsageProjection.objects.count() == 1
 
 
 def test_resolve_workspace_finds_the_exact_path_and_never_creates(owner: AbstractBaseUser):
