@@ -206,7 +206,7 @@ async def _measure(site: Site) -> None:
     from playwright.async_api import async_playwright
 
     print(
-        f"{'handoff':>8} {'start→all shown ms':>19} {'start→last asks ms':>18}"
+        f"{'handoff':>8} {'start→all shown ms':>19} {'start→last ask ms':>18}"
         f" {'fastest shown ms':>17} {'requests before it':>20} {'loading the page':>17}"
         f" {'pages rendered':>15}"
     )

@@ -16,6 +16,7 @@ from datetime import timedelta
 from io import StringIO
 from typing import Any
 from unittest import mock
+from urllib.parse import urlsplit
 
 import pytest
 from asgi_site import AsgiServer, answer, conversation, off_loop, wait_following
@@ -601,8 +602,9 @@ def test_two_fields_saved_from_two_tabs_both_land(make_user, open_page):
 def test_the_banner_and_a_new_message_arrive_in_the_other_tab_without_a_request(
     make_user, open_page
 ):
-    """Events carry the change (issue 17, item 2): the other tab sends no HTTP request at all
-    while a message arrives and the conversation is handed off (its successor does not start
+    """Events carry the change (issue 17, item 2): the other tab sends no HTTP request while a
+    message arrives and the conversation is handed off but the one for its move, the
+    successor's page, asked for ahead when the route commits (its successor does not start
     here, so the tab stays on the banner: the seed's retry waits a minute in this test)."""
     ada = make_user("ada")
     source = conversation(ada, "Refactor the parser")
@@ -625,7 +627,7 @@ def test_the_banner_and_a_new_message_arrive_in_the_other_tab_without_a_request(
     assert banner.get_by_role("link").get_attribute("href") == f"/s/{successor.pk}/"
     typed = reader.locator("#timeline").get_by_text("Please also cover the lexer", exact=True)
     assert typed.count() == 1
-    assert requests == []
+    assert [urlsplit(url)[2:4] for url in requests] == [(f"/s/{successor.pk}/", "followed=1")]
     assert reader.problems == []
 
 
@@ -687,6 +689,36 @@ def test_a_successor_brought_in_place_follows_its_own_events_and_back_loads_the_
     tab.wait_for_url(f"**/s/{source.pk}/")
     tab.locator(".conv-title", has_text="Refactor the parser").wait_for()
     assert tab.evaluate("window.__sameWindow") is None
+    assert tab.problems == []
+
+
+def test_the_successor_is_asked_for_when_its_route_commits_and_shown_once_it_starts(
+    make_user, open_page
+):
+    """The successor's page holds its brief from the route's commit on: the tab asks for it
+    then (follower.ahead), stays while the successor is not started, and brings that answer
+    in once it starts, without asking again; the page replays the start (invariant 10)."""
+    ada = make_user("ada")
+    source = conversation(ada, "Refactor the parser")
+    tab = open_page(ada, source)
+    asked: list[str] = []
+    tab.on("request", lambda r: asked.append(r.url) if "followed=1" in r.url else None)
+
+    successor = hand_off(source, start=False)
+    for _ in range(50):
+        if asked:
+            break
+        tab.wait_for_timeout(100)
+    assert asked == [f"{tab.url.split('/s/')[0]}/s/{successor.pk}/?followed=1"]
+    tab.wait_for_timeout(300)
+    assert tab.url.endswith(f"/s/{source.pk}/")
+
+    off_loop(lambda: SessionController().start(successor))
+
+    tab.wait_for_url(f"**/s/{successor.pk}/")
+    tab.locator("#timeline").wait_for()
+    tab.locator("#working").wait_for()
+    assert len(asked) == 1
     assert tab.problems == []
 
 

@@ -26,7 +26,8 @@
 // would have shown fetches itself: the apps' scripts listen). Other scripts may add to
 // window.__follower (the host's list: refreshSessionList, listHeld) and move the tab with
 // __follower.leave(url) (it stops following, then brings the page of url in place, or opens it;
-// either way __follower.followed is set on the page shown); "follower:page" {url} after a move
+// either way __follower.followed is set on the page shown), after __follower.ahead(url) if they
+// know the page early (its render is asked for at once); "follower:page" {url} after a move
 // swapped another page in: the scripts set the new page up as they do on load. Tests read
 // window.__follower and may set window.__followerConfig before the page loads.
 
@@ -45,6 +46,7 @@ const config = {
 const UNAUTHENTICATED = 4401;
 const follower = { state: "connecting", config };
 follower.leave = leave;
+follower.ahead = ahead;
 window.__follower = follower;
 
 // What the page shown was rendered with (read again when a move swaps another page in).
@@ -209,20 +211,38 @@ function applyFragments(fragments) {
 const FOLLOWED = "followed";
 const ASSETS = "script[src], link[rel=stylesheet]";
 
+let early = null; // {href, page: a promise of the parsed page} asked for ahead of a move
+
+// Ask now for a page this tab is likely to move to (the handoff's successor, before it starts);
+// a move to it then uses this answer. The page replays what happened after its render.
+function ahead(url) {
+  const target = marked(url);
+  if (early?.href === target.href) return;
+  early = { href: target.href, page: fetchPage(target) };
+  early.page.catch(() => {}); // a failed ask is retried by the move itself
+}
+
 async function leave(url) {
   leaving = true;
   clearInterval(heartbeat);
   clearTimeout(awaiting);
   clearTimeout(reconnect);
   if (follower.socket) stopListening(follower.socket);
-  const target = new URL(url, location.href);
-  target.searchParams.set(FOLLOWED, "1");
+  const target = marked(url);
+  const asked = early?.href === target.href ? early.page : null;
+  early = null;
   try {
-    visit(await fetchPage(target), url);
+    visit(await (asked?.catch(() => fetchPage(target)) ?? fetchPage(target)), url);
   } catch (error) {
     console.warn("follower: opening the page instead:", error);
     location.assign(target);
   }
+}
+
+function marked(url) {
+  const target = new URL(url, location.href);
+  target.searchParams.set(FOLLOWED, "1");
+  return target;
 }
 
 async function fetchPage(target) {

@@ -105,6 +105,9 @@ function startJump(row) {
   follower.tries = 0;
   if (row && openIfStarted(row)) return;
   setJump("waiting");
+  // The successor's page holds its brief already: its render starts now, while the successor
+  // starts, and the page it brings in replays the start (follower.js, ahead).
+  if (row && row.id === destination() && !row.archived) follower.ahead(pageOf(row.id));
   setTimeout(() => {
     if (follower.jump === "waiting") {
       setJump("retrying");
