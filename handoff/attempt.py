@@ -592,10 +592,11 @@ def _route(attempt: Attempt, source: HostSession, draft: HostSession) -> None:
     source_id = attempt.session_id
     successor_id = str(draft.pk)
     state = store.lock_main_state(source_id)
-    attempt.host.rename(source, handed_off_title(source.title, successor_id))
+    known_as = source.title
+    attempt.host.rename(source, handed_off_title(known_as, successor_id))
     source = _check(attempt, CommitStep.REDIRECT, state)
     _point(attempt, "redirect")
-    store.add_redirect(source_id, successor_id, attempt.record)
+    store.add_redirect(source_id, successor_id, attempt.record, source_title=known_as)
     attempt.record = store.move(attempt.record, Phase.COMMITTED)
     store.hand_over(state, successor_id)
     # People read the successor's title (the page's banner links it); its id only without one.

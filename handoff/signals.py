@@ -28,8 +28,15 @@ main_switched = Signal()
 
 @dataclass(frozen=True)
 class RouteChange:
-    """``source`` now leads to ``destination`` (None: removed); it led to ``previous`` before."""
+    """``source`` now leads to ``destination`` (None: removed); it led to ``previous`` before.
+
+    ``source_title`` is the source's title as it was before the route renamed it (seed 000:
+    archived in name only, ``· 接续xxxxxx``), the name its pages knew it by; None when the
+    writer did not give it (a re-pointed or removed entry, whose source this route did not
+    rename).
+    """
 
     source: UUID
     destination: UUID | None
     previous: UUID | None
+    source_title: str | None = None

@@ -224,9 +224,16 @@ def redirect_of(source_id: str | UUID) -> Redirect | None:
 
 
 def add_redirect(
-    source_id: str | UUID, destination_id: str | UUID, record: HandoffRecord | None
+    source_id: str | UUID,
+    destination_id: str | UUID,
+    record: HandoffRecord | None,
+    source_title: str | None = None,
 ) -> None:
     """Install ``source -> destination`` and store every re-flattened entry.
+
+    ``source_title``: the source's title before the handoff renamed it, announced with the new
+    route (``RouteChange.source_title``; the follower's ``redirect.committed``), so a page
+    that moves names the conversation as the person knew it; None when not known.
 
     Raises ``RedirectError`` (self-redirect, cycle, source already redirected) and writes
     nothing then. One transaction: a crash half-way leaves the previous map.
@@ -239,7 +246,7 @@ def add_redirect(
             destination_id=key(changed.pop(str(source_id))),
             record=record,
         )
-        routes = [RouteChange(new.source_id, new.destination_id, None)]
+        routes = [RouteChange(new.source_id, new.destination_id, None, source_title)]
         for entry in Redirect.objects.filter(source_id__in=[key(src) for src in changed]):
             previous = entry.destination_id
             entry.destination_id = key(changed[str(entry.source_id)])

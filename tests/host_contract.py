@@ -241,6 +241,8 @@ def _assert_told(chat_host: ChatHost, frames: list[Frame], source: Any, successo
     page = chat_host.page_path(successor)
     assert (payload["source"], payload["destination"]) == (str(source.pk), str(successor.pk))
     assert (payload["previous"], payload["url"]) == (None, page)
+    # The source's title as its pages knew it: ``source`` was read before the handoff renamed it.
+    assert payload["source_title"] == source.title != _read(source.pk).title
     assert payload["session"]["id"] == str(successor.pk)
     assert successor.title in payload["row_html"]  # the host's own row template
     assert f'href="{page}"' in payload["row_html"]

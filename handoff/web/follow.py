@@ -8,7 +8,8 @@ session rows (read in the same query), the context meter to the host's ``session
 events and the page's redirect to its baseline. A successor's row travels in its
 ``redirect.committed`` event: a tab on the source applies it to its list and opens it at once
 when it is started (not blank), and otherwise waits for the ``session.updated`` that its start
-publishes (``handoff/static/handoff/jump.js``).
+publishes (``handoff/static/handoff/jump.js``). The event also carries the source's title from
+before the handoff renamed it, which the next page names ("Moved here from …").
 """
 
 from __future__ import annotations
@@ -46,10 +47,13 @@ class Kind(StrEnum):
     """``{"record", "source", "target", "phase", "fragments"}``: a record was created or
     changed phase (the fragment: the source's panel)."""
     REDIRECT_COMMITTED = "redirect.committed"
-    """``{"source", "destination", "previous", "url", "session", "row_html"}``: ``source`` now
-    forwards to ``destination``; ``previous`` is where it forwarded before (None: it did not);
-    ``url`` is the host's page of ``destination`` (``HANDOFF_SESSION_URL``); ``session`` and
-    ``row_html`` are the destination's row as the host's source renders it (``Outlet.row``)."""
+    """``{"source", "source_title", "destination", "previous", "url", "session", "row_html"}``:
+    ``source`` now forwards to ``destination``; ``source_title`` is the source's title before
+    the handoff renamed it (the name a moved tab announces; None for an entry re-pointed by a
+    later route, or a route installed without it); ``previous`` is where it forwarded before
+    (None: it did not); ``url`` is the host's page of ``destination``
+    (``HANDOFF_SESSION_URL``); ``session`` and ``row_html`` are the destination's row as the
+    host's source renders it (``Outlet.row``)."""
     SETTINGS_CHANGED = "settings.changed"
     """``{"settings": {name: value}, "version": int}``: the global settings as stored now (the
     card's fields; every user's pages get it)."""
@@ -149,6 +153,7 @@ class HandoffSource:
                 continue
             payload = {
                 "source": str(change.source),
+                "source_title": change.source_title,
                 "destination": str(change.destination),
                 "previous": str(change.previous) if change.previous is not None else None,
                 "url": session_url(change.destination),

@@ -151,6 +151,12 @@ def test_handoff_while_the_socket_is_cut_still_moves_the_page(
 
     page.wait_for_url(f"**/s/{successor.pk}/")
     assert row(page, successor).is_visible()
+    # Named as the person knew it: from the replayed redirect event, else the heading, which a
+    # page that missed the events still shows untagged.
+    page.wait_for_function(
+        "() => document.getElementById('follow-moved')?.textContent"
+        " === 'Moved here from “Refactor the parser”.'"
+    )
 
 
 def test_successor_that_stays_blank_is_tried_12_times_then_left(make_user, open_page):
@@ -762,6 +768,30 @@ def test_the_first_message_titles_the_conversation_in_every_tab_without_a_reques
     writer.locator("h1.conv-title", has_text="Port the lexer to Rust").wait_for()
     assert requests == []
     assert reader.problems == []
+
+
+def test_the_tab_title_follows_the_conversations_title_without_a_reload(make_user, open_page):
+    """The heading's fragment brings the tab title too (chat/_conv_title.html): a renamed
+    conversation's tab shows its new name at once, no request; another conversation's keeps its
+    own."""
+    ada = make_user("ada")
+    untitled = off_loop(lambda: create_session(ada, cwd="/work/demo"))
+    other = conversation(ada, "Refactor the parser")
+    page, elsewhere = open_page(ada, untitled), open_page(ada, other)
+    assert page.title() == "Untitled conversation · Session Handoff"
+    requests: list[str] = []
+    page.on("request", lambda r: requests.append(r.url))
+
+    off_loop(lambda: SessionController().rename(untitled, "Port the lexer to Rust"))
+
+    page.wait_for_function("() => document.title === 'Port the lexer to Rust · Session Handoff'")
+    assert page.locator("h1.conv-title").inner_text() == "Port the lexer to Rust"
+    elsewhere.wait_for_function(
+        "() => window.__events.some((e) => e.payload.session?.title === 'Port the lexer to Rust')"
+    )
+    assert elsewhere.title() == "Refactor the parser · Session Handoff"
+    assert requests == []
+    assert page.problems == [] and elsewhere.problems == []
 
 
 def test_a_reader_at_the_end_follows_new_entries_and_one_scrolled_up_stays(make_user, open_page):

@@ -311,11 +311,12 @@ def test_record_created_and_moving_phase_is_handoff_phase(ada):
 
 def test_redirect_added_is_redirect_committed_with_the_successors_row(ada):
     source, successor = session(ada), session(ada, "next")
-    store.add_redirect(source.pk, successor.pk, None)
+    store.add_redirect(source.pk, successor.pk, None, source_title="work before its handoff")
     [frame] = replayed(ada, 2)
     assert frame["kind"] == "redirect.committed"
     assert facts(frame["payload"]) == {
         "source": str(source.pk),
+        "source_title": "work before its handoff",
         "destination": str(successor.pk),
         "previous": None,
         "url": f"/s/{successor.pk}/",
@@ -328,13 +329,13 @@ def test_redirect_from_a_successor_re_points_the_redirects_leading_to_it(ada):
     first, second, third = session(ada), session(ada), session(ada)
     store.add_redirect(first.pk, second.pk, None)
     before = snapshot(ada.pk)
-    store.add_redirect(second.pk, third.pk, None)
+    store.add_redirect(second.pk, third.pk, None, source_title="second")
     frames = replayed(ada, before["last_event_id"])
-    assert {
-        tuple(f["payload"][k] for k in ("source", "destination", "previous")) for f in frames
-    } == {
-        (str(second.pk), str(third.pk), None),
-        (str(first.pk), str(third.pk), str(second.pk)),
+    fields = ("source", "destination", "previous", "source_title")
+    assert {tuple(f["payload"][k] for k in fields) for f in frames} == {
+        (str(second.pk), str(third.pk), None, "second"),
+        # The route did not rename the first: its title is not the route's to tell.
+        (str(first.pk), str(third.pk), str(second.pk), None),
     }
     state = before
     for frame in frames:

@@ -12,7 +12,9 @@
 //   there and not blank, else try again (retryInterval ms apart, retryLimit tries), then give
 //   up quietly. Other pages only update their session list (the transport does);
 // - a page whose composer holds unsent text does not move: it shows a banner linking to the
-//   successor; a page that moved says so on the next page ("Moved here from …", aria-live);
+//   successor; a page that moved says so on the next page ("Moved here from …", aria-live),
+//   naming the conversation as the person knew it: the title its redirect event carries from
+//   before the handoff renamed it (payload.source_title);
 // - after a resync the handoff panel fetches itself ("handoff:refresh");
 // - the successor's page is the URL its redirect event names (payload.url: the host's
 //   HANDOFF_SESSION_URL); one this page saw no event for is this page's URL with the session's
@@ -25,12 +27,14 @@ const follower = window.__follower;
 const config = follower.config;
 let current; // the session the page shows
 let pages; // the successors' page URLs, by session id, from their redirect events
+let knownAs; // the sources' titles before their handoffs renamed them, by session id
 
 // The page's baseline, on load and when a move brought another page in ("follower:page").
 function readPage() {
   const body = document.body.dataset;
   current = body.sessionId || null;
   pages = {};
+  knownAs = {};
   setJump(null);
   follower.tries = 0;
   follower.baseline = {};
@@ -52,9 +56,11 @@ document.addEventListener("follower:snapshot", (event) => {
   // Events already in the snapshot are transitions this page saw happen: where a redirect led
   // before them is the baseline, not the snapshot.
   for (const frame of covered) {
+    if (frame.kind !== "redirect.committed") continue;
     const { source, previous } = frame.payload;
-    if (frame.kind === "redirect.committed" && previous !== undefined) {
-      if (!Object.hasOwn(follower.baseline, source)) follower.baseline[source] = previous;
+    remember(frame.payload);
+    if (previous !== undefined && !Object.hasOwn(follower.baseline, source)) {
+      follower.baseline[source] = previous;
     }
   }
   for (const row of snapshot.sessions || []) see(row.id, row.redirect_to);
@@ -75,9 +81,15 @@ document.addEventListener("follower:arriving", (event) => {
     }
   } else if (kind === "redirect.committed") {
     pages[payload.destination] = payload.url;
+    remember(payload);
     see(payload.source, payload.destination, payload.session);
   }
 });
+
+// The name the source had before its handoff (null: the event did not carry it).
+function remember({ source, source_title: title }) {
+  if (title !== null && title !== undefined) knownAs[source] = title;
+}
 
 // The baseline rule: record the first sight, act only on none → destination.
 function see(sessionId, redirectTo, row) {
@@ -133,13 +145,13 @@ function pageOf(sessionId) {
 const MOVED_KEY = "follower-moved-from";
 // Strings in the page's language: Django's JavaScript catalog (gettext, interpolate).
 
-// The source's heading already carries its handed-off tag when the move happens (the route
-// renamed it: handoff/core/naming.py, " · 接续" and six characters of the successor's id); the
-// next page names the conversation as the person knew it.
-const HANDED_OFF_TAG = / · 接续[0-9a-f]{6}$/;
-
-function untagged(title) {
-  return title.replace(HANDED_OFF_TAG, "");
+// The name the next page announces: the title this conversation had before its handoff (its
+// heading carries the handed-off tag by now); the heading as shown when no redirect event
+// named it (a page that only saw a snapshot without it).
+function movedFrom() {
+  if (Object.hasOwn(knownAs, current)) return knownAs[current];
+  const heading = document.querySelector(".conv-title");
+  return heading ? heading.textContent.trim() : document.title;
 }
 
 function unsentText() {
@@ -154,8 +166,7 @@ function open(url, title) {
     return;
   }
   setJump("opening");
-  const from = document.querySelector(".conv-title");
-  sessionStorage.setItem(MOVED_KEY, from ? untagged(from.textContent.trim()) : document.title);
+  sessionStorage.setItem(MOVED_KEY, movedFrom());
   follower.leave(url);
 }
 
