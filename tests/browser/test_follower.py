@@ -728,6 +728,23 @@ def test_the_successor_is_asked_for_when_its_route_commits_and_shown_once_it_sta
     assert tab.problems == []
 
 
+def test_a_tab_moved_from_an_untitled_conversation_says_so(make_user, open_page):
+    """The moved-from name of a conversation that had no title reads "Untitled conversation",
+    as its heading did, not empty quotes."""
+    ada = make_user("ada")
+    untitled = conversation(ada, "")
+    tab = open_page(ada, untitled)
+
+    successor = hand_off(untitled)
+
+    tab.wait_for_url(f"**/s/{successor.pk}/")
+    tab.wait_for_function(
+        "document.getElementById('follow-moved')?.textContent"
+        " === 'Moved here from “Untitled conversation”.'"
+    )
+    assert tab.problems == []
+
+
 def test_a_successor_that_cannot_come_in_place_is_opened_by_navigation(make_user, open_page):
     """When the page cannot be fetched in place (here the browser refuses the fetch), the tab
     opens the successor by navigation, as before."""

@@ -144,6 +144,7 @@ function pageOf(sessionId) {
 // (aria-live): "Moved here from …".
 const MOVED_KEY = "follower-moved-from";
 // Strings in the page's language: Django's JavaScript catalog (gettext, interpolate).
+const untitled = gettext("Untitled conversation");
 
 // The name the next page announces: the title this conversation had before its handoff (its
 // heading carries the handed-off tag by now); the heading as shown when no redirect event
@@ -198,7 +199,8 @@ function announceMove() {
   document.body.prepend(region);
   // Filled once the region is in the page, so screen readers announce the change.
   setTimeout(() => {
-    region.textContent = interpolate(gettext("Moved here from “%(from)s”."), { from }, true);
+    const name = from || untitled;
+    region.textContent = interpolate(gettext("Moved here from “%(from)s”."), { from: name }, true);
   }, 100);
 }
 
