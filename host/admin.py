@@ -97,6 +97,9 @@ class SessionAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
     fields = ["title", *readonly_fields]
     inlines = [MessageInline]
 
+    class Media:
+        css = {"all": ["host/admin.css"]}
+
     @admin.display(description=_("chat"))
     def chat_link(self, obj: Session) -> str:
         url = reverse("chat:session", kwargs={"session_id": obj.pk})
