@@ -223,7 +223,7 @@ class HandoffRecordAdmin(ReadOnlyAdmin):
     def source_title(self, obj: HandoffRecord) -> str:
         return str(obj.source)
 
-    @admin.display(description=_("successor"), ordering="target__title")
+    @admin.display(description=_("target"), ordering="target__title")
     def target_title(self, obj: HandoffRecord) -> str:
         return str(obj.target) if obj.target is not None else "—"
 

@@ -70,7 +70,7 @@ def test_the_handoff_admin_names_phases_reasons_and_rows_in_chinese(pages: Any):
 def test_the_handoff_admin_reads_english_in_english(pages: Any):
     text = pages("en")
     assert "committed, start pending" in text["records"] and "context pressure" in text["records"]
-    assert "Successor" in text["records"] and "Tokens" in text["records"]
+    assert "Target" in text["records"] and "Tokens" in text["records"]
     assert "Phase: committed, start pending" in text["record"]
     assert "main " in text["state"]
     assert "Handoff settings" in text["settings"] and "Current context" in text["settings"]
