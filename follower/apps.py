@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from django.apps import AppConfig
+from django.utils.translation import gettext_lazy as _
 
 
 class FollowerConfig(AppConfig):
     name = "follower"
-    verbose_name = "Follower"
+    verbose_name = _("Follower")
 
     def ready(self) -> None:
         """Connect the apps' sources (``FOLLOWER_SOURCES``: what becomes an event), and listen

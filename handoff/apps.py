@@ -21,6 +21,7 @@ from django.core import checks
 from django.core.exceptions import ImproperlyConfigured
 from django.dispatch import Signal
 from django.utils.module_loading import import_string
+from django.utils.translation import gettext_lazy as _
 
 DEFAULT_HOST_SIGNALS: dict[str, str | None] = {
     "session_idle": "host.signals.session_idle",
@@ -57,7 +58,7 @@ def connect_host_signal(name: str, receiver: Any) -> None:
 
 class HandoffConfig(AppConfig):
     name = "handoff"
-    verbose_name = "Session handoff"
+    verbose_name = _("Session handoff")
 
     def ready(self) -> None:
         """Connect the engine's receivers to the host's signals (each at most once); register

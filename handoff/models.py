@@ -13,11 +13,13 @@ import uuid
 
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
+from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from handoff.core.phases import Phase, Reason
 from handoff.core.tokens import BASIS_LABELS, TokenBasis
 from handoff.core.trigger import RANGES, TriggerConfig
+from handoff.record_words import PHASE_WORDS, REASON_WORDS
 from handoff.session_model import session_model_name
 
 # The host's session model (``HANDOFF_SESSION_MODEL``, set once before the first migrate).
@@ -27,7 +29,7 @@ SESSION_MODEL = session_model_name()
 class HandoffRecord(models.Model):
     """One handoff attempt. ``phase`` only moves forward (``handoff.core.phases``)."""
 
-    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    id = models.UUIDField("ID", primary_key=True, default=uuid.uuid4, editable=False)
     source = models.ForeignKey(
         SESSION_MODEL,
         verbose_name=_("source"),
@@ -43,10 +45,14 @@ class HandoffRecord(models.Model):
         related_name="handoff_origins",
     )
     phase = models.CharField(
-        verbose_name=_("phase"), max_length=30, choices=[(p.value, p.value) for p in Phase]
+        verbose_name=_("phase"),
+        max_length=30,
+        choices=[(p.value, PHASE_WORDS[p.value]) for p in Phase],
     )
     reason = models.CharField(
-        verbose_name=_("reason"), max_length=30, choices=[(r.value, r.value) for r in Reason]
+        verbose_name=_("reason"),
+        max_length=30,
+        choices=[(r.value, REASON_WORDS[r.value]) for r in Reason],
     )
     metrics = models.JSONField(
         verbose_name=_("metrics"),
@@ -86,7 +92,7 @@ class HandoffRecord(models.Model):
         indexes = [models.Index(fields=["phase"]), models.Index(fields=["source", "-created"])]
 
     def __str__(self) -> str:
-        return f"{self.id} {self.phase}"
+        return f"{self.id} {self.get_phase_display()}"
 
 
 class MainState(models.Model):
@@ -139,7 +145,7 @@ class MainState(models.Model):
         verbose_name_plural = _("main states")
 
     def __str__(self) -> str:
-        return f"main {self.session_id}"
+        return gettext("main %(session)s") % {"session": self.session_id}
 
 
 class Redirect(models.Model):
@@ -208,7 +214,7 @@ class HandoffSettings(models.Model):
     token_basis = models.CharField(
         verbose_name=_("token basis"),
         max_length=20,
-        choices=list(BASIS_LABELS.items()),
+        choices=[(value, _(label)) for value, label in BASIS_LABELS.items()],
         default=TokenBasis.CONTEXT.value,
     )
     context_windows = models.JSONField(
@@ -233,7 +239,7 @@ class HandoffSettings(models.Model):
         verbose_name_plural = _("handoff settings")
 
     def __str__(self) -> str:
-        return "Handoff settings"
+        return gettext("Handoff settings")
 
 
 class SummaryDigest(models.Model):

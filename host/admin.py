@@ -15,6 +15,8 @@ from django.db.models import Model
 from django.http import HttpRequest
 from django.urls import reverse
 from django.utils.html import format_html
+from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
 
 from host.models import Message, Session, Workspace
 from host.signals import announce
@@ -41,7 +43,7 @@ class MessageInline(admin.TabularInline):  # type: ignore[type-arg]
     show_change_link = False
     ordering = ["seq"]
 
-    @admin.display(description="content")
+    @admin.display(description=_("content"))
     def short_content(self, obj: Message) -> str:
         return obj.content[:200]
 
@@ -95,10 +97,13 @@ class SessionAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
     fields = ["title", *readonly_fields]
     inlines = [MessageInline]
 
-    @admin.display(description="chat")
+    class Media:
+        css = {"all": ["host/admin.css"]}
+
+    @admin.display(description=_("chat"))
     def chat_link(self, obj: Session) -> str:
         url = reverse("chat:session", kwargs={"session_id": obj.pk})
-        return format_html('<a href="{}">Open the conversation</a>', url)
+        return format_html('<a href="{}">{}</a>', url, gettext("Open the conversation"))
 
     def save_model(self, request: HttpRequest, obj: Session, form: Any, change: bool) -> None:
         """Save the renamed session and announce it (open pages update their sidebar)."""

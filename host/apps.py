@@ -2,11 +2,12 @@
 (``host.wake``) when Django starts."""
 
 from django.apps import AppConfig
+from django.utils.translation import gettext_lazy as _
 
 
 class HostConfig(AppConfig):
     name = "host"
-    verbose_name = "Conversation host"
+    verbose_name = _("Conversation host")
 
     def ready(self) -> None:
         from django_tasks_db.compat import task_enqueued

@@ -18,12 +18,16 @@ from django.utils.translation import gettext_lazy as _
 class Workspace(models.Model):
     """A directory the user works in; the sidebar groups sessions by it (seed 003 §6.5)."""
 
-    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE)
-    path = models.CharField(max_length=1024)
-    name = models.CharField(max_length=200, blank=True)
-    created = models.DateTimeField(auto_now_add=True)
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, verbose_name=_("owner"), on_delete=models.CASCADE
+    )
+    path = models.CharField(_("path"), max_length=1024)
+    name = models.CharField(_("name"), max_length=200, blank=True)
+    created = models.DateTimeField(_("created"), auto_now_add=True)
 
     class Meta:
+        verbose_name = _("workspace")
+        verbose_name_plural = _("workspaces")
         constraints = [
             models.UniqueConstraint(fields=["owner", "path"], name="workspace_unique_path")
         ]
@@ -41,60 +45,87 @@ class SessionStatus(models.TextChoices):
 
 
 class PermissionPreset(models.TextChoices):
-    DEFAULT = "default"
-    READ_ONLY = "read-only"
-    FULL_ACCESS = "full-access"
-    CUSTOM = "custom"
+    DEFAULT = "default", _("Default")
+    READ_ONLY = "read-only", _("Read-only")
+    FULL_ACCESS = "full-access", _("Full access")
+    CUSTOM = "custom", _("Custom")
 
 
 class Session(models.Model):
     """One conversation. A main has no parent; a subagent's ``parent`` is the main that owns it."""
 
-    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    id = models.UUIDField("ID", primary_key=True, default=uuid.uuid4, editable=False)
     owner = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="agent_sessions"
+        settings.AUTH_USER_MODEL,
+        verbose_name=_("owner"),
+        on_delete=models.CASCADE,
+        related_name="agent_sessions",
     )
-    title = models.CharField(max_length=300, blank=True)
-    cwd = models.CharField(max_length=1024, blank=True)
+    title = models.CharField(_("title"), max_length=300, blank=True)
+    cwd = models.CharField(_("working directory"), max_length=1024, blank=True)
     workspace = models.ForeignKey(
-        Workspace, null=True, blank=True, on_delete=models.SET_NULL, related_name="sessions"
+        Workspace,
+        verbose_name=_("workspace"),
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="sessions",
     )
-    agent_preset = models.CharField(max_length=100, default="default")
-    model = models.CharField(max_length=200, blank=True)
+    agent_preset = models.CharField(_("agent preset"), max_length=100, default="default")
+    model = models.CharField(_("model"), max_length=200, blank=True)
     permission_preset = models.CharField(
-        max_length=20, choices=PermissionPreset.choices, default=PermissionPreset.DEFAULT
+        _("permission preset"),
+        max_length=20,
+        choices=PermissionPreset.choices,
+        default=PermissionPreset.DEFAULT,
     )
-    approval_policy = models.CharField(max_length=50, blank=True)
-    sandbox_tier = models.CharField(max_length=50, blank=True)
-    plan_mode = models.BooleanField(default=False)
+    approval_policy = models.CharField(_("approval policy"), max_length=50, blank=True)
+    sandbox_tier = models.CharField(_("sandbox tier"), max_length=50, blank=True)
+    plan_mode = models.BooleanField(_("plan mode"), default=False)
     request_config = models.JSONField(
-        default=dict, blank=True, help_text="The request header's config (seed 003 §6.1, model)."
+        _("request config"),
+        default=dict,
+        blank=True,
+        help_text=_("The request header's config (seed 003 §6.1, model)."),
     )
     parent = models.ForeignKey(
-        "self", null=True, blank=True, on_delete=models.CASCADE, related_name="subagents"
+        "self",
+        verbose_name=_("main conversation"),
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="subagents",
+        help_text=_("A subagent's main; empty for a main."),
     )
     status = models.CharField(
-        max_length=10, choices=SessionStatus.choices, default=SessionStatus.IDLE
+        _("status"), max_length=10, choices=SessionStatus.choices, default=SessionStatus.IDLE
     )
     blank = models.BooleanField(
-        default=True, help_text="True from creation until the first turn starts."
+        _("blank"), default=True, help_text=_("True from creation until the first turn starts.")
     )
-    archived = models.BooleanField(default=False)
+    archived = models.BooleanField(_("archived"), default=False)
     revision = models.PositiveBigIntegerField(
-        default=0, help_text="Sequence number of the latest log entry."
+        _("revision"), default=0, help_text=_("Sequence number of the latest log entry.")
     )
-    turns = models.PositiveIntegerField(default=0)
-    compactions = models.PositiveIntegerField(default=0)
+    turns = models.PositiveIntegerField(_("turns"), default=0)
+    compactions = models.PositiveIntegerField(_("compactions"), default=0)
     context_window = models.PositiveIntegerField(
-        default=0, help_text="Tokens, when the transcript states it; 0 = look up by model."
+        _("context window"),
+        default=0,
+        help_text=_("Tokens, when the transcript states it; 0 = look up by model."),
     )
     external_id = models.CharField(
-        max_length=200, blank=True, help_text="Import identity (transcript session id)."
+        _("external id"),
+        max_length=200,
+        blank=True,
+        help_text=_("Import identity (transcript session id)."),
     )
-    created = models.DateTimeField(auto_now_add=True)
-    updated = models.DateTimeField(auto_now=True)
+    created = models.DateTimeField(_("created"), auto_now_add=True)
+    updated = models.DateTimeField(_("updated"), auto_now=True)
 
     class Meta:
+        verbose_name = _("conversation")
+        verbose_name_plural = _("conversations")
         ordering = ["-updated"]
         constraints = [
             models.UniqueConstraint(
@@ -113,61 +144,79 @@ class Session(models.Model):
 
 
 class Role(models.TextChoices):
-    USER = "user"
-    ASSISTANT = "assistant"
-    SYSTEM = "system"
-    TOOL = "tool"
+    USER = "user", _("User")
+    ASSISTANT = "assistant", _("Assistant")
+    SYSTEM = "system", _("System")
+    TOOL = "tool", _("Tool")
 
 
 class SourceKind(models.TextChoices):
     """Where a message came from. Which messages start turns is told by ``Message.starts_turn``
     (docs/design.md, turns: prompts, relays, inbox items, task notifications, tool results)."""
 
-    USER = "user"
-    ASSISTANT = "assistant"
-    PLUGIN = "plugin"
-    RELAY = "relay"
-    SYSTEM = "system"
-    TOOL = "tool"
+    USER = "user", _("User")
+    ASSISTANT = "assistant", _("Assistant")
+    PLUGIN = "plugin", _("Plugin")
+    RELAY = "relay", _("Relay")
+    SYSTEM = "system", _("System")
+    TOOL = "tool", _("Tool")
 
 
 class Message(models.Model):
     """One entry of a session's append-only log; ``seq`` shares the sequence with events."""
 
-    session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="messages")
-    seq = models.PositiveBigIntegerField()
-    role = models.CharField(max_length=10, choices=Role.choices)
-    source_kind = models.CharField(max_length=10, choices=SourceKind.choices)
-    content = models.TextField(blank=True)
-    tool_name = models.CharField(max_length=200, blank=True)
-    model = models.CharField(max_length=200, blank=True)
-    # The four usage buckets (seed 003 §5.3), tokens; null when the message carries no usage.
-    uncached_input_tokens = models.PositiveBigIntegerField(null=True, blank=True)
-    output_tokens = models.PositiveBigIntegerField(null=True, blank=True)
-    cache_read_tokens = models.PositiveBigIntegerField(null=True, blank=True)
-    cache_write_tokens = models.PositiveBigIntegerField(null=True, blank=True)
-    external_id = models.CharField(
-        max_length=200, blank=True, help_text="Transcript message id or API client_id."
+    session = models.ForeignKey(
+        Session, verbose_name=_("conversation"), on_delete=models.CASCADE, related_name="messages"
     )
-    response_id = models.CharField(
+    seq = models.PositiveBigIntegerField(_("sequence number"))
+    role = models.CharField(_("role"), max_length=10, choices=Role.choices)
+    source_kind = models.CharField(_("source kind"), max_length=10, choices=SourceKind.choices)
+    content = models.TextField(_("content"), blank=True)
+    tool_name = models.CharField(_("tool name"), max_length=200, blank=True)
+    model = models.CharField(_("model"), max_length=200, blank=True)
+    # The four usage buckets (seed 003 §5.3), tokens; null when the message carries no usage.
+    uncached_input_tokens = models.PositiveBigIntegerField(
+        _("uncached input tokens"), null=True, blank=True
+    )
+    output_tokens = models.PositiveBigIntegerField(_("output tokens"), null=True, blank=True)
+    cache_read_tokens = models.PositiveBigIntegerField(
+        _("cache read tokens"), null=True, blank=True
+    )
+    cache_write_tokens = models.PositiveBigIntegerField(
+        _("cache write tokens"), null=True, blank=True
+    )
+    external_id = models.CharField(
+        _("external id"),
         max_length=200,
         blank=True,
-        help_text="The imported API response whose usage this message carries (counted once).",
+        help_text=_("Transcript message id or API client_id."),
+    )
+    response_id = models.CharField(
+        _("response id"),
+        max_length=200,
+        blank=True,
+        help_text=_("The imported API response whose usage this message carries (counted once)."),
     )
     # NULL, not "", for "not a relay": the per-session unique constraint must allow many.
-    relay_id = models.CharField(max_length=64, null=True, blank=True)  # noqa: DJ001
+    relay_id = models.CharField(_("relay id"), max_length=64, null=True, blank=True)  # noqa: DJ001
     compacted = models.BooleanField(
-        default=False, help_text="Summarized by a later compaction; kept in the log."
+        _("compacted"),
+        default=False,
+        help_text=_("Summarized by a later compaction; kept in the log."),
     )
-    starts_turn = models.BooleanField(default=False)
+    starts_turn = models.BooleanField(_("starts a turn"), default=False)
     # API idempotency (host.intake): the poster's client_id, unique per session, and, when
     # before_step forwarded the message, the answer a retry gets again.
-    client_id = models.CharField(max_length=200, null=True, blank=True)  # noqa: DJ001 (NULLs are distinct)
-    forwarded_to = models.UUIDField(null=True, blank=True)
-    forward_relay_id = models.CharField(max_length=64, blank=True)
-    created = models.DateTimeField(auto_now_add=True)
+    client_id = models.CharField(  # noqa: DJ001 (NULLs are distinct)
+        _("client id"), max_length=200, null=True, blank=True
+    )
+    forwarded_to = models.UUIDField(_("forwarded to"), null=True, blank=True)
+    forward_relay_id = models.CharField(_("forward relay id"), max_length=64, blank=True)
+    created = models.DateTimeField(_("created"), auto_now_add=True)
 
     class Meta:
+        verbose_name = _("message")
+        verbose_name_plural = _("messages")
         ordering = ["session", "seq"]
         constraints = [
             models.UniqueConstraint(fields=["session", "seq"], name="message_unique_seq"),
@@ -186,7 +235,7 @@ class Message(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"{self.session_id}#{self.seq} {self.role}"
+        return f"{self.session_id}#{self.seq} {self.get_role_display()}"
 
 
 class SessionEventKind(models.TextChoices):
@@ -195,22 +244,26 @@ class SessionEventKind(models.TextChoices):
     Not the follower's websocket event kinds (`follower.events.EventKind`).
     """
 
-    MODEL_SELECTION = "model-selection"
-    COMPACTION = "compaction"
-    TURN_START = "turn-start"
-    NOTICE = "notice"
+    MODEL_SELECTION = "model-selection", _("Model selection")
+    COMPACTION = "compaction", _("Compaction")
+    TURN_START = "turn-start", _("Turn start")
+    NOTICE = "notice", _("Notice")
 
 
 class SessionEvent(models.Model):
     """A non-message log entry (model selection, compaction, turn start, notice)."""
 
-    session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="events")
-    seq = models.PositiveBigIntegerField()
-    kind = models.CharField(max_length=20, choices=SessionEventKind.choices)
-    data = models.JSONField(default=dict, blank=True)
-    created = models.DateTimeField(auto_now_add=True)
+    session = models.ForeignKey(
+        Session, verbose_name=_("conversation"), on_delete=models.CASCADE, related_name="events"
+    )
+    seq = models.PositiveBigIntegerField(_("sequence number"))
+    kind = models.CharField(_("kind"), max_length=20, choices=SessionEventKind.choices)
+    data = models.JSONField(_("data"), default=dict, blank=True)
+    created = models.DateTimeField(_("created"), auto_now_add=True)
 
     class Meta:
+        verbose_name = _("conversation event")
+        verbose_name_plural = _("conversation events")
         ordering = ["session", "seq"]
         constraints = [models.UniqueConstraint(fields=["session", "seq"], name="event_unique_seq")]
 
@@ -226,16 +279,24 @@ class UsageProjection(models.Model):
     ``effective_chars`` counts the characters after the last compaction for the meter.
     """
 
-    session = models.OneToOneField(Session, on_delete=models.CASCADE, related_name="usage")
-    uncached_input_tokens = models.PositiveBigIntegerField(default=0)
-    output_tokens = models.PositiveBigIntegerField(default=0)
-    cache_read_tokens = models.PositiveBigIntegerField(default=0)
-    cache_write_tokens = models.PositiveBigIntegerField(default=0)
-    context_tokens = models.PositiveBigIntegerField(default=0)
-    context_seq = models.PositiveBigIntegerField(
-        default=0, help_text="seq of the message that gave context_tokens."
+    session = models.OneToOneField(
+        Session, verbose_name=_("conversation"), on_delete=models.CASCADE, related_name="usage"
     )
-    effective_chars = models.PositiveBigIntegerField(default=0)
+    uncached_input_tokens = models.PositiveBigIntegerField(_("uncached input tokens"), default=0)
+    output_tokens = models.PositiveBigIntegerField(_("output tokens"), default=0)
+    cache_read_tokens = models.PositiveBigIntegerField(_("cache read tokens"), default=0)
+    cache_write_tokens = models.PositiveBigIntegerField(_("cache write tokens"), default=0)
+    context_tokens = models.PositiveBigIntegerField(_("context tokens"), default=0)
+    context_seq = models.PositiveBigIntegerField(
+        _("context message"),
+        default=0,
+        help_text=_("Sequence number of the message that gave the context tokens."),
+    )
+    effective_chars = models.PositiveBigIntegerField(_("effective characters"), default=0)
+
+    class Meta:
+        verbose_name = _("token usage")
+        verbose_name_plural = _("token usage")
 
     def __str__(self) -> str:
         return f"usage of {self.session_id}"
@@ -244,64 +305,88 @@ class UsageProjection(models.Model):
 class Team(models.Model):
     """A team led by a main session; more than one member makes the active-team-roster blocker."""
 
-    lead = models.OneToOneField(Session, on_delete=models.CASCADE, related_name="led_team")
-    members = models.ManyToManyField(Session, related_name="teams", blank=True)
-    name = models.CharField(max_length=200, blank=True)
+    lead = models.OneToOneField(
+        Session, verbose_name=_("lead"), on_delete=models.CASCADE, related_name="led_team"
+    )
+    members = models.ManyToManyField(
+        Session, verbose_name=_("members"), related_name="teams", blank=True
+    )
+    name = models.CharField(_("name"), max_length=200, blank=True)
+
+    class Meta:
+        verbose_name = _("team")
+        verbose_name_plural = _("teams")
 
     def __str__(self) -> str:
         return self.name or f"team of {self.lead_id}"
 
 
 class InboxStage(models.TextChoices):
-    NEXT_TURN = "next-turn"
-    NEXT_STEP = "next-step"
+    NEXT_TURN = "next-turn", _("Next turn")
+    NEXT_STEP = "next-step", _("Next step")
 
 
 class InboxItem(models.Model):
     """Input queued for the session's next turn or step; pending until ``taken``."""
 
-    session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="inbox")
-    stage = models.CharField(max_length=10, choices=InboxStage.choices)
-    content = models.TextField()
+    session = models.ForeignKey(
+        Session, verbose_name=_("conversation"), on_delete=models.CASCADE, related_name="inbox"
+    )
+    stage = models.CharField(_("stage"), max_length=10, choices=InboxStage.choices)
+    content = models.TextField(_("content"))
     message = models.ForeignKey(
         Message,
+        verbose_name=_("message"),
         null=True,
         blank=True,
         on_delete=models.SET_NULL,
         related_name="+",
-        help_text="The logged message this item queues, when it arrived through post_message.",
+        help_text=_("The logged message this item queues, when it arrived through post_message."),
     )
-    taken = models.BooleanField(default=False)
-    created = models.DateTimeField(auto_now_add=True)
+    taken = models.BooleanField(_("taken"), default=False)
+    created = models.DateTimeField(_("created"), auto_now_add=True)
+
+    class Meta:
+        verbose_name = _("inbox item")
+        verbose_name_plural = _("inbox items")
 
     def __str__(self) -> str:
         return f"{self.stage} for {self.session_id}"
 
 
 class ActivityKind(models.TextChoices):
-    TURN = "turn"
-    COMPACTION = "compaction"
-    JOB = "job"
+    TURN = "turn", _("Turn")
+    COMPACTION = "compaction", _("Compaction")
+    JOB = "job", _("Job")
 
 
 class Activity(models.Model):
     """Something in flight for a session (seed 000 blockers: ``activity:KIND``)."""
 
-    session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="activities")
-    kind = models.CharField(max_length=20, choices=ActivityKind.choices)
-    detail = models.CharField(max_length=300, blank=True)
-    started = models.DateTimeField(auto_now_add=True)
-    ended = models.DateTimeField(null=True, blank=True)
+    session = models.ForeignKey(
+        Session, verbose_name=_("conversation"), on_delete=models.CASCADE, related_name="activities"
+    )
+    kind = models.CharField(_("kind"), max_length=20, choices=ActivityKind.choices)
+    detail = models.CharField(_("detail"), max_length=300, blank=True)
+    started = models.DateTimeField(_("started"), auto_now_add=True)
+    ended = models.DateTimeField(_("ended"), null=True, blank=True)
     # A turn's lease (host.turn_lease): whoever runs it renews it; an expired one is ended.
     lease_expires = models.DateTimeField(
-        null=True, blank=True, help_text="A turn: alive until then unless its runner renews it."
+        _("lease expires"),
+        null=True,
+        blank=True,
+        help_text=_("A turn: alive until then unless its runner renews it."),
     )
     task_id = models.CharField(
-        max_length=64, blank=True, help_text="A turn: the queued task that answers it."
+        _("task id"),
+        max_length=64,
+        blank=True,
+        help_text=_("A turn: the queued task that answers it."),
     )
 
     class Meta:
-        verbose_name_plural = "activities"
+        verbose_name = _("activity")
+        verbose_name_plural = _("activities")
         indexes = [
             models.Index(fields=["session", "ended"]),
             # The lease sweep reads the open activities only.
@@ -319,9 +404,15 @@ class Activity(models.Model):
 class ApiToken(models.Model):
     """A bearer token for the JSON API; only its SHA-256 digest is stored."""
 
-    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE)
-    digest = models.CharField(max_length=64, unique=True)
-    created = models.DateTimeField(auto_now_add=True)
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, verbose_name=_("user"), on_delete=models.CASCADE
+    )
+    digest = models.CharField(_("SHA-256 digest"), max_length=64, unique=True)
+    created = models.DateTimeField(_("created"), auto_now_add=True)
+
+    class Meta:
+        verbose_name = _("API token")
+        verbose_name_plural = _("API tokens")
 
     def __str__(self) -> str:
         return f"API token of {self.user_id}"
@@ -332,9 +423,16 @@ class LanguagePreference(models.Model):
     renders what follower events carry to them."""
 
     user = models.OneToOneField(
-        settings.AUTH_USER_MODEL, primary_key=True, on_delete=models.CASCADE
+        settings.AUTH_USER_MODEL,
+        verbose_name=_("user"),
+        primary_key=True,
+        on_delete=models.CASCADE,
     )
-    language = models.CharField(max_length=10)
+    language = models.CharField(_("language"), max_length=10)
+
+    class Meta:
+        verbose_name = _("language preference")
+        verbose_name_plural = _("language preferences")
 
     def __str__(self) -> str:
         return f"{self.user_id}: {self.language}"

@@ -49,19 +49,6 @@ BASIS_WORDS: dict[str, Promise] = {
     "context": _("current context"),
     "cumulative": _("cumulative usage"),
 }
-PHASE_WORDS: dict[str, Promise] = {
-    "summarizing": _("summarizing"),
-    "prepared": _("prepared"),
-    "committed": _("committed"),
-    "committed-start-pending": _("committed, start pending"),
-    "started": _("started"),
-    "failed": _("failed"),
-}
-REASON_WORDS: dict[str, Promise] = {
-    "manual": _("manual"),
-    "context-pressure": _("context pressure"),
-    "repeated-compaction": _("repeated compaction"),
-}
 
 
 def describe_blocker(blocker: str) -> str:
