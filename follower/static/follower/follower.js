@@ -27,14 +27,16 @@
 // window.__follower (the host's list: refreshSessionList, listHeld) and move the tab with
 // __follower.leave(url) (it stops following, then brings the page of url in place, or opens it;
 // either way __follower.followed is set on the page shown), after __follower.ahead(url) if they
-// know the page early (its render is asked for at once); "follower:page" {url} after a move
-// swapped another page in: the scripts set the new page up as they do on load. Tests read
-// window.__follower and may set window.__followerConfig before the page loads.
+// know the page early (its render is asked for at once); __follower.hold() keeps the events'
+// changes from the page until __follower.release() (a page about to be left); "follower:page"
+// {url} after a move swapped another page in: the scripts set the new page up as they do on
+// load. Tests read window.__follower and may set window.__followerConfig before the page loads.
 
 const config = {
   socketPath: "/ws/follow/",
   snapshotUrl: "/follow/snapshot",
   retryInterval: 2000,
+  holdLimit: 1000, // ms a page waiting to be left holds what events change (the jump's hold)
   retryLimit: 12,
   backoffBase: 500,
   backoffCap: 10000,
@@ -47,6 +49,8 @@ const UNAUTHENTICATED = 4401;
 const follower = { state: "connecting", config };
 follower.leave = leave;
 follower.ahead = ahead;
+follower.hold = hold;
+follower.release = release;
 window.__follower = follower;
 
 // What the page shown was rendered with (read again when a move swaps another page in).
@@ -60,6 +64,7 @@ let heartbeat = null; // the interval timer of this socket's pings
 let awaiting = null; // the timer that declares the socket dead when no pong comes
 let reconnect = null; // the timer of the next connection after a close
 let leaving = false; // the page is being left: it applies no more events
+let held = null; // the events held back while the page is likely to be left (hold)
 
 function readPage() {
   body = document.body.dataset;
@@ -69,6 +74,7 @@ function readPage() {
   pending = [];
   stale = false;
   leaving = false;
+  held = null;
 }
 
 function setState(state) {
@@ -184,8 +190,28 @@ function apply(frame) {
   // leaves does not swap in, and lay out, what it will no longer show.
   document.dispatchEvent(new CustomEvent("follower:arriving", { detail: frame }));
   if (leaving) return;
+  if (held !== null) held.push(frame);
+  else show(frame);
+}
+
+function show(frame) {
   applyFragments(frame.payload.fragments);
   document.dispatchEvent(new CustomEvent("follower:event", { detail: frame }));
+}
+
+// A page likely to be left in a moment (the handoff's source, waiting for its successor to
+// start) holds what the events bring instead of laying it out: on five tabs sharing two cores,
+// a long log laid out and painted again just before the move held the new page's first frame
+// back by up to a second (issue 17). The events still arrive ("follower:arriving"); release()
+// shows what was held, in order; a move drops it.
+function hold() {
+  held ??= [];
+}
+
+function release() {
+  const frames = held ?? [];
+  held = null;
+  frames.forEach(show);
 }
 
 // The fragments of one event, swapped in by htmx out of band: those for this page (no session,

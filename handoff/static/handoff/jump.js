@@ -49,6 +49,8 @@ document.addEventListener("follower:page", readPage);
 function setJump(state) {
   follower.jump = state;
   follower.listHeld = state === "retrying" || state === "opening";
+  if (state === "waiting") follower.hold();
+  else if (state !== "opening") follower.release();
 }
 
 document.addEventListener("follower:snapshot", (event) => {
@@ -120,6 +122,11 @@ function startJump(row) {
   // The successor's page holds its brief already: its render starts now, while the successor
   // starts, and the page it brings in replays the start (follower.js, ahead).
   if (row && row.id === destination() && !row.archived) follower.ahead(pageOf(row.id));
+  // The page holds the source's last changes while it waits (follower.js, hold): it shows
+  // them when the start is late, and after the retry interval the seed's retries begin.
+  setTimeout(() => {
+    if (follower.jump === "waiting") follower.release();
+  }, Math.min(config.holdLimit, config.retryInterval));
   setTimeout(() => {
     if (follower.jump === "waiting") {
       setJump("retrying");
