@@ -748,10 +748,10 @@ def test_a_tab_moved_from_an_untitled_conversation_says_so(make_user, open_page)
 def test_a_tab_waiting_for_the_start_holds_the_sources_last_changes_and_moves_without_them(
     make_user, open_page
 ):
-    """Between the route's commit and the successor's start the source's tab is about to be
-    left: it holds what the events change (the handoff notice, the panel) instead of laying its
-    long log out again (issue 17, follower.hold), and moves without them when the start comes;
-    a tab whose start is late shows them once its hold ends."""
+    """From the summary's "prepared" to the successor's start the source's tab is about to be
+    left: it holds what the events change (the route's rename, the handoff notice, the panel)
+    instead of laying its long log out again (issue 17, follower.hold), and moves without them
+    when the start comes; a tab whose start is late shows them once its hold ends."""
     ada = make_user("ada")
     source = conversation(ada, "Refactor the parser")
     waiting = open_page(ada, source, config={"holdLimit": 60_000, "retryInterval": 60_000})
@@ -760,8 +760,11 @@ def test_a_tab_waiting_for_the_start_holds_the_sources_last_changes_and_moves_wi
     successor = hand_off(source, start=False)
 
     late.locator("#timeline").get_by_text("Handed off to").wait_for()
+    late.locator(".conv-title", has_text="接续").wait_for()
     waiting.wait_for_function("() => __follower.jump === 'waiting'")
     assert waiting.locator("#timeline").get_by_text("Handed off to").count() == 0
+    # The route renamed the source in the burst before its redirect: held from "prepared" on.
+    assert waiting.locator(".conv-title").inner_text() == "Refactor the parser"
     off_loop(lambda: SessionController().start(successor))
     waiting.wait_for_url(f"**/s/{successor.pk}/")
     waiting.locator("#working").wait_for()

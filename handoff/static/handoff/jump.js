@@ -93,6 +93,21 @@ function remember({ source, source_title: title }) {
   if (title !== null && title !== undefined) knownAs[source] = title;
 }
 
+// Once the source's summary is prepared its route comes next, and the route renames the source
+// (its heading, its row) in the same burst as the redirect, before this page learns that it
+// moves: from then on the page holds what events change (follower.js, hold), for at most
+// holdLimit unless the jump takes over.
+document.addEventListener("follower:event", (event) => {
+  const { kind, payload } = event.detail;
+  if (kind !== "handoff.phase" || payload.source !== current || payload.phase !== "prepared") {
+    return;
+  }
+  follower.hold();
+  setTimeout(() => {
+    if (follower.jump === null) follower.release();
+  }, config.holdLimit);
+});
+
 // The baseline rule: record the first sight, act only on none → destination.
 function see(sessionId, redirectTo, row) {
   const known = Object.hasOwn(follower.baseline, sessionId);
