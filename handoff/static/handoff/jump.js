@@ -49,8 +49,7 @@ document.addEventListener("follower:page", readPage);
 function setJump(state) {
   follower.jump = state;
   follower.listHeld = state === "retrying" || state === "opening";
-  if (state === "waiting") follower.hold();
-  else if (state !== "opening") follower.release();
+  if (state !== "waiting" && state !== "opening") follower.release();
 }
 
 document.addEventListener("follower:snapshot", (event) => {
@@ -99,14 +98,19 @@ function remember({ source, source_title: title }) {
 // holdLimit unless the jump takes over.
 document.addEventListener("follower:event", (event) => {
   const { kind, payload } = event.detail;
-  if (kind !== "handoff.phase" || payload.source !== current || payload.phase !== "prepared") {
-    return;
+  if (kind === "handoff.phase" && payload.source === current && payload.phase === "prepared") {
+    holdAWhile();
   }
+});
+
+// Hold what events change while this page is likely to be left (follower.js, hold): a page
+// still here after holdLimit (a late start, the seed's retries next) shows what it held.
+function holdAWhile() {
   follower.hold();
   setTimeout(() => {
-    if (follower.jump === null) follower.release();
-  }, config.holdLimit);
-});
+    if (follower.jump !== "opening") follower.release();
+  }, Math.min(config.holdLimit, config.retryInterval));
+}
 
 // The baseline rule: record the first sight, act only on none → destination.
 function see(sessionId, redirectTo, row) {
@@ -137,11 +141,7 @@ function startJump(row) {
   // The successor's page holds its brief already: its render starts now, while the successor
   // starts, and the page it brings in replays the start (follower.js, ahead).
   if (row && row.id === destination() && !row.archived) follower.ahead(pageOf(row.id));
-  // The page holds the source's last changes while it waits (follower.js, hold): it shows
-  // them when the start is late, and after the retry interval the seed's retries begin.
-  setTimeout(() => {
-    if (follower.jump === "waiting") follower.release();
-  }, Math.min(config.holdLimit, config.retryInterval));
+  holdAWhile();
   setTimeout(() => {
     if (follower.jump === "waiting") {
       setJump("retrying");
