@@ -276,11 +276,12 @@ async def _measure_layout(site: Site, playwright: Any, layout: str, folder: Path
             f" {handoff.rendered:>15}"
         )
     await browser.close()
-    _summarize(handoffs)
-    return [max(handoff.shown) for handoff in handoffs]
+    return _summarize(handoffs)
 
 
-def _summarize(handoffs: list[Handoff]) -> None:
+def _summarize(handoffs: list[Handoff]) -> list[float]:
+    """Print the slowest tab's median and max, the requests and the load; return the slowest
+    tab's start → shown (s) of each handoff."""
     slowest = [max(handoff.shown) for handoff in handoffs]
     asked = [max(handoff.asked) for handoff in handoffs]
     print(
@@ -294,6 +295,7 @@ def _summarize(handoffs: list[Handoff]) -> None:
         f" {_most(handoffs, 'before')} before it, at most {_most(handoffs, 'loading')}"
         f" loading the successor's page; load average {os.getloadavg()[0]:.1f}"
     )
+    return slowest
 
 
 async def _measure(site: Site) -> None:
