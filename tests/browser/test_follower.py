@@ -698,6 +698,28 @@ def test_a_successor_brought_in_place_follows_its_own_events_and_back_loads_the_
     assert tab.problems == []
 
 
+def test_a_successor_brought_in_place_in_a_tab_that_draws_no_frames_still_follows(
+    make_user, open_page
+):
+    """The successor's socket opens once its first frame is drawn (follower.js): a tab that
+    draws none, as a hidden tab, opens it all the same, and the agent's answer reaches it."""
+    ada = make_user("ada")
+    source = conversation(ada, "Refactor the parser")
+    tab = open_page(ada, source)
+    tab.evaluate("window.requestAnimationFrame = () => 0")
+
+    successor = hand_off(source)
+    tab.wait_for_url(f"**/s/{successor.pk}/")
+    reply = "Picking up from the brief."
+    off_loop(
+        lambda: log.append_message(
+            successor, role="assistant", source_kind="assistant", content=reply
+        )
+    )
+    tab.locator("#timeline").get_by_text(reply).wait_for()
+    assert tab.problems == []
+
+
 def test_the_successor_is_asked_for_when_its_route_commits_and_shown_once_it_starts(
     make_user, open_page
 ):

@@ -229,9 +229,9 @@ function applyFragments(fragments) {
 // leaving page spends nothing on events it will not show, and ask for the page marked as
 // followed: the server lets the browser's other tabs that follow the same move share one render
 // of it (common/caching.py). The page comes in place (visit): its body replaces this one, its
-// address is pushed, the scripts set it up ("follower:page") and a new socket says hello with
-// its baseline, as a page load would, without the document teardown and script start-up a
-// navigation costs every tab (issue 17). Anything unexpected (an error, a redirect to sign in,
+// address is pushed, the scripts set it up ("follower:page") and, once the page is drawn, a
+// new socket says hello with its baseline, as a page load would, without the document
+// teardown and script start-up a navigation costs every tab (issue 17). Anything unexpected (an error, a redirect to sign in,
 // another user, other scripts or styles) opens the page by navigation instead; that page
 // removes the mark from its address (unmark). Back and Forward load what the address names.
 const FOLLOWED = "followed";
@@ -299,7 +299,24 @@ function visit(page, url) {
   shown = here();
   window.htmx?.process(document.body);
   document.dispatchEvent(new CustomEvent("follower:page", { detail: { url: location.href } }));
-  connect();
+  afterFirstFrame(connect);
+}
+
+// The new page's socket opens once its first frame is drawn, as after a page load: the replay
+// it starts (what happened since the page's render) then queues behind no tab's first frame;
+// on five tabs sharing two cores, their sockets' start-up ahead of their frames held the last
+// tab's frame back (issue 17). A hidden tab draws no frames: FIRST_FRAME_LIMIT ms at most.
+const FIRST_FRAME_LIMIT = 100;
+
+function afterFirstFrame(callback) {
+  let done = false;
+  const once = () => {
+    if (done) return;
+    done = true;
+    callback();
+  };
+  requestAnimationFrame(() => setTimeout(once));
+  setTimeout(once, FIRST_FRAME_LIMIT);
 }
 
 function unmark() {
