@@ -15,7 +15,6 @@ from datetime import datetime
 from typing import Annotated, Any, Literal
 from uuid import UUID
 
-from django.conf import settings
 from django.contrib.auth.models import User
 from django.db.models import Q, QuerySet
 from django.http import HttpRequest
@@ -302,14 +301,13 @@ def new_session(request: HttpRequest, payload: SessionIn) -> Status[Session]:
     pages list it at once (the follower's ``session.added``). Bad input is 422, nothing created.
     """
     owner = api_user(request)
-    preset_model = AgentPresets().options(payload.agent_preset).get("model")
     session = create_session(
         owner,
         cwd=payload.cwd,
         title=payload.title,
         workspace=resolve_workspace(owner, payload.cwd),
         agent_preset=payload.agent_preset,
-        model=payload.model or preset_model or settings.HOST_DEFAULT_MODEL,
+        model=AgentPresets().model_for(payload.agent_preset, payload.model or ""),
         permission_preset=payload.permission_preset,
         client_id=payload.client_id,
     )

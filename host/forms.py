@@ -6,10 +6,10 @@ import uuid
 from typing import Any
 
 from django import forms
-from django.conf import settings
 from django.utils.translation import gettext_lazy as _
 
 from host.models import Session, Workspace
+from host.services import DEFAULT_PRESET, AgentPresets
 from host.sessions import create_session
 
 MAX_MESSAGE_CHARS = 100_000
@@ -81,12 +81,13 @@ class NewSessionForm(forms.Form):
         return data
 
     def save(self) -> Session:
-        """Create the idle, blank session on the default model (``host.sessions``)."""
+        """Create the idle, blank session of the default agent preset, on its model
+        (``AgentPresets.model_for``; ``host.sessions``)."""
         data = self.cleaned_data
         return create_session(
             self.owner,
             cwd=data["cwd"],
             title=data["title"],
             workspace=data["workspace"],
-            model=settings.HOST_DEFAULT_MODEL,
+            model=AgentPresets().model_for(DEFAULT_PRESET),
         )

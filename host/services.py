@@ -312,6 +312,11 @@ class AgentPresets:
         """Return the preset's options (empty for an unknown preset)."""
         return agent_presets().get(name, {}).get("options", {})
 
+    def model_for(self, name: str, chosen: str = "") -> str:
+        """Return the model a new session of preset ``name`` runs (seed 003 §6.1's chain):
+        ``chosen``, else the preset's ``model`` option, else ``HOST_DEFAULT_MODEL``."""
+        return chosen or str(self.options(name).get("model") or settings.HOST_DEFAULT_MODEL)
+
     def service_for(self, session: Session | str, name: str) -> Any | None:
         """Return the realm's own instance of ``name`` for the session's agent, or None."""
         preset = agent_presets().get(_session(session).agent_preset, {})

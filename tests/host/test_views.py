@@ -733,6 +733,19 @@ def test_new_conversation_in_a_workspace_uses_its_directory(as_alice: Client, al
     assert session.workspace == workspace and session.cwd == "/src/app" and session.blank
 
 
+def test_new_conversation_runs_on_the_default_presets_model(
+    as_alice: Client, alice: Any, settings: Any
+):
+    """The page's new conversation and the JSON API choose the model one way (seed 003 §6.1:
+    the preset's model, else the deployment's default): a deployment whose default preset
+    names a model gets it from the form too; without one, the default model."""
+    as_alice.post(reverse("chat:new"), {"title": "Plain", "cwd": "/src/app"})
+    settings.HOST_AGENT_PRESETS = {"default": {"options": {"model": "gpt-4.1"}, "realm": ()}}
+    as_alice.post(reverse("chat:new"), {"title": "Preset", "cwd": "/src/app"})
+    models = dict(Session.objects.filter(owner=alice).values_list("title", "model"))
+    assert models == {"Plain": settings.HOST_DEFAULT_MODEL, "Preset": "gpt-4.1"}
+
+
 def test_new_conversation_rejects_a_relative_directory(as_alice: Client):
     response = as_alice.post(reverse("chat:new"), {"title": "X", "cwd": "relative/dir"})
     assert response.status_code == 422
