@@ -51,6 +51,22 @@ def test_enter_sends_a_message_and_the_reply_shows(demo_page: Any):
     assert Message.objects.filter(session=demo_page.session, role="assistant").count() > 8
 
 
+MOTION = """() => [
+  getComputedStyle(document.querySelector("#working .spinner")).animationName,
+  getComputedStyle(document.querySelector(".switch-track"), "::after").transitionDuration,
+]"""
+
+
+def test_the_spinner_and_the_switch_keep_still_for_a_reader_who_asks_for_less_motion(
+    demo_page: Any,
+):
+    """``prefers-reduced-motion: reduce`` stops the page's animations and transitions (the
+    working spinner, the pulsing phase, the switch, the drawer); without it they run."""
+    assert demo_page.evaluate(MOTION) == ["spin", "0.15s"]
+    demo_page.emulate_media(reduced_motion="reduce")
+    assert demo_page.evaluate(MOTION) == ["none", "0s"]
+
+
 def test_tool_calls_are_folded_until_opened(demo_page: Any):
     tool = demo_page.locator("details.msg-tool").first
     assert tool.get_attribute("open") is None
