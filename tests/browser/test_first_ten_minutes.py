@@ -299,6 +299,8 @@ def test_two_quick_clicks_on_the_conversation_switch_leave_it_off(
 ):
     page = open_page(f"/s/{demo.pk}/", viewport)
     held = hold_first(page, "**/sessions/*/enable/")
+    answered: list[Any] = []
+    page.on("response", lambda r: r.request.method == "POST" and answered.append(r))
     switch = page.get_by_role("switch", name="Automatic handoff")
 
     switch.click()
@@ -306,7 +308,12 @@ def test_two_quick_clicks_on_the_conversation_switch_leave_it_off(
     held.pop().continue_()
 
     page.wait_for_function("!document.querySelector('#handoff-panel [role=switch]').checked")
-    page.wait_for_timeout(500)
+    for _ in range(200):  # both saves answered (the second, queued behind the first, disables)
+        if len(answered) == 2:
+            break
+        page.wait_for_timeout(50)
+    page.wait_for_timeout(300)
+    assert len(answered) == 2
     assert MainState.objects.get(session=demo).enabled is False
     assert not page.get_by_role("switch", name="Automatic handoff").is_checked()
 
