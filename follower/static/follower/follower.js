@@ -250,6 +250,7 @@ function ahead(url) {
 
 async function leave(url) {
   leaving = true;
+  opening = null;
   clearInterval(heartbeat);
   clearTimeout(awaiting);
   clearTimeout(reconnect);
@@ -299,24 +300,27 @@ function visit(page, url) {
   shown = here();
   window.htmx?.process(document.body);
   document.dispatchEvent(new CustomEvent("follower:page", { detail: { url: location.href } }));
-  afterFirstFrame(connect);
+  connectAfterFirstFrame();
 }
 
 // The new page's socket opens once its first frame is drawn, as after a page load: the replay
 // it starts (what happened since the page's render) then queues behind no tab's first frame;
 // on five tabs sharing two cores, their sockets' start-up ahead of their frames held the last
-// tab's frame back (issue 17). A hidden tab draws no frames: FIRST_FRAME_LIMIT ms at most.
+// tab's frame back (issue 17). A hidden tab draws no frames: FIRST_FRAME_LIMIT ms at most. A
+// move before then (leave) drops the pending open: the next page opens its own.
 const FIRST_FRAME_LIMIT = 100;
+let opening = null; // the pending open of this page's socket
 
-function afterFirstFrame(callback) {
-  let done = false;
-  const once = () => {
-    if (done) return;
-    done = true;
-    callback();
+function connectAfterFirstFrame() {
+  const pending = {};
+  opening = pending;
+  const open = () => {
+    if (opening !== pending) return;
+    opening = null;
+    connect();
   };
-  requestAnimationFrame(() => setTimeout(once));
-  setTimeout(once, FIRST_FRAME_LIMIT);
+  requestAnimationFrame(() => setTimeout(open));
+  setTimeout(open, FIRST_FRAME_LIMIT);
 }
 
 function unmark() {
