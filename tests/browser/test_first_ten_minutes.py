@@ -299,8 +299,13 @@ def test_two_quick_clicks_on_the_conversation_switch_leave_it_off(
 ):
     page = open_page(f"/s/{demo.pk}/", viewport)
     held = hold_first(page, "**/sessions/*/enable/")
-    answered: list[Any] = []
-    page.on("response", lambda r: r.request.method == "POST" and answered.append(r))
+    saves: list[Any] = []
+
+    def answered(response: Any) -> None:
+        if response.request.method == "POST":
+            saves.append(response)
+
+    page.on("response", answered)
     switch = page.get_by_role("switch", name="Automatic handoff")
 
     switch.click()
@@ -309,11 +314,11 @@ def test_two_quick_clicks_on_the_conversation_switch_leave_it_off(
 
     page.wait_for_function("!document.querySelector('#handoff-panel [role=switch]').checked")
     for _ in range(200):  # both saves answered (the second, queued behind the first, disables)
-        if len(answered) == 2:
+        if len(saves) == 2:
             break
         page.wait_for_timeout(50)
     page.wait_for_timeout(300)
-    assert len(answered) == 2
+    assert len(saves) == 2
     assert MainState.objects.get(session=demo).enabled is False
     assert not page.get_by_role("switch", name="Automatic handoff").is_checked()
 
