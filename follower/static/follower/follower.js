@@ -65,6 +65,7 @@ let awaiting = null; // the timer that declares the socket dead when no pong com
 let reconnect = null; // the timer of the next connection after a close
 let leaving = false; // the page is being left: it applies no more events
 let held = null; // the events held back while the page is likely to be left (hold)
+let opening = null; // the pending open of a page's socket, brought in place (visit)
 
 function readPage() {
   body = document.body.dataset;
@@ -231,9 +232,10 @@ function applyFragments(fragments) {
 // of it (common/caching.py). The page comes in place (visit): its body replaces this one, its
 // address is pushed, the scripts set it up ("follower:page") and, once the page is drawn, a
 // new socket says hello with its baseline, as a page load would, without the document
-// teardown and script start-up a navigation costs every tab (issue 17). Anything unexpected (an error, a redirect to sign in,
-// another user, other scripts or styles) opens the page by navigation instead; that page
-// removes the mark from its address (unmark). Back and Forward load what the address names.
+// teardown and script start-up a navigation costs every tab (issue 17). Anything unexpected
+// (an error, a redirect to sign in, another user, other scripts or styles) opens the page by
+// navigation instead; that page removes the mark from its address (unmark). Back and Forward
+// load what the address names.
 const FOLLOWED = "followed";
 const ASSETS = "script[src], link[rel=stylesheet]";
 
@@ -309,7 +311,6 @@ function visit(page, url) {
 // tab's frame back (issue 17). A hidden tab draws no frames: FIRST_FRAME_LIMIT ms at most. A
 // move before then (leave) drops the pending open: the next page opens its own.
 const FIRST_FRAME_LIMIT = 100;
-let opening = null; // the pending open of this page's socket
 
 function connectAfterFirstFrame() {
   const pending = {};
