@@ -45,6 +45,7 @@ def append_message(
     starts_turn: bool = False,
     response_id: str = "",
     full_prompt: int | None = None,
+    tool_error: bool | None = None,
     live: bool = True,
 ) -> Message:
     """Append one message and fold it into the projection; return the saved message.
@@ -55,8 +56,9 @@ def append_message(
     response that usage belongs to (``host.importers`` counts each once). ``full_prompt``
     (tokens) marks a call that saw a clipped prompt: its small prompt does not replace the
     context figure, which becomes the larger of the current figure and ``full_prompt``, the
-    estimate of the whole context. ``live`` sends ``entry_appended`` (False: an import, which
-    no page shows yet).
+    estimate of the whole context. ``tool_error`` is a tool result's reported outcome (True
+    failed, False succeeded, None not said). ``live`` sends ``entry_appended`` (False: an
+    import, which no page shows yet).
     Raises ``IntegrityError`` on a duplicate relay id.
     """
     with transaction.atomic():
@@ -73,6 +75,7 @@ def append_message(
             relay_id=relay_id,
             starts_turn=starts_turn,
             response_id=response_id,
+            tool_error=tool_error,
             uncached_input_tokens=usage.uncached_input if usage else None,
             output_tokens=usage.output if usage else None,
             cache_read_tokens=usage.cache_read if usage else None,

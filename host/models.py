@@ -211,6 +211,9 @@ class Message(models.Model):
         _("client id"), max_length=200, null=True, blank=True
     )
     forwarded_to = models.UUIDField(_("forwarded to"), null=True, blank=True)
+    # A tool result's outcome as its runtime reported it: True failed (Claude Code's
+    # ``is_error``, a non-zero exit code), False succeeded, None not a tool result or not said.
+    tool_error = models.BooleanField(_("tool error"), null=True, blank=True)
     forward_relay_id = models.CharField(_("forward relay id"), max_length=64, blank=True)
     created = models.DateTimeField(_("created"), auto_now_add=True)
 

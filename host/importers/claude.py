@@ -88,6 +88,16 @@ def usage_of(reader: LineReader, usage: JsonObject) -> Usage:
     )
 
 
+def error_flag(block: JsonObject) -> bool | None:
+    """Return a ``tool_result`` block's ``is_error`` (True failed, False not), None when absent.
+
+    A failed result does not always start with ``Exit code N`` (a hook's rejection, a denied
+    permission, a tool's own error): the flag is what says it failed.
+    """
+    flag = block.get("is_error")
+    return flag if isinstance(flag, bool) else None
+
+
 @dataclass
 class _Stream:
     """One session's writer plus the API response still collecting lines."""
@@ -232,6 +242,7 @@ class ClaudeImporter:
                 block_text(block.get("content")),
                 tool_name=self._tool_names.get(tool_id, ""),
                 external_id=external_id,
+                tool_error=error_flag(block),
             )
         if kind == "text":
             source_kind, starts_turn, text = classify_user_text(

@@ -20,6 +20,9 @@ them); its ``turn_context`` still gives the fork its model and cwd.
 
 from __future__ import annotations
 
+import contextlib
+import json
+import re
 from collections.abc import Iterable
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -35,6 +38,9 @@ from host.usage import Usage
 
 TOOL_CALLS = ("function_call", "custom_tool_call")
 TOOL_OUTPUTS = ("function_call_output", "custom_tool_call_output")
+# How a tool output's header states its process's exit code; the header ends at "Output:".
+OUTPUT_HEADER_END = "\nOutput:"
+EXIT_CODE = re.compile(r"^(?:Process exited with code|Exit code:?) (-?\d+)\s*$", re.MULTILINE)
 # The largest cumulative figure a rollout may report (tokens): summed calls stay in 64 bits.
 MAX_TOTAL_TOKENS = 2**62
 # How long after a fork's start its replay of the parent's rollout may be stamped.
@@ -49,6 +55,28 @@ def timestamp_of(value: object) -> datetime | None:
         return datetime.fromisoformat(value.replace("Z", "+00:00"))
     except ValueError:
         return None
+
+
+def output_failed(output: object) -> bool | None:
+    """Return whether a tool output reports failure: its exit code is not 0; None when unsaid.
+
+    Codex states the code as ``metadata.exit_code`` (an object, or a JSON string of one), or
+    in the header above the output's text as ``Process exited with code N`` /
+    ``Exit code: N``. A process still running has no code yet; the program's own output is
+    never read for one.
+    """
+    if isinstance(output, str) and output.lstrip().startswith("{"):
+        with contextlib.suppress(ValueError):
+            output = json.loads(output)
+    if isinstance(output, dict):
+        metadata = output.get("metadata")
+        code = metadata.get("exit_code") if isinstance(metadata, dict) else None
+        return code != 0 if isinstance(code, int) and not isinstance(code, bool) else None
+    if isinstance(output, str):
+        found = EXIT_CODE.search(output.split(OUTPUT_HEADER_END, 1)[0])
+        if found:
+            return int(found.group(1)) != 0
+    return None
 
 
 def cumulative_usage(reader: LineReader, total: JsonObject) -> Usage:
@@ -224,6 +252,7 @@ class CodexImporter:
                     content,
                     tool_name=self._tool_names.get(call_id, ""),
                     external_id=f"{call_id}:output",
+                    tool_error=output_failed(output),
                 )
             )
 

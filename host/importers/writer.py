@@ -49,6 +49,7 @@ class Pending:
     model: str = ""
     usage: Usage | None = None
     response_id: str = ""
+    tool_error: bool | None = None
 
 
 @dataclass
@@ -146,6 +147,7 @@ class SessionWriter:
                 external_id=pending.external_id[:MAX_NAME],
                 starts_turn=pending.starts_turn,
                 response_id=pending.response_id[:MAX_NAME],
+                tool_error=pending.tool_error,
                 live=False,
             )
             if pending.starts_turn:

@@ -456,3 +456,66 @@ def test_a_subagent_replaying_a_main_response_leaves_its_usage_to_the_main(
         "cache_write": 0,
     }
     assert agent.messages.filter(external_id="x0").exists()  # the replayed line is kept
+
+
+def claude_tool_round(result: dict[str, Any]) -> list[dict[str, Any]]:
+    """A prompt, one Bash call, and its ``tool_result`` block ``result`` (merged over defaults)."""
+    call = {"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "git commit"}}
+    block = {"type": "tool_result", "tool_use_id": "t1", "content": "done", **result}
+    return [
+        claude_line("user", "u1", "commit it"),
+        reply("a1", "msg_1", call, usage(10, 5)),
+        claude_line("user", "u2", [block]),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("result", "flag"),
+    [
+        ({"is_error": True, "content": "pre-commit hook failed: ruff found 1 issue"}, True),
+        ({"is_error": False}, False),
+        ({}, None),
+    ],
+)
+def test_a_claude_tool_result_keeps_its_error_flag(
+    tmp_path: Path, owner: User, result: dict[str, Any], flag: bool | None
+) -> None:
+    path = write_jsonl(tmp_path / "s.jsonl", claude_tool_round(result))
+
+    [main] = import_transcript(path, owner)
+
+    assert main.messages.get(external_id="u2").tool_error is flag
+
+
+@pytest.mark.parametrize(
+    ("output", "flag"),
+    [
+        ("Chunk ID: a1\nWall time: 0.1 seconds\nProcess exited with code 1\nOutput:\nboom", True),
+        ("Exit code: 0\nWall time: 0.2 seconds\nOutput:\nok", False),
+        ('{"output": "E501", "metadata": {"exit_code": 2, "duration_seconds": 0.1}}', True),
+        ({"output": "ok", "metadata": {"exit_code": 0}}, False),
+        ("Chunk ID: a2\nProcess running with session ID 7\nOutput:\nExit code: 1", None),
+        ("plain text", None),
+    ],
+)
+def test_a_codex_tool_output_keeps_its_exit_code_as_an_error_flag(
+    tmp_path: Path, owner: User, output: object, flag: bool | None
+) -> None:
+    path = write_jsonl(
+        tmp_path / "r.jsonl",
+        [
+            *codex_start(),
+            codex_line(
+                "response_item",
+                {"type": "function_call", "name": "exec", "arguments": "{}", "call_id": "c1"},
+            ),
+            codex_line(
+                "response_item",
+                {"type": "function_call_output", "call_id": "c1", "output": output},
+            ),
+        ],
+    )
+
+    [main] = import_transcript(path, owner)
+
+    assert main.messages.get(external_id="c1:output").tool_error is flag
