@@ -3,6 +3,7 @@ lineage page, and one sidebar row per chain."""
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Callable
 from typing import Any
 
@@ -81,3 +82,45 @@ def test_handoffs_fold_the_chain_into_one_row_on_another_tab(
     for session in sessions:  # each row once: the old rows went into the chain's row
         assert page.locator(f"#session-list #row-{session.pk}").count() == 1
     assert page.evaluate("() => window.__follower.state") == "connected"
+
+
+# Counts the pixels of two same-sized PNGs (base64) whose colours differ by more than
+# antialiasing does (any channel by over 64 of 255).
+DIFFERENT_PIXELS = """async ([a, b]) => {
+  const pixels = async (data) => {
+    const image = await createImageBitmap(await (await fetch("data:image/png;base64," + data)).blob());
+    const canvas = new OffscreenCanvas(image.width, image.height);
+    const context = canvas.getContext("2d");
+    context.drawImage(image, 0, 0);
+    return context.getImageData(0, 0, image.width, image.height).data;
+  };
+  const [left, right] = [await pixels(a), await pixels(b)];
+  let count = 0;
+  for (let i = 0; i < left.length; i += 4) {
+    const far = [0, 1, 2].some((c) => Math.abs(left[i + c] - right[i + c]) > 64);
+    if (far) count += 1;
+  }
+  return count;
+}"""
+
+
+@pytest.mark.parametrize(
+    "viewport", [{"width": 1280, "height": 800}, {"width": 390, "height": 844}]
+)
+def test_nothing_paints_over_the_lineage_line_under_the_title(
+    make_user: Callable[..., Any],
+    user_page: Callable[[Any], Any],
+    live_server: Any,
+    viewport: dict[str, int],
+) -> None:
+    user = make_user("ada")
+    sessions = off_loop(lambda: chain_of(2, user))
+    page = user_page(user)
+    page.set_viewport_size(viewport)
+    page.goto(f"{live_server.url}/s/{sessions[1].pk}/")
+    line = page.locator(".conv-header").filter(has=page.locator("a[rel=prev]"))
+    shown = line.screenshot(animations="disabled")
+    page.add_style_tag(content=".handoff-panel { visibility: hidden; }")
+    alone = line.screenshot(animations="disabled")
+    pictures = [base64.b64encode(picture).decode() for picture in (shown, alone)]
+    assert page.evaluate(DIFFERENT_PIXELS, pictures) == 0, "the panel paints over the line"
