@@ -88,7 +88,8 @@ def test_handoffs_fold_the_chain_into_one_row_on_another_tab(
 # antialiasing does (any channel by over 64 of 255).
 DIFFERENT_PIXELS = """async ([a, b]) => {
   const pixels = async (data) => {
-    const image = await createImageBitmap(await (await fetch("data:image/png;base64," + data)).blob());
+    const png = await fetch("data:image/png;base64," + data);
+    const image = await createImageBitmap(await png.blob());
     const canvas = new OffscreenCanvas(image.width, image.height);
     const context = canvas.getContext("2d");
     context.drawImage(image, 0, 0);
