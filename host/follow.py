@@ -126,7 +126,8 @@ class SessionSource:
         snapshot["sessions"] = [_row(v) for v in rows.values("id", *ROW_FIELDS, **columns)]
 
     def language(self, user_id: int) -> str | None:
-        """Return the language the user chose (``LanguagePreference``), or None."""
+        """Return the language the user chose, else their browser's on their latest page
+        (``LanguagePreference``), or None."""
         return stored_language(user_id)
 
 

@@ -10,7 +10,7 @@ from django.http import HttpRequest, HttpResponseBase
 from django.middleware.locale import LocaleMiddleware
 from django.utils import translation
 
-from host.models import stored_language
+from host.models import page_language
 
 # The URL app name django-ninja gives every route of a NinjaAPI.
 NINJA_APP_NAME = "ninja"
@@ -42,13 +42,16 @@ class LoginRequiredMiddleware(DjangoLoginRequired):
 
 class UserLocaleMiddleware(LocaleMiddleware):
     """Django's ``LocaleMiddleware`` (cookie, then Accept-Language), except that a signed-in
-    user's stored language (``host.models.LanguagePreference``) comes first. Placed after the
-    authentication middleware."""
+    user's chosen language (``host.models.LanguagePreference``) comes first; without a choice
+    the negotiated language is remembered for their follower events (``page_language``).
+    Placed after the authentication middleware."""
 
     def process_request(self, request: HttpRequest) -> None:
         super().process_request(request)
         user = getattr(request, "user", None)
-        language = stored_language(user.pk) if user is not None and user.is_authenticated else ""
-        if language:
+        if user is None or not user.is_authenticated:
+            return
+        language = page_language(user.pk, translation.get_language())
+        if language != translation.get_language():
             translation.activate(language)
             request.LANGUAGE_CODE = translation.get_language()

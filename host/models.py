@@ -422,8 +422,12 @@ class ApiToken(models.Model):
 
 
 class LanguagePreference(models.Model):
-    """The language a user chose for the pages (one of ``settings.LANGUAGES``); it also
-    renders what follower events carry to them."""
+    """The language a user's pages and follower events speak (one of ``settings.LANGUAGES``).
+
+    ``chosen``: the user picked it (EN / 中文), and it comes before the browser's on every
+    page. Not chosen: the language their browser asked for on their latest page, kept so that
+    what follower events render for them (rendered away from any request) speaks it too.
+    """
 
     user = models.OneToOneField(
         settings.AUTH_USER_MODEL,
@@ -432,6 +436,7 @@ class LanguagePreference(models.Model):
         on_delete=models.CASCADE,
     )
     language = models.CharField(_("language"), max_length=10)
+    chosen = models.BooleanField(_("chosen"), default=True)
 
     class Meta:
         verbose_name = _("language preference")
@@ -442,6 +447,25 @@ class LanguagePreference(models.Model):
 
 
 def stored_language(user_id: Any) -> str:
-    """Return the language ``user_id`` chose, or "" when they chose none."""
+    """Return the language ``user_id``'s follower events render in: the one they chose, else
+    the one their browser asked for on their latest page; "" when neither is known."""
     found = LanguagePreference.objects.filter(user_id=user_id).values_list("language", flat=True)
     return found.first() or ""
+
+
+def page_language(user_id: Any, negotiated: str) -> str:
+    """Return the language of ``user_id``'s page: the one they chose, else ``negotiated`` (the
+    browser's, as Django's ``LocaleMiddleware`` found it), which is then remembered for their
+    follower events when it differs from what those would speak (one write per change; no
+    row while it is the site's default). Costs one read per page.
+    """
+    row = LanguagePreference.objects.filter(user_id=user_id).values_list("language", "chosen")
+    found = row.first()
+    if found is not None and found[1]:
+        return str(found[0])
+    remembered = found[0] if found is not None else settings.LANGUAGE_CODE
+    if negotiated != remembered:
+        LanguagePreference.objects.update_or_create(
+            user_id=user_id, defaults={"language": negotiated, "chosen": False}
+        )
+    return negotiated

@@ -192,6 +192,6 @@ def choose_language(request: HttpRequest) -> HttpResponseBase:
     known = {code for code, _name in settings.LANGUAGES}
     if request.user.is_authenticated and language in known:
         LanguagePreference.objects.update_or_create(
-            user_id=request.user.pk, defaults={"language": language}
+            user_id=request.user.pk, defaults={"language": language, "chosen": True}
         )
     return response

@@ -348,3 +348,37 @@ def test_the_scripts_catalog_is_one_cached_url_per_language(client: Client):
         headers={"accept-language": "zh-hans", "if-modified-since": catalog["Last-Modified"]},
     )
     assert again.status_code == 304
+
+
+def test_follower_fragments_speak_the_browsers_language_when_the_user_chose_none(
+    client: Client, django_user_model: Any
+):
+    user = django_user_model.objects.create_user("bo", password="pw")
+    client.force_login(user)
+    client.get(reverse("chat:new"), headers={"Accept-Language": "zh-CN,zh;q=0.9,en;q=0.8"})
+    session = make_source(user)
+    operations.enable(session.pk)
+    event = FollowerEvent.objects.filter(user=user, kind="handoff.switch").get()
+    panel = event.payload["fragments"][0]["html"]
+    assert "自动接续" in panel and "Automatic handoff" not in panel
+
+
+def test_a_chosen_language_outlasts_the_browsers(client: Client, django_user_model: Any):
+    user = django_user_model.objects.create_user("bo", password="pw")
+    client.force_login(user)
+    client.post(reverse("chat:language"), {"language": "en", "next": "/new/"})
+    page = client.get(reverse("chat:new"), headers={"Accept-Language": "zh-CN"})
+    assert '<html lang="en">' in page.content.decode()
+    assert language_of(user.pk) == "en"
+
+
+def test_the_browsers_language_follows_the_latest_page_until_one_is_chosen(
+    client: Client, django_user_model: Any
+):
+    user = django_user_model.objects.create_user("bo", password="pw")
+    client.force_login(user)
+    client.get(reverse("chat:new"), headers={"Accept-Language": "zh-CN"})
+    assert language_of(user.pk) == "zh-hans"
+    page = client.get(reverse("chat:new"), headers={"Accept-Language": "en-US"})
+    assert '<html lang="en">' in page.content.decode()
+    assert language_of(user.pk) == "en"
