@@ -382,3 +382,13 @@ def test_the_browsers_language_follows_the_latest_page_until_one_is_chosen(
     page = client.get(reverse("chat:new"), headers={"Accept-Language": "en-US"})
     assert '<html lang="en">' in page.content.decode()
     assert language_of(user.pk) == "en"
+
+
+def test_the_sign_in_page_offers_the_language_choice(client: Client):
+    login = reverse("login")
+    page = client.get(login, headers={"Accept-Language": "en"}).content.decode()
+    assert f'action="{reverse("chat:language")}"' in page
+    assert 'value="zh-hans"' in page and ">中文</button>" in page
+    client.post(reverse("chat:language"), {"language": "zh-hans", "next": login})
+    chinese = client.get(login, headers={"Accept-Language": "en"}).content.decode()
+    assert '<html lang="zh-hans">' in chinese and "登录" in chinese
