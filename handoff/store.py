@@ -80,8 +80,8 @@ def hand_over(state: MainState, successor_id: str | UUID) -> MainState:
 
     Call inside the route's transaction with the source's ``state`` locked: the source's
     ``enabled`` and ``requested`` are cleared with its ``deferred`` blockers and its backoff, and
-    the successor's state is created, enabled as the source was, ``inherited_from`` it. The
-    source's switch is not announced: the route's ``redirects_changed`` says it is a relay now.
+    the successor's state is created, enabled as the source was, with the source's review choice
+    (on, off, or unset: the setting), ``inherited_from`` it. The source's switch is not announced: the route's ``redirects_changed`` says it is a relay now.
     """
     enabled = state.enabled
     state.enabled = state.requested = False
@@ -90,7 +90,10 @@ def hand_over(state: MainState, successor_id: str | UUID) -> MainState:
     state.retry_at = None
     state.save()
     return MainState.objects.create(
-        session_id=key(successor_id), enabled=enabled, inherited_from_id=state.session_id
+        session_id=key(successor_id),
+        enabled=enabled,
+        review=state.review,
+        inherited_from_id=state.session_id,
     )
 
 

@@ -76,6 +76,15 @@ def test_hand_over_clears_the_source_and_gives_the_successor_its_switch(announce
     assert announced == []  # the route's redirect says the source is a relay
 
 
+@pytest.mark.parametrize("review", [True, False, None])
+def test_the_successor_keeps_the_sources_review_choice(review: bool | None):
+    source, successor = make_source(), make_source(title="successor")
+    store.update_main_state(source.pk, review=review)
+    with transaction.atomic():
+        new = store.hand_over(store.lock_main_state(source.pk), successor.pk)
+    assert MainState.objects.get(pk=new.pk).review is review
+
+
 def test_save_main_state_announces_a_switch_and_refuses_an_unknown_field(announced):
     source = make_source()
     with transaction.atomic():
