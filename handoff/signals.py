@@ -10,7 +10,7 @@ or roll back with the change:
 - ``settings_changed(sender=HandoffSettings, values=SettingsValues)``: the global settings were
   saved (the switch, a threshold, the token basis, the context windows).
 - ``main_switched(sender=MainState, session_id=UUID, enabled=bool)``: a main's own
-  automatic-handoff switch changed.
+  automatic-handoff switch or its review switch changed (``enabled``: the former, as it is now).
 """
 
 from __future__ import annotations

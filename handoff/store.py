@@ -56,7 +56,8 @@ def update_main_state(session_id: str | UUID, **fields: Any) -> MainState:
     """Set ``fields`` on the session's main state under a row lock; return it.
 
     One transaction: a crash half-way leaves the previous state. A change of ``enabled`` is
-    announced (``handoff.signals.main_switched``), so open pages show the switch.
+    announced (``handoff.signals.main_switched``), and so is one of ``review``: open pages show
+    the switches.
     """
     with transaction.atomic():
         return save_main_state(lock_main_state(session_id), **fields)
@@ -64,13 +65,14 @@ def update_main_state(session_id: str | UUID, **fields: Any) -> MainState:
 
 def save_main_state(state: MainState, **fields: Any) -> MainState:
     """Set ``fields`` on ``state``, a main state the caller holds locked (``lock_main_state``
-    inside its transaction), and save them; return it. A change of ``enabled`` is announced
-    (``handoff.signals.main_switched``). Raises ``ValueError`` for a name that is no field."""
-    enabled = state.enabled
+    inside its transaction), and save them; return it. A change of either switch the panel
+    shows, ``enabled`` or ``review``, is announced (``handoff.signals.main_switched``). Raises
+    ``ValueError`` for a name that is no field."""
+    switches = (state.enabled, state.review)
     for name, value in fields.items():
         setattr(state, name, value)
     state.save(update_fields=[*fields, "updated"])
-    if state.enabled != enabled:
+    if (state.enabled, state.review) != switches:
         main_switched.send(sender=MainState, session_id=state.session_id, enabled=state.enabled)
     return state
 
@@ -81,7 +83,8 @@ def hand_over(state: MainState, successor_id: str | UUID) -> MainState:
     Call inside the route's transaction with the source's ``state`` locked: the source's
     ``enabled`` and ``requested`` are cleared with its ``deferred`` blockers and its backoff, and
     the successor's state is created, enabled as the source was, with the source's review choice
-    (on, off, or unset: the setting), ``inherited_from`` it. The source's switch is not announced: the route's ``redirects_changed`` says it is a relay now.
+    (on, off, or unset: the setting), ``inherited_from`` it. The source's switch is not
+    announced: the route's ``redirects_changed`` says it is a relay now.
     """
     enabled = state.enabled
     state.enabled = state.requested = False

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from django_tasks_db.models import DBTaskResult
 from handoff_support import add_turn, auto_handoff, boom, make_source, make_user
 
+from follower.models import FollowerEvent
 from handoff import attempt as attempts
 from handoff import operations, services, store
 from handoff.core.phases import Phase
@@ -287,3 +290,14 @@ def test_deferred_is_cleared_when_a_blocker_clears_and_no_attempt_can_run(
         runtime.dispose(helper)
     assert not HandoffRecord.objects.exists()
     assert operations.status(source.pk)["deferred"] == []
+
+
+@pytest.mark.parametrize("choose", [operations.review_on, operations.review_off])
+def test_the_review_switch_reaches_the_conversations_other_tabs(choose):
+    source = make_source()
+    choose(source.pk)
+    event = FollowerEvent.objects.filter(user=source.owner, kind="handoff.switch").get()
+    [panel] = [f["html"] for f in event.payload["fragments"] if 'id="handoff-panel"' in f["html"]]
+    switch = re.search(r'<input[^>]*id="handoff-review-switch"[^>]*>', panel)
+    assert switch is not None
+    assert ("checked" in switch.group(0)) is (choose is operations.review_on)
