@@ -15,9 +15,15 @@ from dataclasses import dataclass
 from uuid import UUID
 
 from django.db.models import QuerySet
+from django.utils.functional import Promise
+from django.utils.text import format_lazy
+from django.utils.translation import gettext_lazy as _
 
 from host.compaction import COMMAND as COMPACT
 from host.models import Message, Role, Session, SessionEvent, SessionEventKind, SourceKind
+
+# A compaction's trigger as the page names it (the page's language).
+COMPACTION_TRIGGERS = {"manual": _("manual"), "auto": _("automatic")}
 
 
 @dataclass(frozen=True)
@@ -32,9 +38,9 @@ class Entry:
 
     seq: int
     kind: str
-    text: str
+    text: str | Promise
     message: Message | None = None
-    title: str = ""
+    title: str | Promise = ""
     relayed_from: Session | None = None
     forwarded_to: Session | None = None
 
@@ -55,8 +61,8 @@ def split_heading(content: str) -> tuple[str, str] | None:
 def _message_entry(message: Message, sessions: _Linked) -> Entry:
     kind = message.source_kind
     if message.role == Role.TOOL or kind == SourceKind.TOOL or message.tool_name:
-        label = "Tool result" if message.role == Role.TOOL else "Tool call"
-        title = f"{label} · {message.tool_name}" if message.tool_name else label
+        label = _("Tool result") if message.role == Role.TOOL else _("Tool call")
+        title = format_lazy("{} · {}", label, message.tool_name) if message.tool_name else label
         return Entry(message.seq, "tool", message.content, message, title=title)
     if kind == SourceKind.RELAY:
         source = sessions.relayed_from.get(message.relay_id or "")
@@ -66,8 +72,8 @@ def _message_entry(message: Message, sessions: _Linked) -> Entry:
         heading = split_heading(message.content)
         if heading is None:
             return Entry(message.seq, "notice", message.content, message)
-        title, rest = heading
-        return Entry(message.seq, "plugin", rest, message, title=title)
+        heading_text, rest = heading
+        return Entry(message.seq, "plugin", rest, message, title=heading_text)
     if kind == SourceKind.SYSTEM or message.role == Role.SYSTEM:
         return Entry(message.seq, "system", message.content, message)
     role = "user" if message.role == Role.USER else "assistant"
@@ -75,12 +81,16 @@ def _message_entry(message: Message, sessions: _Linked) -> Entry:
     return Entry(message.seq, role, message.content, message, forwarded_to=successor)
 
 
-def _event_text(event: SessionEvent) -> str | None:
+def _event_text(event: SessionEvent) -> str | Promise | None:
     data = event.data or {}
     if event.kind == SessionEventKind.MODEL_SELECTION:
-        return f"Model set to {data.get('model', '?')}"
+        return format_lazy(_("Model set to {model}"), model=data.get("model", "?"))
     if event.kind == SessionEventKind.COMPACTION:
-        return f"Conversation compacted ({data.get('trigger', 'manual')})"
+        trigger = str(data.get("trigger", "manual"))
+        return format_lazy(
+            _("Conversation compacted ({trigger})"),
+            trigger=COMPACTION_TRIGGERS.get(trigger, trigger),
+        )
     if event.kind == SessionEventKind.NOTICE:
         text = data.get("text") or data.get("message")
         return str(text) if text else json.dumps(data, ensure_ascii=False)

@@ -271,6 +271,22 @@ def test_tool_calls_and_results_are_folded(as_alice: Client, alice: Any):
     assert html.count('<details class="msg msg-tool') == 2
 
 
+def test_tool_lines_and_notices_speak_the_pages_language(as_alice: Client, alice: Any):
+    session = talked(alice, "Tools")
+    log.append_message(
+        session, role=Role.ASSISTANT, source_kind=SourceKind.ASSISTANT, content="ls", tool_name="sh"
+    )
+    log.append_message(session, role=Role.TOOL, source_kind=SourceKind.TOOL, content="total 0")
+    log.select_model(session, "bigger-model")
+    log.record_compaction(session, "summary", trigger="manual")
+    url = reverse("chat:session", args=[session.pk])
+    html = as_alice.get(url, headers={"Accept-Language": "zh-CN"}).content.decode()
+    assert '<summary translate="no">工具调用 · sh</summary>' in html
+    assert '<summary translate="no">工具结果</summary>' in html
+    assert "模型已设为 bigger-model" in html and "会话已压缩（手动）" in html
+    assert "Tool call" not in html and "Model set to" not in html
+
+
 def test_brief_is_a_titled_card_rendered_as_markdown(as_alice: Client, alice: Any):
     session = create_session(alice, title="Successor")
     brief = render_brief(
