@@ -4,6 +4,7 @@ discarded through htmx."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -156,3 +157,11 @@ def test_every_open_tab_gets_the_review_form_in_the_handoff_phase_event(client: 
     html = "".join(f["html"] for f in last["payload"]["fragments"])
     assert "A handoff is ready for review" in html
     assert 'id="handoff-review" hx-preserve="true"' in html
+
+
+def test_headings_step_down_one_level_at_a_time_while_a_review_waits(client: Client, waiting):
+    source, _record = waiting
+    html = client.get(reverse("chat:session", args=[source.pk])).content.decode()
+    levels = [int(level) for level in re.findall(r"<h([1-6])\b", html)]
+    assert "A handoff is ready for review" in html and 1 in levels
+    assert all(later <= earlier + 1 for earlier, later in zip(levels, levels[1:])), levels
