@@ -814,6 +814,39 @@ def test_a_successor_that_cannot_come_in_place_is_opened_by_navigation(make_user
     assert tab.locator(".conv-title").inner_text() == successor.title
 
 
+def test_a_tab_whose_page_never_comes_opens_the_successor_by_navigation(make_user, open_page):
+    """Three tabs on the source; one is half-open: its socket hears the events, but the page it
+    asks for never answers (its connection died without a FIN). Its fetch gives up after
+    ``pageTimeout`` ms (follower.js) and the tab opens the successor by navigation; the
+    healthy tabs bring it in place as before."""
+    ada = make_user("ada")
+    source = conversation(ada, "Refactor the parser")
+    healthy = [open_page(ada, source), open_page(ada, source)]
+    half_open = open_page(ada, source)
+    unanswered: list[Any] = []
+    half_open.route(
+        "**/*followed=1*",
+        lambda route: (
+            unanswered.append(route)
+            if route.request.resource_type == "fetch"
+            else route.continue_()
+        ),
+    )
+    tabs = [*healthy, half_open]
+    for tab in tabs:
+        tab.evaluate("window.__sameWindow = true")
+
+    successor = hand_off(source)
+
+    for tab in tabs:
+        tab.wait_for_url(f"**/s/{successor.pk}/")
+        tab.locator("#timeline").wait_for()
+        assert tab.locator(".conv-title").inner_text() == successor.title
+    assert unanswered
+    assert [tab.evaluate("window.__sameWindow") for tab in tabs] == [True, True, None]
+    assert all(tab.problems == [] for tab in tabs)
+
+
 def test_the_first_message_titles_the_conversation_in_every_tab_without_a_request(
     make_user, open_page
 ):

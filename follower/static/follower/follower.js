@@ -42,6 +42,12 @@ const config = {
   backoffCap: 10000,
   heartbeatInterval: 10000,
   heartbeatTimeout: 10000,
+  // ms a move waits for the page it brings in place (fetchPage) before it opens the page by
+  // navigation instead. A page renders in tens of ms, and in under a second with five tabs on
+  // two loaded cores; what hangs longer is a dead connection (a half-open socket that no FIN
+  // closed), which the abort closes, so the navigation goes over a new one. A timeout that
+  // cuts a slow but live render costs one full page load, no more.
+  pageTimeout: 5000,
   ...(window.__followerConfig || {}),
 };
 
@@ -233,9 +239,9 @@ function applyFragments(fragments) {
 // address is pushed, the scripts set it up ("follower:page") and, once the page is drawn, a
 // new socket says hello with its baseline, as a page load would, without the document
 // teardown and script start-up a navigation costs every tab (issue 17). Anything unexpected
-// (an error, a redirect to sign in, another user, other scripts or styles) opens the page by
-// navigation instead; that page removes the mark from its address (unmark). Back and Forward
-// load what the address names.
+// (an error, a redirect to sign in, another user, other scripts or styles, no page within
+// pageTimeout ms) opens the page by navigation instead; that page removes the mark from its
+// address (unmark). Back and Forward load what the address names.
 const FOLLOWED = "followed";
 const ASSETS = "script[src], link[rel=stylesheet]";
 
@@ -247,7 +253,7 @@ function ahead(url) {
   const target = marked(url);
   if (early?.href === target.href) return;
   early = { href: target.href, page: fetchPage(target) };
-  early.page.catch(() => {}); // a failed ask is retried by the move itself
+  early.page.catch(() => {}); // a failed ask is retried by the move itself, one timed out not
 }
 
 async function leave(url) {
@@ -261,7 +267,7 @@ async function leave(url) {
   const asked = early?.href === target.href ? early.page : null;
   early = null;
   try {
-    visit(await (asked?.catch(() => fetchPage(target)) ?? fetchPage(target)), url);
+    visit(await (asked?.catch((error) => again(error, target)) ?? fetchPage(target)), url);
   } catch (error) {
     console.warn("follower: opening the page instead:", error);
     location.assign(target);
@@ -274,8 +280,18 @@ function marked(url) {
   return target;
 }
 
+// A failed ask ahead is asked again; one that timed out is not: the move waited long enough
+// for it, and the page opens by navigation at once.
+function again(error, target) {
+  if (error.name === "TimeoutError") throw error;
+  return fetchPage(target);
+}
+
+// The page at target, parsed; rejects when it is not one this tab can show in place, or when
+// it has not fully come within pageTimeout ms (a TimeoutError: the fetch is aborted).
 async function fetchPage(target) {
-  const response = await fetch(target, { headers: { Accept: "text/html" } });
+  const signal = AbortSignal.timeout(config.pageTimeout);
+  const response = await fetch(target, { headers: { Accept: "text/html" }, signal });
   const type = response.headers.get("Content-Type") || "";
   if (!response.ok || response.redirected || !type.startsWith("text/html")) {
     throw new Error(`HTTP ${response.status} ${response.url}`);
