@@ -258,6 +258,57 @@ def test_missed_events_beyond_the_limit_resync_and_still_move_the_page(
     page.wait_for_url(f"**/s/{successor.pk}/")
 
 
+def test_a_snapshot_that_never_comes_is_read_again_and_the_page_still_moves(
+    make_user, open_page, asgi_server
+):
+    """After a resync the page reads a fresh snapshot; over a half-open connection that read
+    never answers. It gives up after ``fetchTimeout`` ms (follower.js), the page reconnects
+    and reads the snapshot again, and the handoff it missed still moves it."""
+    ada = make_user("ada")
+    source = conversation(ada, "Refactor the parser")
+    page = open_page(ada, source)
+    unanswered: list[Any] = []
+    page.route(
+        "**/follow/snapshot",
+        lambda route: unanswered.append(route) if not unanswered else route.continue_(),
+    )
+
+    asgi_server.stop()
+    page.wait_for_function("() => window.__follower.state === 'unavailable'")
+    successor = hand_off(source)
+    prune_events(now=successor.created + timedelta(days=1))
+    asgi_server.start()
+
+    page.wait_for_url(f"**/s/{successor.pk}/")
+    assert len(unanswered) == 1
+
+
+def test_a_session_list_that_never_comes_is_asked_again_and_the_page_still_moves(
+    make_user, open_page, asgi_server
+):
+    """The seed's retry rule refreshes the session list before it opens the successor; over a
+    half-open connection that refresh never answers. It gives up after ``fetchTimeout`` ms
+    (static/chat-rows.js), the next try asks again, and the page moves. (The list's own
+    refresh after the resync is put off, so the retry's is the first.)"""
+    ada = make_user("ada")
+    source = conversation(ada, "Refactor the parser")
+    page = open_page(ada, source, config={"refreshDelay": 60_000})
+    unanswered: list[Any] = []
+    page.route(
+        "**/sidebar/?*",
+        lambda route: unanswered.append(route) if not unanswered else route.continue_(),
+    )
+
+    asgi_server.stop()
+    page.wait_for_function("() => window.__follower.state === 'unavailable'")
+    successor = hand_off(source)
+    prune_events(now=successor.created + timedelta(days=1))
+    asgi_server.start()
+
+    page.wait_for_url(f"**/s/{successor.pk}/")
+    assert len(unanswered) == 1
+
+
 def test_resync_refreshes_the_session_list(make_user, open_page, asgi_server):
     ada = make_user("ada")
     page = open_page(ada, conversation(ada, "Refactor the parser"))
@@ -817,7 +868,7 @@ def test_a_successor_that_cannot_come_in_place_is_opened_by_navigation(make_user
 def test_a_tab_whose_page_never_comes_opens_the_successor_by_navigation(make_user, open_page):
     """Three tabs on the source; one is half-open: its socket hears the events, but the page it
     asks for never answers (its connection died without a FIN). Its fetch gives up after
-    ``pageTimeout`` ms (follower.js) and the tab opens the successor by navigation; the
+    ``fetchTimeout`` ms (follower.js) and the tab opens the successor by navigation; the
     healthy tabs bring it in place as before."""
     ada = make_user("ada")
     source = conversation(ada, "Refactor the parser")

@@ -16,7 +16,8 @@
 //   event id the server knows of: a higher one than the page applied means events were lost
 //   on the way (a channel-layer outage), and the page says hello again to have them replayed;
 // - reconnect with exponential backoff, sending the last applied id; on "resync" read a fresh
-//   snapshot.
+//   snapshot (a read that fails, or has no answer within fetchTimeout ms, reconnects and
+//   reads again).
 // Events for other scripts, on document: "follower:status" {state: "connected" |
 // "unavailable"}; "follower:arriving" {id, kind, payload} before an event is applied (a script
 // that moves the tab decides there); "follower:event" {id, kind, payload} once its fragments
@@ -42,12 +43,13 @@ const config = {
   backoffCap: 10000,
   heartbeatInterval: 10000,
   heartbeatTimeout: 10000,
-  // ms a move waits for the page it brings in place (fetchPage) before it opens the page by
-  // navigation instead. A page renders in tens of ms, and in under a second with five tabs on
-  // two loaded cores; what hangs longer is a dead connection (a half-open socket that no FIN
-  // closed), which the abort closes, so the navigation goes over a new one. A timeout that
-  // cuts a slow but live render costs one full page load, no more.
-  pageTimeout: 5000,
+  // ms a fetch of the follower's waits for its whole answer (the page a move brings in place,
+  // the snapshot; the host's list refresh too) before it gives up: a page that did not come is
+  // opened by navigation instead, a snapshot read again after a reconnect. A page renders in
+  // tens of ms, and in under a second with five tabs on two loaded cores; what hangs longer is
+  // a dead connection (half-open: no FIN closed it), which the abort closes, so what follows
+  // goes over a new one. A timeout that cuts a slow but live answer costs one request more.
+  fetchTimeout: 5000,
   ...(window.__followerConfig || {}),
 };
 
@@ -166,7 +168,10 @@ function receive(frame) {
 async function loadSnapshot() {
   loaded = false;
   try {
-    const response = await fetch(config.snapshotUrl, { headers: { Accept: "application/json" } });
+    const response = await fetch(config.snapshotUrl, {
+      headers: { Accept: "application/json" },
+      signal: AbortSignal.timeout(config.fetchTimeout),
+    });
     if (!response.ok) throw new Error(`snapshot: HTTP ${response.status}`);
     const snapshot = await response.json();
     const queued = pending;
@@ -240,7 +245,7 @@ function applyFragments(fragments) {
 // new socket says hello with its baseline, as a page load would, without the document
 // teardown and script start-up a navigation costs every tab (issue 17). Anything unexpected
 // (an error, a redirect to sign in, another user, other scripts or styles, no page within
-// pageTimeout ms) opens the page by navigation instead; that page removes the mark from its
+// fetchTimeout ms) opens the page by navigation instead; that page removes the mark from its
 // address (unmark). Back and Forward load what the address names.
 const FOLLOWED = "followed";
 const ASSETS = "script[src], link[rel=stylesheet]";
@@ -288,9 +293,9 @@ function again(error, target) {
 }
 
 // The page at target, parsed; rejects when it is not one this tab can show in place, or when
-// it has not fully come within pageTimeout ms (a TimeoutError: the fetch is aborted).
+// it has not fully come within fetchTimeout ms (a TimeoutError: the fetch is aborted).
 async function fetchPage(target) {
-  const signal = AbortSignal.timeout(config.pageTimeout);
+  const signal = AbortSignal.timeout(config.fetchTimeout);
   const response = await fetch(target, { headers: { Accept: "text/html" }, signal });
   const type = response.headers.get("Content-Type") || "";
   if (!response.ok || response.redirected || !type.startsWith("text/html")) {
