@@ -258,44 +258,26 @@ def test_missed_events_beyond_the_limit_resync_and_still_move_the_page(
     page.wait_for_url(f"**/s/{successor.pk}/")
 
 
-def test_a_snapshot_that_never_comes_is_read_again_and_the_page_still_moves(
-    make_user, open_page, asgi_server
+@pytest.mark.parametrize(
+    ("unanswered_url", "config"),
+    [("**/follow/snapshot", {}), ("**/sidebar/?*", {"refreshDelay": 60_000})],
+    ids=["snapshot", "session-list"],
+)
+def test_a_read_that_never_comes_after_a_resync_is_made_again_and_the_page_still_moves(
+    make_user, open_page, asgi_server, unanswered_url, config
 ):
-    """After a resync the page reads a fresh snapshot; over a half-open connection that read
-    never answers. It gives up after ``fetchTimeout`` ms (follower.js), the page reconnects
-    and reads the snapshot again, and the handoff it missed still moves it."""
+    """After a resync the page reads a fresh snapshot (follower.js), and the seed's retry rule
+    refreshes the session list before it opens the successor (static/chat-rows.js; the list's
+    own refresh after the resync is put off here, so the retry's is the first). Over a
+    half-open connection the first such read never answers: it gives up after
+    ``fetchTimeout`` ms, the read is made again, and the handoff the page missed still moves
+    it."""
     ada = make_user("ada")
     source = conversation(ada, "Refactor the parser")
-    page = open_page(ada, source)
+    page = open_page(ada, source, config=config)
     unanswered: list[Any] = []
     page.route(
-        "**/follow/snapshot",
-        lambda route: unanswered.append(route) if not unanswered else route.continue_(),
-    )
-
-    asgi_server.stop()
-    page.wait_for_function("() => window.__follower.state === 'unavailable'")
-    successor = hand_off(source)
-    prune_events(now=successor.created + timedelta(days=1))
-    asgi_server.start()
-
-    page.wait_for_url(f"**/s/{successor.pk}/")
-    assert len(unanswered) == 1
-
-
-def test_a_session_list_that_never_comes_is_asked_again_and_the_page_still_moves(
-    make_user, open_page, asgi_server
-):
-    """The seed's retry rule refreshes the session list before it opens the successor; over a
-    half-open connection that refresh never answers. It gives up after ``fetchTimeout`` ms
-    (static/chat-rows.js), the next try asks again, and the page moves. (The list's own
-    refresh after the resync is put off, so the retry's is the first.)"""
-    ada = make_user("ada")
-    source = conversation(ada, "Refactor the parser")
-    page = open_page(ada, source, config={"refreshDelay": 60_000})
-    unanswered: list[Any] = []
-    page.route(
-        "**/sidebar/?*",
+        unanswered_url,
         lambda route: unanswered.append(route) if not unanswered else route.continue_(),
     )
 
