@@ -6,7 +6,8 @@ another host sets ``settings.HANDOFF_HOST_SIGNALS`` to the names that differ (a 
 ``None`` leaves that hook out). ``session_idle`` and ``blocker_cleared`` start an automatic
 evaluation, ``before_step`` forwards input of a redirected session, ``session_links`` tells the
 host's sidebar which sessions were handed off to which (lineage), ``offline_reply`` gives the
-offline agent's answer to a brief; ``composer_command`` is answered by the web layer
+offline agent's answer to a brief, ``session_window`` the window the host's agent fits its
+model calls to (the context meter's); ``composer_command`` is answered by the web layer
 (``handoff.web.apps``). Connecting is not resolving a service: services are still looked up at
 each use (seed 003 §6.4).
 """
@@ -30,6 +31,7 @@ DEFAULT_HOST_SIGNALS: dict[str, str | None] = {
     "session_links": "host.signals.session_links",
     "offline_reply": "host.signals.offline_reply",
     "composer_command": "host.signals.composer_command",
+    "session_window": "host.signals.session_window",
 }
 
 
@@ -63,7 +65,7 @@ class HandoffConfig(AppConfig):
     def ready(self) -> None:
         """Connect the engine's receivers to the host's signals (each at most once); register
         the session model's system check (``handoff.session_model``)."""
-        from handoff import forwarding, lineage, operations
+        from handoff import forwarding, lineage, metrics, operations
         from handoff.core.acknowledgement import offline_reply
         from handoff.session_model import check_session_model
 
@@ -74,3 +76,4 @@ class HandoffConfig(AppConfig):
         connect_host_signal("before_step", forwarding.before_step)
         connect_host_signal("session_links", lineage.session_links)
         connect_host_signal("offline_reply", offline_reply)
+        connect_host_signal("session_window", metrics.session_window)

@@ -33,14 +33,24 @@ def token_reading(session: HostSession, values: SettingsValues) -> TokenReading:
     )
 
 
-def capacity(session: HostSession, values: SettingsValues) -> int:
-    """Return the session's context window in tokens (DESIGN.md, capacity; 0 when unknown)."""
+def capacity(session: HostSession, values: SettingsValues, model: str | None = None) -> int:
+    """Return the session's context window in tokens (0 when unknown) for ``model`` (None: the
+    session's own), resolved as the module's docstring says (docs/design.md, "Context fitting
+    of the agent's model call")."""
     if session.context_window:
         return int(session.context_window)
-    if session.model in values.context_windows:
-        return int(values.context_windows[session.model])
+    name = session.model if model is None else model
+    if name in values.context_windows:
+        return int(values.context_windows[name])
     selection = services.model_selection()
-    return selection.window(session.model) if selection is not None else 0
+    return selection.window(name) if selection is not None else 0
+
+
+def session_window(sender: object, session: HostSession, model: str, **kwargs: object) -> int:
+    """``host.signals.session_window`` receiver: the window (tokens) the host's agent fits what
+    it sends ``model`` for ``session`` into, the one the context meter uses (``capacity``, the
+    settings re-read now: Settings first)."""
+    return capacity(session, services.load_settings(), model)
 
 
 def measure(session: HostSession, values: SettingsValues) -> tuple[Metrics, TokenReading]:

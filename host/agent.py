@@ -29,7 +29,7 @@ from host.models import (
     SessionEventKind,
     SourceKind,
 )
-from host.signals import offline_reply
+from host.signals import offline_reply, session_window
 from host.usage import CHARS_PER_TOKEN, Usage
 
 OFFLINE_MODEL = "offline-agent"
@@ -275,9 +275,20 @@ def usage_of(completion: ChatCompletion) -> Usage | None:
 
 
 def context_window(model: str, session: Session | None = None) -> int:
-    """Return ``model``'s context window in tokens from settings, else the session's; 0 unknown."""
+    """Return ``model``'s context window in tokens from the host's table
+    (``HOST_CONTEXT_WINDOWS``), else the session's; 0 unknown."""
     windows: dict[str, int] = settings.HOST_CONTEXT_WINDOWS
     return windows.get(model, 0) or (session.context_window if session else 0)
+
+
+def prompt_window(session: Session, model: str) -> int:
+    """Return the window (tokens; 0 unknown) that what is sent to ``model`` for ``session`` is
+    fitted to: the one the conversation's context meter uses, as a plugin answers
+    ``host.signals.session_window`` (the handoff's Settings first), else the host's table
+    (``context_window``). docs/design.md, "Context fitting of the agent's model call"."""
+    answers = session_window.send(sender=Session, session=session, model=model)
+    answered = next((int(window) for _, window in answers if window), 0)
+    return answered or context_window(model, session)
 
 
 @dataclass(frozen=True)
@@ -343,7 +354,7 @@ def cut_notice(fitted: FittedPrompt, model: str, window: int) -> str:
 
 def _reply_with_model(session: Session, chat: list[ChatMessage]) -> Message:
     model = llm_model(session)
-    window = context_window(model, session)
+    window = prompt_window(session, model)
     fitted = fit_prompt(chat, window - REPLY_MAX_TOKENS if window else 0)
     completion = complete(
         fitted.messages, max_tokens=REPLY_MAX_TOKENS, timeout=REPLY_TIMEOUT, model=model

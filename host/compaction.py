@@ -115,7 +115,7 @@ def _model_summary(session: Session, context: agent.EffectiveContext) -> str:
             {"role": "system", "content": SUMMARY_PROMPT},
             {"role": "user", "content": _transcript(context)},
         ],
-        agent.context_window(model, session) - SUMMARY_MAX_TOKENS,
+        agent.prompt_window(session, model) - SUMMARY_MAX_TOKENS,
     ).messages
     completion = agent.complete(
         chat,

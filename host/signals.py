@@ -27,6 +27,11 @@
   configured) answers a plugin's input ``content`` (the brief a successor is seeded with). A
   receiver returns the answer's text for input it posted (or None); without one the agent
   acknowledges it as it does a typed message.
+- ``session_window(sender=Session, session=Session, model=str)``: the agent asks for the context
+  window (tokens) to fit what it sends ``model`` for ``session`` into. A plugin that keeps its
+  own windows (the handoff's Settings, read as its context meter reads them) returns that
+  window, or None; without a positive answer the agent uses the host's table
+  (``HOST_CONTEXT_WINDOWS``, then the window the session's transcript stated).
 """
 
 from __future__ import annotations
@@ -49,6 +54,7 @@ session_changed = Signal()
 session_links = Signal()
 entry_appended = Signal()
 offline_reply = Signal()
+session_window = Signal()
 
 
 def announce(session_id: Any, *, created: bool = False) -> None:

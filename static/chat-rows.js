@@ -93,14 +93,15 @@ function scheduleRefresh() {
 }
 
 // Fetch the session list fragment (the URL htmx uses) and swap it in; resolves once the
-// new rows are in the page. A response overtaken by a later refresh is dropped.
+// new rows are in the page. A response overtaken by a later refresh is dropped; one that has
+// not fully come within the follower's fetchTimeout ms rejects (the jump's retry tries again).
 let listVersion = 0;
 async function refreshSessionList() {
   const list = document.getElementById("session-list");
   const url = list && list.getAttribute("hx-get");
   if (!url) return;
   const version = ++listVersion;
-  const response = await fetch(url);
+  const response = await fetch(url, { signal: AbortSignal.timeout(follower.config.fetchTimeout) });
   if (!response.ok) throw new Error(`session list: HTTP ${response.status}`);
   // Signed out meanwhile: the answer is the sign-in page, not a session list.
   if (response.redirected) throw new Error("session list: signed out");

@@ -258,6 +258,39 @@ def test_missed_events_beyond_the_limit_resync_and_still_move_the_page(
     page.wait_for_url(f"**/s/{successor.pk}/")
 
 
+@pytest.mark.parametrize(
+    ("unanswered_url", "config"),
+    [("**/follow/snapshot", {}), ("**/sidebar/?*", {"refreshDelay": 60_000})],
+    ids=["snapshot", "session-list"],
+)
+def test_a_read_that_never_comes_after_a_resync_is_made_again_and_the_page_still_moves(
+    make_user, open_page, asgi_server, unanswered_url, config
+):
+    """After a resync the page reads a fresh snapshot (follower.js), and the seed's retry rule
+    refreshes the session list before it opens the successor (static/chat-rows.js; the list's
+    own refresh after the resync is put off here, so the retry's is the first). Over a
+    half-open connection the first such read never answers: it gives up after
+    ``fetchTimeout`` ms, the read is made again, and the handoff the page missed still moves
+    it."""
+    ada = make_user("ada")
+    source = conversation(ada, "Refactor the parser")
+    page = open_page(ada, source, config=config)
+    unanswered: list[Any] = []
+    page.route(
+        unanswered_url,
+        lambda route: unanswered.append(route) if not unanswered else route.continue_(),
+    )
+
+    asgi_server.stop()
+    page.wait_for_function("() => window.__follower.state === 'unavailable'")
+    successor = hand_off(source)
+    prune_events(now=successor.created + timedelta(days=1))
+    asgi_server.start()
+
+    page.wait_for_url(f"**/s/{successor.pk}/")
+    assert len(unanswered) == 1
+
+
 def test_resync_refreshes_the_session_list(make_user, open_page, asgi_server):
     ada = make_user("ada")
     page = open_page(ada, conversation(ada, "Refactor the parser"))
@@ -812,6 +845,39 @@ def test_a_successor_that_cannot_come_in_place_is_opened_by_navigation(make_user
     tab.locator("#timeline").wait_for()
     assert tab.evaluate("__follower.followed") is True
     assert tab.locator(".conv-title").inner_text() == successor.title
+
+
+def test_a_tab_whose_page_never_comes_opens_the_successor_by_navigation(make_user, open_page):
+    """Three tabs on the source; one is half-open: its socket hears the events, but the page it
+    asks for never answers (its connection died without a FIN). Its fetch gives up after
+    ``fetchTimeout`` ms (follower.js) and the tab opens the successor by navigation; the
+    healthy tabs bring it in place as before."""
+    ada = make_user("ada")
+    source = conversation(ada, "Refactor the parser")
+    healthy = [open_page(ada, source), open_page(ada, source)]
+    half_open = open_page(ada, source)
+    unanswered: list[Any] = []
+    half_open.route(
+        "**/*followed=1*",
+        lambda route: (
+            unanswered.append(route)
+            if route.request.resource_type == "fetch"
+            else route.continue_()
+        ),
+    )
+    tabs = [*healthy, half_open]
+    for tab in tabs:
+        tab.evaluate("window.__sameWindow = true")
+
+    successor = hand_off(source)
+
+    for tab in tabs:
+        tab.wait_for_url(f"**/s/{successor.pk}/")
+        tab.locator("#timeline").wait_for()
+        assert tab.locator(".conv-title").inner_text() == successor.title
+    assert unanswered
+    assert [tab.evaluate("window.__sameWindow") for tab in tabs] == [True, True, None]
+    assert all(tab.problems == [] for tab in tabs)
 
 
 def test_the_first_message_titles_the_conversation_in_every_tab_without_a_request(

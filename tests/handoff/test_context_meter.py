@@ -6,9 +6,11 @@ from typing import Any
 
 import pytest
 from django.urls import reverse
-from handoff_support import MODEL, make_source
+from handoff_support import MODEL, make_source, make_user, talked
 
 from handoff import metrics, operations, services
+from host import agent, compaction, log
+from host.models import Session
 from host.sessions import create_session
 
 pytestmark = pytest.mark.django_db
@@ -113,3 +115,43 @@ def test_a_handed_off_conversation_s_meter_says_it_continues_in_its_successor() 
     for shown in (meter, live):
         assert not shown["due"]
         assert shown["summary"].startswith("Handed off to its successor: no further handoff")
+
+
+def long_history() -> Session:
+    """A session on ``fake-model`` whose 200 000-token window is set in Settings, holding about
+    320 000 tokens (8 × 40 000 of tool output) and a last question."""
+    services.settings_store().save(context_windows={"fake-model": 200_000})
+    session = talked(make_user(), "Long review", content="Review the whole repository")
+    log.select_model(session, "fake-model")
+    for part in range(8):
+        log.append_message(
+            session, role="tool", source_kind="tool", content=f"{part}" * 160_000, tool_name="Read"
+        )
+    log.append_message(session, role="user", source_kind="user", content="What did you find?")
+    return session
+
+
+def sent_tokens(request: dict[str, Any]) -> float:
+    """The meter's estimate (characters / 4) of what one model request sent, in tokens."""
+    return sum(len(m["content"]) for m in request["body"]["messages"]) / 4
+
+
+def test_the_agent_fits_its_model_call_to_the_window_the_meter_shows(fake_llm: Any) -> None:
+    session = long_history()
+
+    agent.reply(session)
+
+    assert sent_tokens(fake_llm.requests[-1]) <= 200_000 - agent.REPLY_MAX_TOKENS
+    assert fake_llm.requests[-1]["body"]["messages"][-1]["content"] == "What did you find?"
+    assert operations.status(session.pk)["meter"]["window"] == 200_000
+    notice = session.messages.get(role="system").content
+    assert notice.startswith("History cut to fit fake-model's 200,000-token window")
+
+
+def test_the_compaction_summary_call_fits_the_same_window(fake_llm: Any) -> None:
+    session = long_history()
+
+    compaction.compact(session, trigger="manual")
+
+    assert fake_llm.requests[-1]["headers"]["x-handoff-purpose"] == "compaction"
+    assert sent_tokens(fake_llm.requests[-1]) <= 200_000 - compaction.SUMMARY_MAX_TOKENS

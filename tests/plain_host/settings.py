@@ -80,6 +80,7 @@ HANDOFF_HOST_SIGNALS = {
     "session_links": None,
     "offline_reply": None,
     "composer_command": None,
+    "session_window": None,
 }
 
 # What becomes a follower event: this host's rows, then the handoff's records and redirects.

@@ -16,7 +16,8 @@
 //   event id the server knows of: a higher one than the page applied means events were lost
 //   on the way (a channel-layer outage), and the page says hello again to have them replayed;
 // - reconnect with exponential backoff, sending the last applied id; on "resync" read a fresh
-//   snapshot.
+//   snapshot (a read that fails, or has no answer within fetchTimeout ms, reconnects and
+//   reads again).
 // Events for other scripts, on document: "follower:status" {state: "connected" |
 // "unavailable"}; "follower:arriving" {id, kind, payload} before an event is applied (a script
 // that moves the tab decides there); "follower:event" {id, kind, payload} once its fragments
@@ -42,6 +43,13 @@ const config = {
   backoffCap: 10000,
   heartbeatInterval: 10000,
   heartbeatTimeout: 10000,
+  // ms a fetch of the follower's waits for its whole answer (the page a move brings in place,
+  // the snapshot; the host's list refresh too) before it gives up: a page that did not come is
+  // opened by navigation instead, a snapshot read again after a reconnect. A page renders in
+  // tens of ms, and in under a second with five tabs on two loaded cores; what hangs longer is
+  // a dead connection (half-open: no FIN closed it), which the abort closes, so what follows
+  // goes over a new one. A timeout that cuts a slow but live answer costs one request more.
+  fetchTimeout: 5000,
   ...(window.__followerConfig || {}),
 };
 
@@ -160,7 +168,10 @@ function receive(frame) {
 async function loadSnapshot() {
   loaded = false;
   try {
-    const response = await fetch(config.snapshotUrl, { headers: { Accept: "application/json" } });
+    const response = await fetch(config.snapshotUrl, {
+      headers: { Accept: "application/json" },
+      signal: AbortSignal.timeout(config.fetchTimeout),
+    });
     if (!response.ok) throw new Error(`snapshot: HTTP ${response.status}`);
     const snapshot = await response.json();
     const queued = pending;
@@ -233,9 +244,9 @@ function applyFragments(fragments) {
 // address is pushed, the scripts set it up ("follower:page") and, once the page is drawn, a
 // new socket says hello with its baseline, as a page load would, without the document
 // teardown and script start-up a navigation costs every tab (issue 17). Anything unexpected
-// (an error, a redirect to sign in, another user, other scripts or styles) opens the page by
-// navigation instead; that page removes the mark from its address (unmark). Back and Forward
-// load what the address names.
+// (an error, a redirect to sign in, another user, other scripts or styles, no page within
+// fetchTimeout ms) opens the page by navigation instead; that page removes the mark from its
+// address (unmark). Back and Forward load what the address names.
 const FOLLOWED = "followed";
 const ASSETS = "script[src], link[rel=stylesheet]";
 
@@ -247,7 +258,7 @@ function ahead(url) {
   const target = marked(url);
   if (early?.href === target.href) return;
   early = { href: target.href, page: fetchPage(target) };
-  early.page.catch(() => {}); // a failed ask is retried by the move itself
+  early.page.catch(() => {}); // a failed ask is retried by the move itself, one timed out not
 }
 
 async function leave(url) {
@@ -261,7 +272,7 @@ async function leave(url) {
   const asked = early?.href === target.href ? early.page : null;
   early = null;
   try {
-    visit(await (asked?.catch(() => fetchPage(target)) ?? fetchPage(target)), url);
+    visit(await (asked?.catch((error) => again(error, target)) ?? fetchPage(target)), url);
   } catch (error) {
     console.warn("follower: opening the page instead:", error);
     location.assign(target);
@@ -274,8 +285,18 @@ function marked(url) {
   return target;
 }
 
+// A failed ask ahead is asked again; one that timed out is not: the move waited long enough
+// for it, and the page opens by navigation at once.
+function again(error, target) {
+  if (error.name === "TimeoutError") throw error;
+  return fetchPage(target);
+}
+
+// The page at target, parsed; rejects when it is not one this tab can show in place, or when
+// it has not fully come within fetchTimeout ms (a TimeoutError: the fetch is aborted).
 async function fetchPage(target) {
-  const response = await fetch(target, { headers: { Accept: "text/html" } });
+  const signal = AbortSignal.timeout(config.fetchTimeout);
+  const response = await fetch(target, { headers: { Accept: "text/html" }, signal });
   const type = response.headers.get("Content-Type") || "";
   if (!response.ok || response.redirected || !type.startsWith("text/html")) {
     throw new Error(`HTTP ${response.status} ${response.url}`);
