@@ -121,6 +121,28 @@ def test_brief_failing_validation_fails_with_nothing_created(recording_llm):
     assert drafts(source) == []
 
 
+@pytest.mark.parametrize(
+    ("answer", "refusal"),
+    [
+        ('{"goal": "Ship \\u0000 it"}', "goal holds a NUL character (\\x00)"),
+        ('{"goal": "g", "pending": ["a", "b \\ud800"]}', "pending[1] holds a lone surrogate"),
+    ],
+)
+def test_a_brief_the_database_cannot_store_fails_at_summarize_with_nothing_created(
+    recording_llm, answer, refusal
+):
+    recording_llm.answer = answer
+    source = make_source()
+    before = snapshot(source)
+    outcome = run_now(source)
+    record = HandoffRecord.objects.get()
+    assert (outcome.outcome, record.phase, record.brief) == ("failed", Phase.FAILED, None)
+    assert record.error.startswith(f"summarize: BriefError: {refusal}")
+    assert "UPDATE" not in record.error and "LINE 1" not in record.error
+    assert snapshot(source) == before
+    assert drafts(source) == []
+
+
 # Row: source changed before seed -> failed; draft archived (never woken).
 
 
