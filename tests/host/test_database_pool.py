@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from database_cut import ProxyCut
@@ -31,7 +32,7 @@ pytestmark = [
 @pytest.fixture
 def through_proxy() -> Iterator[ProxyCut]:
     """Point this process's pool at the test database through a ``ProxyCut``; restore after."""
-    connection = connections["default"]
+    connection: Any = connections["default"]  # PostgreSQL's wrapper: it has close_pool()
     conf = connection.settings_dict
     saved = conf["HOST"], conf["PORT"]
     proxy = ProxyCut(database_url(), conf["HOST"] or "127.0.0.1", int(conf["PORT"] or 5432))
