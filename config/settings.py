@@ -113,7 +113,12 @@ DATABASES = {"default": dj_database_url.config(default=f"sqlite:///{BASE_DIR / '
 # (CONN_MAX_AGE) would leave a connection open per thread, unbounded: PostgreSQL gets a pool per
 # process instead (psycopg_pool; at most DJANGO_DB_POOL_MAX connections, a request waits for a
 # free one rather than failing with "too many clients"); SQLite opens its file per request.
+# The pool checks each connection before handing it out (CONN_HEALTH_CHECKS: Django gives the
+# pool psycopg_pool's own ``ConnectionPool.check_connection``, one empty query): after a database
+# restart or a network cut the connections it holds are dead, and it replaces them instead of
+# failing the next requests with "server closed the connection unexpectedly".
 if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
     DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
         "min_size": 1,
         "max_size": int(os.environ.get("DJANGO_DB_POOL_MAX", "5")),

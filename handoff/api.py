@@ -37,9 +37,22 @@ records_router = Router(tags=["handoff"])
 class HandoffActionIn(Schema):
     """``enable`` / ``disable`` the main's switch, ask for a handoff ``now``, read ``status``;
     ``review`` / ``commit`` / ``discard`` the handoff waiting for review (``brief``: the edited
-    brief to commit); ``review-on`` / ``review-off`` this conversation's review."""
+    brief to commit); ``review-on`` / ``review-off`` this conversation's review.
 
-    model_config = ConfigDict(extra="forbid")
+    ``brief`` goes with ``commit`` only: any other action with a brief is refused (422), and the
+    OpenAPI schema says so (``anyOf``: the action is ``commit``, or ``brief`` is absent or null),
+    so a request the schema allows is not refused for it.
+    """
+
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={
+            "anyOf": [
+                {"properties": {"action": {"const": operations.Action.COMMIT.value}}},
+                {"properties": {"brief": {"type": "null"}}},
+            ]
+        },
+    )
 
     action: operations.Action  # a str enum: only its values (strings) are accepted
     brief: dict[str, Any] | None = Field(

@@ -53,7 +53,7 @@ from datetime import timedelta
 from enum import StrEnum
 from typing import Any, TypeVar
 
-from django.db import transaction
+from django.db import DatabaseError, transaction
 from django.dispatch import Signal
 from django.utils import timezone
 from django.utils.translation import gettext_noop
@@ -265,6 +265,20 @@ class Fail(Exception):
         self.step = step
         self.detail = detail
         self.changed = changed
+
+
+def _said(exc: Exception) -> str:
+    """Return ``Type: message`` of ``exc``, the failed step's words on the record's error.
+
+    A database error says what the database refused (psycopg's primary message, and its detail),
+    never the statement: psycopg's own text quotes it (``LINE 1: UPDATE …``), which tells a
+    user nothing and shows the stored data.
+    """
+    diag = getattr(exc.__cause__, "diag", None) if isinstance(exc, DatabaseError) else None
+    if diag is not None and diag.message_primary:
+        detail = f" ({diag.message_detail})" if diag.message_detail else ""
+        return f"{type(exc).__name__}: {diag.message_primary}{detail}"
+    return f"{type(exc).__name__}: {exc}"
 
 
 class Unstable(Exception):
@@ -492,7 +506,7 @@ def summarize(attempt: Attempt, source: HostSession) -> Summary:
         _point(attempt, "summarize")
         brief = summarizer.summarize_session(source, attempt.host)
     except Exception as exc:
-        raise Fail(Step.SUMMARIZE, f"{type(exc).__name__}: {exc}") from exc
+        raise Fail(Step.SUMMARIZE, _said(exc)) from exc
     summary = Summary(brief, _check(attempt, Step.SUMMARIZE))
     attempt.note(Step.SUMMARIZE, brief["goal"][:120])
     return summary
@@ -536,7 +550,7 @@ def prepare(attempt: Attempt, summary: Summary, *, review: bool) -> HostSession:
     except PhaseError:
         raise
     except Exception as exc:
-        raise Fail(Step.PREPARE, f"the successor could not be created: {exc}") from exc
+        raise Fail(Step.PREPARE, f"the successor could not be created: {_said(exc)}") from exc
     attempt.record, attempt.draft = record, draft
     attempt.note(Step.PREPARE, str(draft.pk))
     return draft
@@ -560,13 +574,13 @@ def commit(attempt: Attempt, brief: dict[str, Any], draft: HostSession) -> None:
     try:
         seq = attempt.host.seed(draft, text)
     except Exception as exc:
-        raise Fail(CommitStep.SEED, f"{type(exc).__name__}: {exc}") from exc
+        raise Fail(CommitStep.SEED, _said(exc)) from exc
     attempt.note(CommitStep.SEED, f"#{seq}")
     try:
         _point(attempt, "flush")
         attempt.host.flush(draft, seq)
     except Exception as exc:
-        raise Fail(CommitStep.FLUSH, f"the seed was not stored: {exc}") from exc
+        raise Fail(CommitStep.FLUSH, f"the seed was not stored: {_said(exc)}") from exc
     attempt.note(CommitStep.FLUSH)
     _point(attempt, "before_commit")
     try:
@@ -575,7 +589,7 @@ def commit(attempt: Attempt, brief: dict[str, Any], draft: HostSession) -> None:
     except Fail:
         raise
     except Exception as exc:
-        raise Fail(CommitStep.REDIRECT, f"{type(exc).__name__}: {exc}") from exc
+        raise Fail(CommitStep.REDIRECT, _said(exc)) from exc
     attempt.routed = True
     attempt.note(CommitStep.REDIRECT)
     attempt.note(CommitStep.RECORD, Phase.COMMITTED)
@@ -739,7 +753,7 @@ def _failing(name: str, step: Callable[[], T]) -> T:
         raise
     except Exception as exc:
         logger.exception("handoff step %s failed", name)
-        raise Fail(name, f"{type(exc).__name__}: {exc}") from exc
+        raise Fail(name, _said(exc)) from exc
 
 
 def commit_review(record: HandoffRecord, brief: dict[str, Any]) -> AttemptOutcome:

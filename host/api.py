@@ -22,7 +22,7 @@ from ninja import Field, FilterLookup, FilterSchema, Query, Router, Schema
 from ninja.errors import HttpError
 from ninja.pagination import PaginationBase, paginate
 from ninja.responses import Status
-from pydantic import ConfigDict, StrictInt, StringConstraints, field_validator
+from pydantic import BeforeValidator, ConfigDict, StrictInt, StringConstraints, field_validator
 from pydantic.json_schema import JsonDict
 
 from common.api_conventions import (
@@ -85,10 +85,23 @@ class SessionFilters(FilterSchema):
         return Q() if include else Q(archived=False)
 
 
-# A token count of one bucket: a JSON integer, never true, "5" or 5.0 (issue 9, Bad input).
+def whole_number(value: object) -> object:
+    """Return a float with no fractional part (``5.0``) as the int it is; anything else as is.
+
+    JSON Schema's ``integer`` is any number with a zero fractional part, so the OpenAPI schema
+    allows ``5.0`` wherever it says integer; the API takes what its schema allows
+    (docs/design.md, "The API takes what its schema allows").
+    """
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+# A token count of one bucket: a JSON integer (5, or 5.0), never true, "5" or 5.5.
 TokenCount = Annotated[
     StrictInt,
-    Field(ge=0, le=MAX_CALL_TOKENS, description="Tokens, written as an integer (5, not 5.0)."),
+    BeforeValidator(whole_number),
+    Field(ge=0, le=MAX_CALL_TOKENS, description="Tokens, a whole number."),
 ]
 # Text the log stores: PostgreSQL text cannot hold NUL, so ``host.intake`` refuses it (422).
 NO_NUL: JsonDict = {"pattern": "^[^\\u0000]*$"}

@@ -6,6 +6,8 @@ import json
 import re
 from typing import Any
 
+from common.text import first_unstorable
+
 # Field -> what it holds (seed 000, Brief schema). ``goal`` is a string, the rest lists.
 BRIEF_FIELDS: dict[str, str] = {
     "goal": "The current user objective",
@@ -37,8 +39,10 @@ def validate_brief(obj: Any) -> dict[str, Any]:
     """Return the brief with exactly the schema's fields, or raise ``BriefError``.
 
     ``goal`` must be a non-empty string; every other field a list of strings (a missing list
-    counts as empty). Unknown fields are refused. The serialized brief must not exceed
-    ``MAX_BRIEF_CHARS`` characters.
+    counts as empty). Unknown fields are refused. No text may hold a character the database
+    cannot store (NUL, a lone surrogate): the message names the field (``goal``,
+    ``decisions[2]``, counted from 0), so a brief from the model or an edit is refused before
+    anything is written. The serialized brief must not exceed ``MAX_BRIEF_CHARS`` characters.
     """
     if not isinstance(obj, dict):
         raise BriefError(f"the brief must be a JSON object, not {type(obj).__name__}")
@@ -48,16 +52,27 @@ def validate_brief(obj: Any) -> dict[str, Any]:
     goal = obj.get("goal")
     if not isinstance(goal, str) or not goal.strip():
         raise BriefError("goal must be a non-empty string")
+    _refuse_unstorable("goal", goal)
     brief: dict[str, Any] = {"goal": goal.strip()}
     for name in LIST_FIELDS:
         items = obj.get(name, [])
         if not isinstance(items, list) or not all(isinstance(i, str) for i in items):
             raise BriefError(f"{name} must be a list of strings")
+        for index, item in enumerate(items):
+            _refuse_unstorable(f"{name}[{index}]", item)
         brief[name] = [i.strip() for i in items if i.strip()]
     size = len(json.dumps(brief, ensure_ascii=False))
     if size > MAX_BRIEF_CHARS:
         raise BriefError(f"the brief is {size} characters; the cap is {MAX_BRIEF_CHARS}")
     return brief
+
+
+def _refuse_unstorable(field: str, text: str) -> None:
+    """Raise ``BriefError`` naming ``field`` when ``text`` holds a character the database
+    cannot store."""
+    found = first_unstorable(text)
+    if found is not None:
+        raise BriefError(f"{field} holds {found}, which the database cannot store")
 
 
 def parse_brief(text: str) -> dict[str, Any]:

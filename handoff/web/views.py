@@ -25,7 +25,7 @@ from django.views.decorators.http import (
 from django_htmx.http import reswap, trigger_client_event
 
 from handoff import operations, review
-from handoff.exceptions import HandoffError, InvalidBrief, SessionNotFound
+from handoff.exceptions import HandoffError, InvalidBrief, NoReviewWaiting, SessionNotFound
 from handoff.operations import Action
 from handoff.web.host_pages import base_template
 from handoff.web.lineage import hops, neighbours
@@ -126,18 +126,23 @@ def review_brief(request: HttpRequest, session_id: UUID) -> HttpResponse:
     GET shows the brief as the model wrote it. POST ``op``: ``add:FIELD`` shows the form with
     one more item in that list; ``commit`` commits the edited brief (a brief the seed's rules
     refuse is shown again with the reason, 422, nothing changed); ``discard`` discards the
-    draft. When no review waits (or the commit failed) the panel is shown instead (409).
+    draft. When no review waits — none did, or another tab's commit or discard ended it after
+    this request found it waiting (two tabs pressing Discard at once) — or the commit failed,
+    the panel is shown instead with the reason (409; README, "Review before the successor
+    starts").
     """
     session = _owned_session(request, session_id)
     record = review.waiting(session.pk)
     if record is None:
-        message = "No handoff of this conversation is waiting for review."
-        return _panel_instead(request, session, message, status=409)
+        return _panel_instead(request, session, refusal_text(NoReviewWaiting(session.pk)), 409)
     op = request.POST.get("op", "")
     if request.method == "GET":
         return _review_form(request, session, BriefReview(record.brief or {}))
     if op == Action.DISCARD:
-        operations.discard_review(session.pk)
+        try:
+            operations.discard_review(session.pk)
+        except HandoffError as exc:
+            return _panel_instead(request, session, refusal_text(exc), status=409)
         return _panel_instead(request, session, note=DISCARDED)
     add = op.removeprefix("add:") if op.startswith("add:") else ""
     form = BriefReview(record.brief or {}, request.POST, add=add)

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from common.text import UNSTORABLE, unstorable_kind
 from host.importers.errors import TranscriptError
 from host.usage import MAX_CALL_TOKENS
 
@@ -25,9 +26,6 @@ JsonObject = dict[str, Any]
 MAX_WINDOW = 2**31 - 1
 
 REPLACEMENT = "\ufffd"
-# What the database cannot store (NUL, in PostgreSQL text) or encode (a lone surrogate: the
-# JSON parser pairs valid surrogate escapes, so any left in a string is lone).
-UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
 # The escapes that may put an unstorable character into a parsed string (cheap pre-check).
 UNSTORABLE_ESCAPE = re.compile(rb"\\u(?:0000|[dD][89a-fA-F])")
 NUL_BYTE = b"\x00"
@@ -53,7 +51,7 @@ def _storable(value: Any, found: set[str]) -> Any:
     """
     if isinstance(value, str):
         for char in UNSTORABLE.findall(value):
-            found.add("NUL characters" if char == "\x00" else "lone surrogates")
+            found.add(f"{unstorable_kind(char)}s")
         return UNSTORABLE.sub(REPLACEMENT, value)
     if isinstance(value, list):
         return [_storable(item, found) for item in value]

@@ -5,10 +5,12 @@ with the edited brief."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
+from asgi_site import off_loop
 from playwright.sync_api import expect
 
 from handoff import operations
@@ -144,3 +146,51 @@ def test_a_live_panel_update_keeps_the_edits_in_the_review_form(review_page: Any
     page.wait_for_timeout(300)
 
     assert form.get_by_label("Goal").input_value() == "Edited before the panel was updated"
+
+
+def test_two_tabs_pressing_discard_at_once_discard_once_and_the_other_says_why(
+    browser: Any,
+    live_server: Any,
+    login: Callable[..., None],
+    transactional_db: None,
+    monkeypatch: pytest.MonkeyPatch,
+):
+    session = off_loop(lambda: seed_demo()[0])
+    off_loop(lambda: operations.review_on(session.pk))
+    off_loop(lambda: operations.run_attempt(session.pk, manual=True))
+    context = browser.new_context(viewport={"width": 1280, "height": 860})
+    context.set_default_timeout(15_000)
+    tabs = [context.new_page(), context.new_page()]
+    login(tabs[0], live_server.url, session.owner, DEMO_PASSWORD)
+    for tab in tabs:
+        tab.goto(f"{live_server.url}/s/{session.pk}/")
+        tab.get_by_role("heading", name="A handoff is ready for review").wait_for()
+    both_found_it_waiting = threading.Barrier(2, timeout=10)
+    discard = operations.discard_review
+
+    def together(session_id: Any) -> Any:
+        both_found_it_waiting.wait()
+        return discard(session_id)
+
+    monkeypatch.setattr(operations, "discard_review", together)
+
+    for tab in tabs:
+        tab.locator("#handoff-review-form").get_by_role("button", name="Discard").click()
+
+    discarded = [
+        tab.locator("#composer-feedback").get_by_text("Discarded at review") for tab in tabs
+    ]
+    refused = [
+        tab.locator("#handoff-panel [role=alert]").get_by_text(
+            "No handoff of this conversation is waiting for review."
+        )
+        for tab in tabs
+    ]
+    for tab, done, said in zip(tabs, discarded, refused, strict=True):
+        expect(done.or_(said)).to_be_visible()
+        expect(tab.locator("#handoff-review-form")).to_have_count(0)
+    assert sorted([done.count() for done in discarded]) == [0, 1]
+    assert sorted([said.count() for said in refused]) == [0, 1]
+    record = HandoffRecord.objects.get(source=session)
+    assert record.phase == Phase.FAILED
+    context.close()

@@ -2,7 +2,9 @@
 
 Each operation gets a bounded number of generated requests (valid and invalid) through the WSGI
 app, signed in with a bearer token, over a user who has a session, a subagent and a record. Every
-answer must be documented with its status code, content type and shape, and none may be a 5xx.
+answer must be documented with its status code, content type and shape, and none may be a 5xx;
+a request the schema allows is not refused as invalid (422), and the refusals generation may miss
+are checked one by one against the schema.
 """
 
 from __future__ import annotations
@@ -15,7 +17,9 @@ import schemathesis
 from django.core.signals import request_finished, request_started
 from django.core.wsgi import get_wsgi_application
 from django.db import close_old_connections
+from django.test import Client
 from hypothesis import HealthCheck, settings
+from jsonschema import Draft202012Validator
 
 from handoff.models import HandoffRecord
 from host.auth import issue_token
@@ -62,21 +66,6 @@ def bearer(session: Session, immediate_tasks: None) -> dict[str, str]:
 schema = schemathesis.openapi.from_wsgi("/api/openapi.json", get_wsgi_application())
 
 
-@schema.hook
-def map_body(context: schemathesis.HookContext, body: Any) -> Any:
-    """Send whole token counts as JSON integers.
-
-    JSON Schema counts 5.0 as an integer, so schemathesis would send it as valid data; the API
-    refuses it on purpose (issue 9: a token count is written 5), which tests/test_api.py checks.
-    """
-    usage = body.get("usage") if isinstance(body, dict) else None
-    if isinstance(usage, dict):
-        for name, value in usage.items():
-            if isinstance(value, float) and value.is_integer():
-                usage[name] = int(value)
-    return body
-
-
 @pytest.mark.django_db
 @schema.parametrize()
 @settings(
@@ -89,3 +78,50 @@ def test_every_answer_is_documented_and_none_is_a_server_error(
     case: schemathesis.Case, bearer: dict[str, str], test_connection: None
 ) -> None:
     case.call_and_validate(headers=bearer)
+
+
+def body_schema(path: str) -> Draft202012Validator:
+    """The validator of the JSON body the OpenAPI schema gives ``POST path``."""
+    document = schema.raw_schema
+    content = document["paths"][path]["post"]["requestBody"]["content"]["application/json"]
+    return Draft202012Validator({**content["schema"], "components": document["components"]})
+
+
+HANDOFF = "/api/sessions/{session_id}/handoff"
+MESSAGES = "/api/sessions/{session_id}/messages"
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("path", "body"),
+    [
+        (HANDOFF, {"action": "now", "brief": {}}),
+        (HANDOFF, {"action": "status", "brief": {"goal": "Ship it"}}),
+        (MESSAGES, {"content": "x", "usage": {"output": 5.5}}),
+    ],
+)
+def test_a_body_the_api_refuses_is_one_the_schema_does_not_allow(
+    client: Client, session: Session, path: str, body: dict[str, Any]
+) -> None:
+    client.force_login(session.owner)
+    url = path.format(session_id=session.pk)
+    assert client.post(url, body, content_type="application/json").status_code == 422
+    assert not body_schema(path).is_valid(body)
+
+
+@pytest.mark.django_db
+def test_a_whole_token_count_written_as_a_float_is_taken_as_the_schema_allows(
+    client: Client, session: Session
+) -> None:
+    body = {"content": "x", "usage": {"output": 5.0, "uncached_input": 1200.0}}
+    assert body_schema(MESSAGES).is_valid(body)
+    client.force_login(session.owner)
+    url = MESSAGES.format(session_id=session.pk)
+    answer = client.post(url, body, content_type="application/json")
+    assert answer.status_code == 201, answer.content
+    assert answer.json()["usage"] == {
+        "uncached_input": 1200,
+        "output": 5,
+        "cache_read": 0,
+        "cache_write": 0,
+    }

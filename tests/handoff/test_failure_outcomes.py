@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import os
 from datetime import timedelta
 
 import pytest
+from django.db import connection, transaction
 from django.utils import timezone
 from handoff_support import (
     add_turn,
@@ -119,6 +121,53 @@ def test_brief_failing_validation_fails_with_nothing_created(recording_llm):
     assert record.brief is None
     assert snapshot(source) == before
     assert drafts(source) == []
+
+
+@pytest.mark.parametrize(
+    ("answer", "refusal"),
+    [
+        ('{"goal": "Ship \\u0000 it"}', "goal holds a NUL character (\\x00)"),
+        ('{"goal": "g", "pending": ["a", "b \\ud800"]}', "pending[1] holds a lone surrogate"),
+    ],
+)
+def test_a_brief_the_database_cannot_store_fails_at_summarize_with_nothing_created(
+    recording_llm, answer, refusal
+):
+    recording_llm.answer = answer
+    source = make_source()
+    before = snapshot(source)
+    outcome = run_now(source)
+    record = HandoffRecord.objects.get()
+    assert (outcome.outcome, record.phase, record.brief) == ("failed", Phase.FAILED, None)
+    assert record.error.startswith(f"summarize: BriefError: {refusal}")
+    assert "UPDATE" not in record.error and "LINE 1" not in record.error
+    assert snapshot(source) == before
+    assert drafts(source) == []
+
+
+@pytest.mark.postgres
+@pytest.mark.skipif(
+    not os.environ.get("DATABASE_URL", "").startswith("postgres"),
+    reason="needs DATABASE_URL pointing at PostgreSQL",
+)
+def test_a_database_error_fails_the_attempt_naming_what_was_refused_never_the_statement(
+    at_point,
+):
+    def refused_by_the_database(attempt: attempts.Attempt) -> None:
+        with transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute("SELECT 'not a number'::integer")
+
+    source = make_source()
+    at_point("flush", refused_by_the_database)
+    outcome = run_now(source)
+    record = HandoffRecord.objects.get()
+    assert (outcome.outcome, record.phase) == ("failed", Phase.FAILED)
+    assert record.error.startswith(
+        "flush: the seed was not stored: DataError: invalid input syntax for type integer: "
+        '"not a number"'
+    )
+    assert "SELECT" not in record.error and "LINE 1" not in record.error
+    assert store.redirect_of(source.pk) is None
 
 
 # Row: source changed before seed -> failed; draft archived (never woken).

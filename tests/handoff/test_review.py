@@ -258,6 +258,30 @@ def test_api_commits_an_edited_brief_and_refuses_a_bad_one(client: Client):
     assert "reviewed" in seed_text(target_of(HandoffRecord.objects.get(pk=record.pk)))
 
 
+@pytest.mark.parametrize(
+    ("brief", "refusal"),
+    [
+        ({**EDITED, "goal": "Ship\x00"}, "goal holds a NUL character (\\x00)"),
+        ({**EDITED, "decisions": ["Keep", "Stream \ud800"]}, "decisions[1] holds a lone surrogate"),
+        ({**EDITED, "next_steps": ["\udfff"]}, "next_steps[0] holds a lone surrogate"),
+    ],
+)
+def test_api_refuses_a_brief_the_database_cannot_store_naming_the_field(
+    client: Client, brief: dict[str, Any], refusal: str
+):
+    source, record = waiting_review()
+    client.force_login(source.owner)
+    url = f"/api/sessions/{source.pk}/handoff"
+    payload = {"action": "commit", "brief": brief}
+    refused = client.post(url, payload, content_type="application/json")
+    assert refused.status_code == 422, refused.content
+    assert refusal in refused.json()["detail"]
+    after = HandoffRecord.objects.get(pk=record.pk)
+    assert (after.phase, after.brief, after.original_brief) == (Phase.PREPARED, record.brief, None)
+    assert after.review_until == record.review_until
+    assert unwoken(record.target_id)
+
+
 def test_now_wait_prints_the_record_waiting_for_review():
     source = make_source()
     operations.review_on(source.pk)

@@ -131,6 +131,26 @@ def test_discard_shows_the_panel_without_the_review(client: Client, waiting):
     assert HandoffRecord.objects.get(pk=record.pk).phase == Phase.FAILED
 
 
+def test_a_discard_that_another_tab_beat_is_refused_409_with_the_reason(
+    client: Client, waiting, monkeypatch: pytest.MonkeyPatch
+):
+    source, record = waiting
+    discard = operations.discard_review
+
+    def other_tab_first(session_id: Any) -> Any:
+        """Both tabs found the review waiting; the other tab's discard lands first."""
+        discard(session_id)
+        return discard(session_id)
+
+    monkeypatch.setattr(operations, "discard_review", other_tab_first)
+    response = client.post(review_url(source), {"op": "discard"}, headers=HTMX)
+    assert response.status_code == 409
+    html = response.content.decode()
+    assert "No handoff of this conversation is waiting for review." in html
+    assert "A handoff is ready for review" not in html
+    assert HandoffRecord.objects.get(pk=record.pk).phase == Phase.FAILED
+
+
 def test_another_users_review_is_a_404(client: Client, waiting):
     source, record = waiting
     client.force_login(make_user("mallory"))

@@ -97,11 +97,18 @@ class ProxyCut:
 
 
 def _pump(source: socket.socket, sink: socket.socket) -> None:
-    """Copy ``source`` to ``sink`` until either side ends; then close both."""
+    """Copy ``source`` to ``sink`` until either side ends; then shut both down and close them.
+
+    Shut down, not only closed: the other direction's pump is blocked reading one of them, and
+    a close alone neither wakes it nor tells the far end (PostgreSQL would keep the session of
+    a client that disconnected, and a test database with a session left cannot be dropped).
+    """
     with contextlib.suppress(OSError):
         while data := source.recv(65536):
             sink.sendall(data)
     for sock in (source, sink):
+        with contextlib.suppress(OSError):
+            sock.shutdown(socket.SHUT_RDWR)
         with contextlib.suppress(OSError):
             sock.close()
 

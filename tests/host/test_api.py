@@ -467,7 +467,7 @@ def test_messages_are_paged_in_seq_order_after_a_seq(client: Client, session: Se
         ({"content": 42}, "content"),
         ({"content": "x", "usage": {"output": True}}, "usage.output"),
         ({"content": "x", "usage": {"output": "5"}}, "usage.output"),
-        ({"content": "x", "usage": {"cache_read": 5.0}}, "usage.cache_read"),
+        ({"content": "x", "usage": {"cache_read": 5.5}}, "usage.cache_read"),
         (["content", "x"], "body"),
     ],
 )

@@ -67,6 +67,27 @@ def test_malformed_briefs_are_refused(obj, message):
         validate_brief(obj)
 
 
+@pytest.mark.parametrize(
+    ("obj", "message"),
+    [
+        ({"goal": "a\x00b"}, "goal holds a NUL character (\\x00)"),
+        ({"goal": "g", "pending": ["ok", "x\ud83d"]}, "pending[1] holds a lone surrogate (U+D83D)"),
+        ({"goal": "g", "artifacts": ["\udc00"]}, "artifacts[0] holds a lone surrogate (U+DC00)"),
+    ],
+)
+def test_text_the_database_cannot_store_is_refused_naming_the_field(obj, message):
+    with pytest.raises(BriefError) as refused:
+        validate_brief(obj)
+    assert str(refused.value) == f"{message}, which the database cannot store"
+
+
+@pytest.mark.parametrize("escape", ["\\u0000", "\\ud800", "\\udfff"])
+def test_a_model_answer_escaping_nul_or_a_lone_surrogate_is_refused(escape):
+    with pytest.raises(BriefError, match="^goal holds a"):
+        parse_brief('{"goal": "Ship ' + escape + ' it"}')
+    assert parse_brief('{"goal": "\\ud83d\\ude00 paired"}')["goal"] == "\U0001f600 paired"
+
+
 def test_cap_is_forty_thousand_serialized_characters():
     filler = "x" * (MAX_BRIEF_CHARS - len(json.dumps(validate_brief({"goal": "g"}))) - 2)
     at_cap = validate_brief({"goal": "g", "decisions": [filler]})
