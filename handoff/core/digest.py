@@ -109,10 +109,20 @@ _TEST_SUMMARY = re.compile(
     r"^.*\b\d+ (?:tests?|examples?|doctests?|specs?)\b.*\b\d+ failures?\b.*$"
     r"|^.*\b\d+ (?:passed|failed)\b.*$"
     r"|^\s*Tests?:?\s+.*\b\d+ (?:passed|failed)\b.*$"
-    r"|^.*\bfound no issues\b.*$",
+    r"|^.*\b(?:found no issues|no issues found)\b.*$|^All checks passed!?$"
+    r"|^.*\bfound \d+ (?:errors?|issues?|problems?)\b.*$|^.*\b\d+ problems? \(.*$",
     re.MULTILINE | re.IGNORECASE,
 )
-_FAILED_SUMMARY = re.compile(r"\b[1-9]\d* (?:failures?|failed|errors?)\b", re.I)
+_FAILED_SUMMARY = re.compile(r"\b[1-9]\d* (?:failures?|failed|errors?|issues?|problems?)\b", re.I)
+# A finding as linters and type checkers print it: "path:line[:column]: message".
+_FINDING = re.compile(r"^[\w./-]+:\d+(?::\d+)?: .+$", re.MULTILINE)
+# A pipe (not ``||``): what is piped into the program after it tells nothing by its status.
+_PIPE = re.compile(r"(?<!\|)\|(?!\|)")
+_STATEMENT = re.compile(r"&&|\|\||;")
+# The outcome of a run whose status a pipe hides and whose printed text does not tell it.
+NOT_SHOWN = "ran, outcome not shown"
+# How a failure the runtime reported (the error flag) reads when no line of the output says it.
+REPORTED_FAILED = "failed (the runtime reported an error)"
 _COMMIT = re.compile(r"^\[[\w./-]+ [0-9a-f]{7,40}\] .+$", re.MULTILINE)
 _PUSH = re.compile(
     r"^\s+[0-9a-f]{7,40}\.\.[0-9a-f]{7,40}\s+\S+ -> \S+$|^\s*\* \[new branch\]\s+\S+ -> \S+$",
@@ -139,6 +149,11 @@ SUBCOMMAND_TOOLS = frozenset(
         "gradle", "mvn", "ruff", "uv", "poetry", "docker", "bd", "gh", "tox", "nox",
     }
 )  # fmt: skip
+# Programs whose words after the subcommand name things other than files (``git push origin
+# main``, ``npm run build``): only words that look like paths are their scope.
+NAMED_ARGUMENTS = frozenset(
+    {"git", "npm", "pnpm", "yarn", "npx", "docker", "bd", "gh", "uv", "poetry", "bundle", "dotnet"}
+)
 # A line of a failed command's output that says what failed.
 _ERROR_LINE = re.compile(r"^(?!exit code).*(?:\berror\b|\bFAILED\b|^fatal:).*$", re.M | re.I)
 _CLOSED_NEAR = (
@@ -285,29 +300,63 @@ def command_text(args: Mapping[str, Any]) -> str:
     return str(command).strip()
 
 
-def outcome_of(output: str) -> tuple[str, bool | None]:
+def outcome_of(
+    output: str, *, error: bool | None = None, piped: bool = False
+) -> tuple[str, bool | None]:
     """Return the line that tells a command's outcome and whether it succeeded.
 
-    Test summaries, commit and push lines say it best; else the exit code; else nothing
-    (``("", None)``).
+    Test summaries and the findings of linters and type checkers ("Found 1 error.", "All
+    checks passed!"), commit and push lines say it best; else the exit code; else nothing
+    (``("", None)``). ``error`` is the runtime's error flag (True: it reported failure, which
+    no line of the output overrides: a hook that rejected a commit means no commit). A
+    ``piped`` command's exit code and success flag are the last program's, so only its printed
+    text tells a success (docs/design.md, "Verified means it passed").
     """
     unittest = _UNITTEST.search(output)
     if unittest:
-        return " ".join(unittest.group(0).split()), unittest.group(2).startswith("OK")
+        line, ok = " ".join(unittest.group(0).split()), unittest.group(2).startswith("OK")
+        return _flagged(line, ok, error)
     for pattern in (_TEST_SUMMARY, _COMMIT, _PUSH):
         matches = pattern.findall(output)
         if matches:
             line = " ".join(str(matches[-1]).split())
             failed = pattern is _TEST_SUMMARY and bool(_FAILED_SUMMARY.search(line))
-            return line, not failed
-    exit_code = _exit_code(output)
+            return _flagged(f"{line}{_first_finding(output) if failed else ''}", not failed, error)
+    exit_code = None if piped else _exit_code(output)
     if exit_code is not None:
-        failure = _ERROR_LINE.search(output) if exit_code else None
+        failure = _ERROR_LINE.search(output) if exit_code or error else None
         detail = f": {' '.join(failure.group(0).split())[:160]}" if failure else ""
-        return f"exit code {exit_code}{detail}", exit_code == 0
-    if _TOOL_ERROR.search(output):
-        return " ".join(output.strip().splitlines()[0].split())[:200], False
+        return _flagged(f"exit code {exit_code}{detail}", exit_code == 0, error)
+    if error or _TOOL_ERROR.search(output):
+        failure = _FINDING.search(output) or _ERROR_LINE.search(output)
+        failure = failure or _TOOL_ERROR.search(output)
+        line = output[failure.start() :].splitlines()[0] if failure else REPORTED_FAILED
+        return " ".join(line.split())[:200], False
     return "", None
+
+
+def _first_finding(output: str) -> str:
+    """ ": " and the first finding a linter, type checker or test run printed (``path:line:
+    message``), else "" (what failed, beside the summary that counts the findings)."""
+    found = _FINDING.search(output)
+    return f": {' '.join(found.group(0).split())[:160]}" if found else ""
+
+
+def _flagged(line: str, ok: bool, error: bool | None) -> tuple[str, bool]:
+    """``line`` and ``ok``, unless the runtime reported the run failed (``error``)."""
+    if error and ok:
+        return f"{line} — {REPORTED_FAILED}", False
+    return line, ok
+
+
+def piped(command: str) -> bool:
+    """Whether ``command`` pipes the output of a check into a program that is none (``ruff
+    check src | tail -3``, ``pytest 2>&1 | grep passed``): the status is that program's."""
+    for statement in _STATEMENT.split(command.split("\n")[0]):
+        parts = _PIPE.split(statement)
+        if len(parts) > 1 and verifies(parts[0]) and not verifies(parts[-1]):
+            return True
+    return False
 
 
 def _exit_code(output: str) -> int | None:
@@ -352,7 +401,8 @@ def _intent_of(words: list[str]) -> tuple[str, frozenset[str]]:
     head = [program]
     while rest and len(head) < 3 and _is_word(rest[0]) and (len(head) == 1 or head[1] == "run"):
         head.append(rest.pop(0))
-    paths = (w.rstrip("/") for w in rest if not w.startswith("-") and _is_path(w))
+    targets = program not in NAMED_ARGUMENTS  # ``ruff check src``: ``src`` is a folder
+    paths = (w.rstrip("/") for w in rest if not w.startswith("-") and (targets or _is_path(w)))
     return " ".join(head), frozenset(paths)
 
 
@@ -717,10 +767,11 @@ class Digest:
         elif role == "assistant" and entry.get("tool_name"):
             self._call(index, entry["tool_name"], tool_input(content), entry)
         elif role == "tool":
-            failed = self.results_failed or outcome_of(content)[1] is False
+            error = entry.get("tool_error")
+            failed = self.results_failed or outcome_of(content, error=error)[1] is False
             self.results_failed = failed
             self._closing(content, entry)
-            self._result(entry.get("tool_name", ""), _said(content, entry, index))
+            self._result(entry.get("tool_name", ""), _said(content, entry, index), error)
         elif role == "assistant" and content.strip():
             self._closing(content, entry)
             self._text(_said(content.strip(), entry, index))
@@ -795,23 +846,33 @@ class Digest:
             return
         self.pending_calls = [*self.pending_calls, (index, tool, args)][-MAX_PENDING:]
 
-    def _result(self, tool: str, output: Said) -> None:
+    def _result(self, tool: str, output: Said, error: bool | None) -> None:
         call = next((c for c in self.pending_calls if c[1] == tool or not tool), None)
         if call is None:
             return
         self.pending_calls.remove(call)
-        self._apply(*call, output=output)
+        self._apply(*call, output=output, error=error)
 
-    def _apply(self, index: int, tool: str, args: dict[str, Any], *, output: Said) -> None:
+    def _apply(
+        self,
+        index: int,
+        tool: str,
+        args: dict[str, Any],
+        *,
+        output: Said,
+        error: bool | None = None,
+    ) -> None:
+        """Fold in a tool call's result: ``output`` and the runtime's error flag ``error``
+        (True failed, False succeeded, None not said)."""
         edits = edits_of(tool, args, self.cwd)
         if edits:
-            if _TOOL_ERROR.search(output):
+            if error or _TOOL_ERROR.search(output):
                 self.failed_edits += 1
                 return
             for path, action in edits:
                 self._touch(path, action, index)
         elif tool in SHELL_TOOLS:
-            self._command(index, tool, command_text(args), output)
+            self._command(index, tool, command_text(args), output, error)
         elif tool in POLL_TOOLS:
             self._poll(str(args.get("session_id", "")), output)
         elif tool in QUESTION_TOOLS or output.startswith(_ANSWERED):
@@ -833,7 +894,7 @@ class Digest:
         if len(self.files) > MAX_FILES:
             del self.files[min(self.files.values(), key=lambda t: t.last).path]
 
-    def _command(self, index: int, tool: str, text: str, output: Said) -> None:
+    def _command(self, index: int, tool: str, text: str, output: Said, error: bool | None) -> None:
         running = _RUNNING.search(output)
         if running and _exit_code(output) is None:
             if running.group(1):
@@ -841,27 +902,34 @@ class Digest:
                 while len(self.sessions) > MAX_PENDING:
                     del self.sessions[next(iter(self.sessions))]
             return
-        self._record(index, text, output, claude_bash=tool == "Bash")
+        self._record(index, text, output, error, claude_bash=tool == "Bash")
 
     def _poll(self, session_id: str, output: Said) -> None:
         started = self.sessions.get(session_id)
         if started is None:
             return
         index, text = started
-        if outcome_of(output)[1] is not None:
+        if outcome_of(output, piped=piped(text))[1] is not None:
             del self.sessions[session_id]
-            self._record(index, text, output)
+            self._record(index, text, output, None)
 
-    def _record(self, index: int, text: str, output: Said, *, claude_bash: bool = False) -> None:
-        outcome, ok = outcome_of(output)
-        if ok is None and claude_bash and output.seq:
-            outcome, ok = "exit code 0", True  # Claude Code states any other exit code
+    def _record(
+        self, index: int, text: str, output: Said, error: bool | None, *, claude_bash: bool = False
+    ) -> None:
+        """Record a command's run: its outcome from the output and the runtime's flag
+        (``outcome_of``); a Claude Code ``Bash`` result states any non-zero exit ("Exit code
+        N"), so one without it, not flagged and not piped succeeded, as does a run the runtime
+        flags as a success; a piped check whose text does not tell is ``NOT_SHOWN``."""
+        pipe = piped(text)
+        outcome, ok = outcome_of(output, error=error, piped=pipe)
+        if ok is None and output.seq and not pipe and (claude_bash or error is False):
+            outcome, ok = "exit code 0", True
         if ok:
             for path, action in written_paths(text):
                 self._touch(absolute(path, self.cwd), action, index)
-        if not text or ok is None or not verifies(text):
+        if not text or not verifies(text) or (ok is None and not (pipe and output.seq)):
             return
-        run = Command(text, outcome, ok, index, output.seq)
+        run = Command(text, outcome or NOT_SHOWN, ok, index, output.seq)
         self._run(run)
         if ok:
             for path in staged_paths(text):
@@ -873,6 +941,8 @@ class Digest:
         self.latest_runs[run.text] = run
         while len(self.latest_runs) > MAX_RUNS:
             del self.latest_runs[next(iter(self.latest_runs))]
+        if run.ok is None:  # a run whose outcome is not shown closes nothing
+            return
         self.failures = [
             c for c in self.failures if c.text != run.text and not (run.ok and covers(run, c))
         ]

@@ -35,6 +35,7 @@ from typing import Any
 
 from handoff.core.brief import validate_brief
 from handoff.core.digest import (
+    NOT_SHOWN,
     Command,
     Digest,
     Ends,
@@ -252,6 +253,17 @@ def verified_of(d: Digest) -> list[str]:
     return unique([*inherited(d.predecessor.get("verified", [])), *own][-MAX_ITEMS:])
 
 
+def not_shown(d: Digest) -> list[str]:
+    """Checks whose latest run's outcome the log does not show (a pipe hid the status and the
+    printed text does not tell): never verified, said to be unknown (docs/design.md, "Verified
+    means it passed")."""
+    return [
+        cited(f"{NOT_SHOWN}: `{clip(c.text.splitlines()[0], 120)}`", c.seq)
+        for c in _latest_runs(d)
+        if c.ok is None
+    ]
+
+
 def finished(d: Digest) -> bool:
     """The assistant reports the work finished since the latest request and goes on no further
     (any sentence that says so, not one phrasing; "not done", "once done" do not count); or,
@@ -400,6 +412,7 @@ def uncertainties_of(d: Digest, count: int, done: bool) -> list[str]:
         note = "left open in the log although the final message reports the work done: "
         items += [note + item for item in leftovers(d)]
     items += stated_unverified(d)
+    items += not_shown(d)
     last = d.last_text or ""
     items += [s for s in sentences(last) if s.endswith("?")]
     items = unique(items, MAX_ITEMS - 1)

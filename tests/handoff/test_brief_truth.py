@@ -30,9 +30,9 @@ SUMMARY_CITED = " (compaction summary)"
 FINISHED = "The session reports its work finished; wait for the user's next request."
 
 
-def imported(name: str) -> Session:
+def imported(name: str, folder: str = "briefs") -> Session:
     out = StringIO()
-    path = SAMPLES / f"{name}.jsonl"
+    path = ROOT / "samples" / folder / f"{name}.jsonl"
     call_command("import_transcript", str(path), "--json", stdout=out, stderr=StringIO())
     return Session.objects.get(pk=json.loads(out.getvalue().splitlines()[0])["session"])
 
@@ -196,3 +196,26 @@ def test_the_demo_conversation_gets_a_truthful_brief():
         "once against the live API."
     )
     assert brief["next_steps"][-1].endswith("try again in a minute'). …”")
+
+
+def test_verified_holds_only_runs_the_log_shows_passed():
+    session = imported("failed-runs", "precision")
+    brief = brief_of(session)
+
+    commands = [item.split("`")[1] for item in brief["verified"]]
+    assert commands == [
+        "mypy src 2>&1 | tail -1",
+        "ruff check tests | tail -1",
+        "pytest -q 2>&1 | tail -1",
+    ]
+    for item in brief["verified"]:
+        entry = cited_entry(session, item)
+        assert entry.tool_error is not True
+        assert item.split(" → ")[1].removesuffix(f" (log #{entry.seq})") in entry.content
+    pending = [item.split("`")[1] for item in brief["pending"]]
+    assert pending == [
+        "ruff check src | tail -3",
+        'git add src/ledger/export.py && git commit -m "CSV export"',
+    ]
+    assert "ran, outcome not shown: `make docs 2>&1 | tail -2`" in brief["uncertainties"][0]
+    assert not any("committed" in item for item in brief["artifacts"])

@@ -235,6 +235,81 @@ def test_a_program_without_subcommands_keeps_its_targets():
 def test_a_failed_commands_outcome_names_its_error_line():
     output = "Exit code 1\ntidechart/plot.py:41: error: Argument 1 to render\nFound 1 error"
     assert d.outcome_of(output) == (
-        "exit code 1: tidechart/plot.py:41: error: Argument 1 to render",
+        "Found 1 error: tidechart/plot.py:41: error: Argument 1 to render",
         False,
     )
+    assert d.outcome_of("Exit code 2\nerror: no such option: --foo") == (
+        "exit code 2: error: no such option: --foo",
+        False,
+    )
+
+
+def bash(command: str, output: str, error: bool | None = None) -> list[dict[str, object]]:
+    return [call("Bash", {"command": command}), {**result("Bash", output), "tool_error": error}]
+
+
+def runs_of(*log: list[dict[str, object]]) -> list[tuple[str, str, bool | None]]:
+    entries = [{**entry, "seq": n} for n, entry in enumerate(sum(log, []), 1)]
+    return [(c.text, c.outcome, c.ok) for c in d.digest(entries).latest_runs.values()]
+
+
+def test_a_result_the_runtime_flags_as_failed_failed_whatever_it_prints():
+    hook = "ruff.....Failed\n- hook id: ruff\nsrc/a.py:3:1: F401 `os` imported but unused"
+    assert runs_of(
+        bash("git commit -m 'x'", hook, error=True),
+        bash("pytest -q", "5 passed in 0.1s", error=True),
+    ) == [
+        ("git commit -m 'x'", "src/a.py:3:1: F401 `os` imported but unused", False),
+        ("pytest -q", "5 passed in 0.1s — failed (the runtime reported an error)", False),
+    ]
+    assert d.outcome_of("Permission denied", error=True) == (d.REPORTED_FAILED, False)
+
+
+def test_findings_of_linters_and_type_checkers_are_failures_and_none_is_a_success():
+    assert d.outcome_of("a.py:1:1: F841 x\nFound 1 error.")[1] is False
+    assert d.outcome_of("lib/x.ex:3 found 2 issues")[1] is False
+    assert d.outcome_of("✖ 3 problems (3 errors, 0 warnings)")[1] is False
+    assert d.outcome_of("All checks passed!") == ("All checks passed!", True)
+    assert d.outcome_of("Success: no issues found in 4 source files")[1] is True
+
+
+def test_a_piped_check_is_told_only_by_its_printed_text():
+    assert runs_of(
+        bash("ruff check src | tail -3", "a.py:1:1: F841 x\nFound 1 error.", error=False),
+        bash("pytest -q 2>&1 | tail -1", "6 passed in 0.31s", error=False),
+        bash("make docs 2>&1 | tail -1", "Exit code 0\nWriting docs/index.html", error=False),
+    ) == [
+        ("ruff check src | tail -3", "Found 1 error.: a.py:1:1: F841 x", False),
+        ("pytest -q 2>&1 | tail -1", "6 passed in 0.31s", True),
+        ("make docs 2>&1 | tail -1", d.NOT_SHOWN, None),
+    ]
+    assert not d.piped("pytest -q || true") and not d.piped("git log | head -3")
+
+
+def test_a_run_whose_outcome_is_not_shown_closes_no_failure():
+    log = [
+        bash("pytest -q", "Exit code 1\n1 failed, 5 passed", error=True),
+        bash("pytest -q | tail -1", "see the log file", error=False),
+    ]
+    entries = [{**entry, "seq": n} for n, entry in enumerate(sum(log, []), 1)]
+    assert [c.text for c in d.digest(entries).failures] == ["pytest -q"]
+
+
+def test_a_linters_bare_folder_is_its_target_a_pass_on_another_closes_nothing():
+    assert d.intent("ruff check src") == ("ruff check", frozenset({"src"}))
+    assert d.intent("git push origin main") == ("git push", frozenset())
+    log = [
+        bash("ruff check src", "Exit code 1\nFound 1 error.", error=True),
+        bash("ruff check tests", "All checks passed!", error=False),
+    ]
+    entries = [{**entry, "seq": n} for n, entry in enumerate(sum(log, []), 1)]
+    assert [c.text for c in d.digest(entries).failures] == ["ruff check src"]
+
+
+def test_an_edit_the_runtime_flags_as_failed_changed_nothing():
+    log = [
+        call("Edit", {"file_path": "/w/a.py", "old_string": "a", "new_string": "b"}),
+        {**result("Edit", "String to replace not found in file."), "tool_error": True},
+    ]
+    digest = d.digest(log)
+    assert (digest.files, digest.failed_edits) == ({}, 1)

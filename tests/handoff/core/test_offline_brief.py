@@ -93,7 +93,7 @@ def test_a_failing_test_run_is_pending_and_a_passing_one_verified():
     assert brief["pending"] == [
         "`pytest -q` → 2 failed, 5 passed in 0.3s — its latest run failed (log #2)"
     ]
-    assert brief["verified"] == ["`ruff check .` → exit code 0 (log #4)"]
+    assert brief["verified"] == ["`ruff check .` → All checks passed! (log #4)"]
 
 
 def test_staging_files_verifies_nothing_but_the_commit_that_records_them_does():
