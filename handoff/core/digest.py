@@ -138,7 +138,15 @@ _VERIFYING = re.compile(
 )
 _SEGMENT = re.compile(r"&&|\|\||;|\|")
 # Every command line ``written_paths`` finds a file in holds one of these: a cheap first look.
-_MAY_WRITE = re.compile(r">|\b(?:mv|cp|sed)\b")
+_MAY_WRITE = re.compile(r">|\b(?:cp|sed)\b")
+# Every command line ``file_operations`` finds something in holds one of these.
+_MAY_CHANGE_FILES = re.compile(r"\b(?:mv|rm|git)\b")
+# What a file's state says: moved (and from where), staged, committed (``Digest._file_operation``).
+MOVED_FROM = "moved from "
+STAGED = "staged"
+COMMITTED = "committed"
+# Actions on a file the repository already tracks (what ``git commit -a`` takes).
+_CHANGES = ("edited", "patched")
 _ENV_WORD = re.compile(r"^\w+=")
 _REDIRECT = re.compile(r"^\d*[<>]")
 _FILE_LIKE = re.compile(r"\w\.[A-Za-z]\w{0,7}$")
@@ -450,13 +458,40 @@ def covers(later: Command, earlier: Command) -> bool:
     )
 
 
-def staged_paths(command: str) -> list[str]:
-    """Return the paths a ``git add`` in ``command`` names (no flags, no ``.`` or globs)."""
-    paths = []
-    for words in _segments(command):
-        if words[:2] == ["git", "add"]:
-            paths += [w for w in words[2:] if not w.startswith("-") and _is_path(w)]
-    return [p for p in paths if "*" not in p]
+def file_operations(command: str) -> list[tuple[str, list[str]]]:
+    """Return what a shell command line does to files, in order: ``("mv", [sources…,
+    target])``, ``("rm", paths)`` (``rm``, ``git rm`` without ``--cached``), ``("git add",
+    paths)`` (no paths: everything), ``("git commit", flags)``; operands as written (no
+    globs)."""
+    if not _MAY_CHANGE_FILES.search(command):
+        return []
+    found: list[tuple[str, list[str]]] = []
+    for part in _SEGMENT.split(command.split("\n")[0]):
+        words = [w for w in words_of(part.strip()) if not _ENV_WORD.match(w)]
+        if words[:1] == ["git"] and len(words) > 1:
+            op, rest = f"git {words[1]}", words[2:]
+        elif words:
+            op, rest = posixpath.basename(words[0]), words[1:]
+        else:
+            continue
+        operands = [w for w in rest if not w.startswith("-") and not _REDIRECT.match(w)]
+        if op == "git rm" and "--cached" not in rest:
+            op = "rm"
+        if op == "git commit":
+            found.append((op, [w for w in rest if w.startswith("-")]))
+        elif op in ("mv", "rm", "git add") and "*" not in "".join(operands):
+            found.append((op, operands))
+    return found
+
+
+def lists_staged(command: str) -> bool:
+    """Whether ``command`` prints the staged files (``git diff --cached --name-only``)."""
+    return any(
+        words[:2] == ["git", "diff"]
+        and bool({"--cached", "--staged"} & set(words))
+        and bool({"--name-only", "--name-status", "--stat"} & set(words))
+        for words in map(words_of, _SEGMENT.split(command.split("\n")[0]))
+    )
 
 
 def written_paths(command: str) -> list[tuple[str, str]]:
@@ -477,7 +512,7 @@ def written_paths(command: str) -> list[tuple[str, str]]:
                 target = word if before in (">", ">>") else re.sub(r"^\d?>>?", "", word)
                 found.append((target, f"written by `{program}`"))
         operands = [w for w in words[1:] if not w.startswith("-") and not _REDIRECT.match(w)]
-        if program in ("mv", "cp") and len(operands) >= 2:
+        if program == "cp" and len(operands) >= 2:
             found.append((operands[-1], f"written by `{program}`"))
         elif program == "sed" and any(w.startswith("-i") for w in words[1:]):
             found += [(w, "edited by `sed -i`") for w in operands[1:] if _is_path(w)]
@@ -491,8 +526,8 @@ def only_stages(command: str) -> bool:
     return set(intents(command)) == {"git add"}
 
 
-def _staged_action(command: str) -> str:
-    return "committed" if any(w[:2] == ["git", "commit"] for w in _segments(command)) else "staged"
+def _changed(action: str) -> bool:
+    return action.startswith(_CHANGES)
 
 
 def _task_name(task: str) -> str:
@@ -611,7 +646,8 @@ class Digest:
     sections, ``closed_tasks`` the names of its pending tasks a line reports closed (lines read
     before it are kept in ``closing_lines`` until it comes); ``predecessor`` the seed brief's
     fields; ``closed`` the ids of the summary's pending tasks the log reports closed
-    (before the summary, of its compacted entries any id); ``failed_edits``.
+    (before the summary, of its compacted entries any id); ``failed_edits``; ``staged`` the
+    files staged and not committed since (a commit takes them all).
     Texts (``Said``: they know their log entry): ``requests`` the first and the latest two,
     ``first_substantive`` / ``last_substantive`` (``said.substantive``); ``answers`` the first
     ``MAX_ITEMS`` distinct answers to the agent's questions ("question → answer"),
@@ -645,6 +681,7 @@ class Digest:
     predecessor: dict[str, Any] = field(default_factory=dict)
     closed: set[str] = field(default_factory=set)
     failed_edits: int = 0
+    staged: set[str] = field(default_factory=set)
     requests: list[Said] = field(default_factory=list)
     first_substantive: Said | None = None
     last_substantive: Said | None = None
@@ -720,7 +757,7 @@ class Digest:
         for name in ("runs", "failures"):
             data[name] = [list(astuple(c)) for c in data[name]]
         data["latest_runs"] = [list(astuple(c)) for c in self.latest_runs.values()]
-        for name in ("closed_tasks", "closed"):
+        for name in ("closed_tasks", "closed", "staged"):
             data[name] = sorted(data[name])
         for name in _SAID_LISTS:
             data[name] = [_said_json(s) for s in data[name]]
@@ -743,7 +780,7 @@ class Digest:
         d.runs = [Command(*c) for c in data["runs"]]
         d.failures = [Command(*c) for c in data["failures"]]
         d.latest_runs = {c[0]: Command(*c) for c in data["latest_runs"]}
-        for name in ("closed_tasks", "closed"):
+        for name in ("closed_tasks", "closed", "staged"):
             setattr(d, name, set(data[name]))
         for name in _SAID_LISTS:
             setattr(d, name, [Said(*s) for s in data[name]])
@@ -889,6 +926,10 @@ class Digest:
         if is_generated_path(path):
             return
         touch = self.files.setdefault(path, FileTouch(path, {}, index))
+        if action not in (STAGED, COMMITTED):  # changed since it was staged or committed
+            touch.actions.pop(STAGED, None)
+            touch.actions.pop(COMMITTED, None)
+            self.staged.discard(path)
         touch.actions[action] = touch.actions.get(action, 0) + 1
         touch.last = index
         if len(self.files) > MAX_FILES:
@@ -927,13 +968,79 @@ class Digest:
         if ok:
             for path, action in written_paths(text):
                 self._touch(absolute(path, self.cwd), action, index)
+            listing = output if lists_staged(text) else None
+            for op, operands in file_operations(text):
+                if op != "git commit":  # its operands are flags
+                    operands = [absolute(o, self.cwd) for o in operands]
+                self._file_operation(op, operands, listing, index)
         if not text or not verifies(text) or (ok is None and not (pipe and output.seq)):
             return
-        run = Command(text, outcome or NOT_SHOWN, ok, index, output.seq)
-        self._run(run)
-        if ok:
-            for path in staged_paths(text):
-                self._touch(absolute(path, self.cwd), _staged_action(text), index)
+        self._run(Command(text, outcome or NOT_SHOWN, ok, index, output.seq))
+
+    def _file_operation(
+        self, op: str, operands: list[str], listing: str | None, index: int
+    ) -> None:
+        """Apply one file operation of a successful command to the files as they stand
+        (``listing``: the command's output when it lists the staged files, else None)."""
+        if op == "mv" and len(operands) >= 2:
+            for source in operands[:-1]:
+                self._move(source, operands[-1], index)
+        elif op == "rm":
+            for path in operands:
+                self._drop(path)
+        elif op == "git add":
+            self._stage(operands, listing, index)
+        elif op == "git commit":
+            self._commit(operands, index)
+
+    def _move(self, source: str, target: str, index: int) -> None:
+        """``mv source target``: the file stands under its new path ("moved from …"); moved
+        back where it came from, it is as before the move."""
+        if not _FILE_LIKE.search(target) and _FILE_LIKE.search(source):
+            target = posixpath.join(target, posixpath.basename(source))  # into a folder
+        touch = self.files.pop(source, None)
+        actions = dict(touch.actions) if touch else {}
+        origin = next((a for a in actions if a.startswith(MOVED_FROM)), f"{MOVED_FROM}{source}")
+        actions.pop(origin, None)
+        if origin != f"{MOVED_FROM}{target}":
+            actions[origin] = 1
+        self.staged.discard(source)
+        if not is_generated_path(target):
+            self.files[target] = FileTouch(target, actions, index)
+
+    def _drop(self, path: str) -> None:
+        """``rm path``: the file (or every file under the folder) no longer stands."""
+        for known in [p for p in self.files if p == path or p.startswith(path + "/")]:
+            del self.files[known]
+            self.staged.discard(known)
+
+    def _stage(self, operands: list[str], listing: str | None, index: int) -> None:
+        """``git add``: the paths it names, the files touched under a folder it names, or
+        every file touched (``.``, ``-A`` without paths) are staged; with a ``git diff
+        --cached`` listing after it, only those the listing names (none when it is empty)."""
+        root = {self.cwd.rstrip("/") or "/", absolute(".", self.cwd)}
+        everything = not operands or any(o in root for o in operands)
+        named = [o for o in operands if o not in root and "*" not in o]
+        paths = [p for p in self.files if everything or any(p.startswith(f"{o}/") for o in named)]
+        paths += [o for o in named if _FILE_LIKE.search(o)]
+        if listing is not None:
+            paths = [p for p in paths if posixpath.basename(p) in listing]
+        for path in dict.fromkeys(paths):
+            self._touch(path, STAGED, index)
+            self.staged.add(path)
+
+    def _commit(self, flags: list[str], index: int) -> None:
+        """``git commit``: everything staged before it is committed; with ``-a`` also every
+        file the log edited."""
+        paths = set(self.staged)
+        if any(f in ("-a", "--all") or (f.startswith("-a") and f[1:].isalpha()) for f in flags):
+            paths |= {p for p, t in self.files.items() if any(map(_changed, t.actions))}
+        for path in sorted(paths):
+            touch = self.files.get(path)
+            if touch is not None:
+                touch.actions.pop(STAGED, None)
+            self._touch(path, COMMITTED, index)
+        self.staged = set()
 
     def _run(self, run: Command) -> None:
         self.runs = [*self.runs, run][-MAX_RUNS:]

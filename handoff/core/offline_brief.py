@@ -101,6 +101,10 @@ _SUMMARY_FILE = re.compile(
     r"(?:\s*(?:[—–:-]+\s*)?(.*))?$",
     re.MULTILINE,
 )
+# What a compaction summary says of a file it lists that the work did not change.
+_UNCHANGED = re.compile(
+    r"\b(?:unchanged|read[ -]only|only read|not (?:changed|modified|edited))\b", re.IGNORECASE
+)
 _QUOTED = re.compile(r"[\"“]([^\"”]{3,300})[\"”]")
 
 
@@ -211,12 +215,16 @@ def _actions(actions: dict[str, int]) -> str:
 
 
 def artifacts_of(d: Digest, cwd: str) -> list[str]:
-    """The workspace, the files touched (last first, with what was done), the summary's files."""
+    """The workspace, the files as they stand at the end (last touched first, with what was
+    done: moved, staged, committed; deleted files left out), the summary's files but those it
+    marks unchanged or only read (docs/design.md, "Verified means it passed")."""
     items = [f"workspace: {cwd}"] if cwd else []
     items += [f"{t.path} — {_actions(t.actions)}" for t in d.ranked_files()]
     listed = set(d.files)
     for path, what in _SUMMARY_FILE.findall(summary_section(d.summary, "files")):
         full = absolute(path, cwd)
+        if _UNCHANGED.search(what):
+            continue
         if full not in listed and not is_generated_path(full) and "://" not in full:
             said = f"{clip(what, 160)} " if what.strip() else ""
             items.append(f"{full} — {said}(before the last compaction)")

@@ -313,3 +313,60 @@ def test_an_edit_the_runtime_flags_as_failed_changed_nothing():
     ]
     digest = d.digest(log)
     assert (digest.files, digest.failed_edits) == ({}, 1)
+
+
+def files_of(*log: list[dict[str, object]]) -> list[tuple[str, dict[str, int]]]:
+    entries = [{**entry, "seq": n} for n, entry in enumerate(sum(log, []), 1)]
+    return [(f.path, f.actions) for f in d.digest(entries, cwd="/w").ranked_files()]
+
+
+def write(path: str) -> list[dict[str, object]]:
+    return [call("Write", {"file_path": path, "content": "x"}), result("Write", "File created")]
+
+
+def test_a_moved_file_stands_under_its_new_path_and_a_deleted_one_not_at_all():
+    assert files_of(
+        write("/w/run.py"),
+        write("/w/old.py"),
+        bash("mv run.py scripts/", ""),
+        bash("git rm -q old.py", ""),
+    ) == [("/w/scripts/run.py", {"written": 1, "moved from /w/run.py": 1})]
+
+
+def test_a_file_moved_back_is_where_it_was_and_a_failed_move_moved_nothing():
+    assert files_of(
+        write("/w/docs/a.md"),
+        bash("mv docs/a.md docs/old/a.md", ""),
+        bash("mv docs/old/a.md docs/a.md", ""),
+        bash("mv docs/a.md docs/b.md", "mv: cannot move: Permission denied", error=True),
+    ) == [("/w/docs/a.md", {"written": 1})]
+
+
+def test_a_commit_takes_what_was_staged_before_it_and_an_add_that_staged_nothing_stages_nothing():
+    assert files_of(
+        write("/w/a.py"),
+        bash("git add a.py", ""),
+        bash("git add README.md && git diff --cached --name-only -- README.md", ""),
+        write("/w/docs/b.md"),
+        bash("git add -A docs && git commit -m 'x'", "[main 4e5f6a7] x"),
+    ) == [
+        ("/w/a.py", {"written": 1, "committed": 1}),
+        ("/w/docs/b.md", {"written": 1, "committed": 1}),
+    ]
+
+
+def test_commit_all_takes_the_edited_files_and_an_edit_after_a_commit_is_not_committed():
+    def edit(path: str) -> list[dict[str, object]]:
+        return [call("Edit", {"file_path": path}), result("Edit", "The file has been updated")]
+
+    assert files_of(
+        edit("/w/c.py"),
+        edit("/w/d.py"),
+        write("/w/new.py"),
+        bash("git commit -am 'x'", "[main 1a2b3c4] x"),
+        edit("/w/c.py"),
+    ) == [
+        ("/w/c.py", {"edited": 2}),
+        ("/w/d.py", {"edited": 1, "committed": 1}),
+        ("/w/new.py", {"written": 1}),
+    ]

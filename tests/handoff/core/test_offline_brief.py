@@ -129,8 +129,7 @@ def test_a_file_a_shell_command_wrote_is_an_artifact():
     ]
     assert offline_brief(log, cwd="/w")["artifacts"] == [
         "workspace: /w",
-        "/w/a.utf8.csv — written by `iconv`",
-        "/w/b.csv — written by `mv`",
+        "/w/b.csv — written by `iconv`, moved from /w/a.utf8.csv",
     ]
 
 
@@ -446,3 +445,18 @@ def test_a_rule_carried_from_the_predecessor_is_not_repeated_as_a_decision():
     brief = offline_brief(log, cwd="")
     assert brief["constraints"] == ["Never commit to main. (earlier log #4)"]
     assert brief["decisions"] == ["Use argparse. (earlier log #2)"]
+
+
+def test_files_a_compaction_summary_marks_unchanged_or_read_only_are_no_artifacts():
+    summary = (
+        "3. Files and Code Sections:\n"
+        "   - `src/a.py` (edited): the parser\n"
+        "   - `src/models.py` (READ ONLY): read for its fields\n"
+        "   - `src/cli.py` (UNCHANGED — inspected only)\n"
+        "   - `src/b.py` — not modified, only read\n"
+    )
+    log = [say("system", summary, "compaction"), say("assistant", "Next: the CLI.")]
+    assert offline_brief(log, cwd="/w")["artifacts"] == [
+        "workspace: /w",
+        "/w/src/a.py — (edited): the parser (before the last compaction)",
+    ]
