@@ -62,11 +62,15 @@ from handoff.core.said import (
     may_hold,
     sentences,
     substantive,
+    tried_and_failed,
     uncited,
     unique,
 )
 
 MAX_ARTIFACTS = 40
+# The compaction summary's sections that tell how problems were solved (decisions) and what
+# was tried and failed (uncertainties).
+SOLVED_SECTIONS = ("problem solving", "errors and fixes")
 
 # Work the assistant states is not done yet ("… are not written yet", "Still open: …").
 _NOT_DONE = re.compile(
@@ -174,14 +178,24 @@ def without_rules(decisions: list[str], constraints: list[str]) -> list[str]:
     return [item for item in decisions if ANSWERED in item or uncited(item) not in rules]
 
 
+def failed_attempts(d: Digest) -> list[str]:
+    """The attempts the compaction summary reports failed or rejected: "tried, did not work:
+    …" (an uncertainty, never a decision)."""
+    return [
+        f"tried, did not work: {clip(attempt, 240)} (compaction summary)"
+        for name in SOLVED_SECTIONS
+        for attempt in tried_and_failed(summary_section(d.summary, name))[1]
+    ]
+
+
 def decisions_of(d: Digest) -> list[str]:
     """The user's answers to the agent's questions, the user's later directions that state a
     rule or choice (accepted corrections: "leave plot.py for now", "retry twice"), and stated
     decisions of the user and the assistant, each citing its entry, the predecessor's first,
     latest kept (the digest keeps the ends of each source, ``Ends``)."""
     solved = Ends()
-    for name in ("problem solving", "errors and fixes"):
-        text = summary_section(d.summary, name)
+    for name in SOLVED_SECTIONS:
+        text, _ = tried_and_failed(summary_section(d.summary, name))
         solved.add([cite_or_summary(s, 0) for s in decisions_in(text, False)])
     earlier = d.predecessor.get("decisions", [])
     answers = (cited(a, a.seq) for a in d.answers)
@@ -421,6 +435,7 @@ def uncertainties_of(d: Digest, count: int, done: bool) -> list[str]:
         items += [note + item for item in leftovers(d)]
     items += stated_unverified(d)
     items += not_shown(d)
+    items += failed_attempts(d)
     last = d.last_text or ""
     items += [s for s in sentences(last) if s.endswith("?")]
     items = unique(items, MAX_ITEMS - 1)

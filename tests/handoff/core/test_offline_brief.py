@@ -9,7 +9,7 @@ from test_digest import call, result, say
 
 from handoff.core.brief import render_brief, validate_brief
 from handoff.core.offline_brief import offline_brief
-from handoff.core.said import clip
+from handoff.core.said import clip, uncited
 
 
 def todo(*items: tuple[str, str]) -> dict[str, str]:
@@ -459,4 +459,33 @@ def test_files_a_compaction_summary_marks_unchanged_or_read_only_are_no_artifact
     assert offline_brief(log, cwd="/w")["artifacts"] == [
         "workspace: /w",
         "/w/src/a.py — (edited): the parser (before the last compaction)",
+    ]
+
+
+def test_failed_attempts_are_uncertainties_never_decisions():
+    summary = (
+        "4. Errors and fixes:\n"
+        "   Attempted fixes that all failed:\n"
+        "   - Falling back to `dateutil` with `fuzzy=True` — still read 03/04 as March 4\n"
+        "   - Setting `dayfirst=True` globally instead of per export\n"
+        "   - Switched to pandas: rejected by the user\n"
+        "5. Problem Solving:\n"
+        "   Chose to parse day first only for the EU exports.\n"
+    )
+    log = [
+        say("system", summary, "compaction"),
+        say("assistant", "Going with a lookup table instead of regexes did not work either."),
+        say("assistant", "Decision: we'll use the export's locale."),
+    ]
+    brief = offline_brief(log, cwd="/w")
+    assert [uncited(item) for item in brief["decisions"]] == [
+        "Chose to parse day first only for the EU exports.",
+        "Decision: we'll use the export's locale.",
+    ]
+    assert [i for i in brief["uncertainties"] if i.startswith("tried")] == [
+        "tried, did not work: Falling back to `dateutil` with `fuzzy=True` — still read 03/04 as "
+        "March 4 (compaction summary)",
+        "tried, did not work: Setting `dayfirst=True` globally instead of per export "
+        "(compaction summary)",
+        "tried, did not work: Switched to pandas: rejected by the user (compaction summary)",
     ]
