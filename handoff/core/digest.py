@@ -168,6 +168,12 @@ _CLOSED_NEAR = (
     r"\b(?:closed?|done|completed?|finished|fixed|resolved)\b[^\n]{{0,40}}?{id}"
     r"|{id}[^\n]{{0,15}}?\b(?:done|closed|completed?|finished)\b"
 )
+# A follow-up filed: "Discovered & filed: X-5 (what)", "filed X-5", "✓ Created issue: X-5".
+_FILED = re.compile(
+    r"(?:\bfiled\b|\bcreated issue\b)\s*(?:as\s+)?:?\s*(?P<id>[A-Za-z][\w]*-\d+\b|#\d+\b)"
+    r"[^\n]{0,160}",
+    re.IGNORECASE,
+)
 _ID_TOKEN = re.compile(r"[A-Za-z][\w-]{0,40}\.\d+\b|#\d+\b")
 _CLOSED = re.compile(
     r"\b(?:closed?|done|completed|finished|fixed|resolved)\b[^\n]{0,40}?"
@@ -702,6 +708,8 @@ class Digest:
     pending_calls: list[tuple[int, str, dict[str, Any]]] = field(default_factory=list)
     sessions: dict[str, tuple[int, str]] = field(default_factory=dict)
     answer_missing: bool = False
+    summary_at: int = -1
+    followups: list[Said] = field(default_factory=list)
 
     def read(self, entries: Sequence[Entry]) -> Digest:
         """Fold ``entries`` (the log's next entries, oldest first) into this digest; return it.
@@ -798,7 +806,7 @@ class Digest:
         role, kind = entry.get("role", ""), entry.get("source_kind", "")
         content: str = entry.get("content", "")
         if kind == "compaction":
-            self._summary(summary_sections(content))
+            self._summary(summary_sections(content), index)
         elif kind == "plugin" and content.lstrip().startswith(BRIEF_HEADING):
             self.predecessor = parse_predecessor(content)
         elif role == "assistant" and entry.get("tool_name"):
@@ -808,12 +816,30 @@ class Digest:
             failed = self.results_failed or outcome_of(content, error=error)[1] is False
             self.results_failed = failed
             self._closing(content, entry)
+            self._filed(_said(content, entry, index))
             self._result(entry.get("tool_name", ""), _said(content, entry, index), error)
         elif role == "assistant" and content.strip():
             self._closing(content, entry)
+            self._filed(_said(content.strip(), entry, index))
             self._text(_said(content.strip(), entry, index))
         elif is_request(entry):
             self._request(_said(content.strip(), entry, index))
+
+    def _filed(self, text: Said) -> None:
+        """Note the follow-ups ``text`` reports filed ("Discovered & filed: X-5 (…)", "✓
+        Created issue: X-5"), one per id (its longest report), the first ``MAX_ITEMS`` since
+        the latest request."""
+        low = text.lower()
+        if "filed" not in low and "created issue" not in low:
+            return
+        for found in _FILED.finditer(text):
+            rest = found.group(0)[found.end("id") - found.start() :].rstrip(" .")
+            said = Said(" ".join(f"{found.group('id')}{rest}".split()), text.seq, text.position)
+            same = [f for f in self.followups if _filed_id(f) == found.group("id")]
+            if same and len(same[0]) < len(said):
+                self.followups = [said if f is same[0] else f for f in self.followups]
+            elif not same and len(self.followups) < MAX_ITEMS:
+                self.followups = [*self.followups, said]
 
     def _text(self, text: Said) -> None:
         self.last_after = text
@@ -839,11 +865,12 @@ class Digest:
         self.runs = [c for c in self.runs if c.index > begun]
         self.previous_last, self.last_after = self.last_after, None
         self.finished_said = False
+        self.followups = []
         self._after = []
         self.results_failed = None
 
-    def _summary(self, sections: dict[str, str]) -> None:
-        self.summary = sections
+    def _summary(self, sections: dict[str, str], index: int) -> None:
+        self.summary, self.summary_at = sections, index
         self.closed &= pending_task_ids(sections)
         lines, self.closing_lines = self.closing_lines, []
         self._close_tasks(lines)
@@ -1058,8 +1085,13 @@ class Digest:
 
 
 _ENDS = ("request_decisions", "plan_decisions", "text_decisions")
-_SAID_LISTS = ("requests", "answers", "rule_answers")
+_SAID_LISTS = ("requests", "answers", "rule_answers", "followups")
 _SAID_FIELDS = ("first_substantive", "last_substantive", "last_text", "last_after", "previous_last")
+
+
+def _filed_id(followup: str) -> str:
+    """The id a follow-up (as ``Digest._filed`` keeps it: the id first) names."""
+    return followup.split(" ", 1)[0]
 
 
 def _said_json(said: Said) -> list[Any]:

@@ -43,6 +43,7 @@ from handoff.core.digest import (
     Said,
     absolute,
     digest,
+    intents,
     is_generated_path,
     mentions,
     only_stages,
@@ -109,6 +110,11 @@ _SUMMARY_FILE = re.compile(
 _UNCHANGED = re.compile(
     r"\b(?:unchanged|read[ -]only|only read|not (?:changed|modified|edited))\b", re.IGNORECASE
 )
+# A file a task names ("Update CHANGELOG.md", "src/ledger/cli.py").
+_TASK_FILE = re.compile(r"(?<![\w/.-])([\w./-]*\w\.[A-Za-z]\w{0,7})\b")
+# Why a pending item is open.
+NOT_DONE_SINCE = "pending in the compaction summary; nothing later in the log did it"
+FILED_FOR_LATER = "a follow-up filed at the end, not done in this log"
 _QUOTED = re.compile(r"[\"“]([^\"”]{3,300})[\"”]")
 
 
@@ -352,14 +358,34 @@ def stated_unverified(d: Digest) -> list[str]:
 def summary_task_open(d: Digest, task: str) -> bool:
     """Whether a pending task of the compaction summary is still open: no closing signal names
     it since (a close command's output or an assistant line reporting it closed, done or
-    complete, a todo item naming it marked completed); each signal closes it on its own."""
-    if task_ids(task) & d.closed:
+    complete, a todo item naming it marked completed) and nothing the log did after the
+    summary does it (``done_since``); each signal closes it on its own."""
+    if task_ids(task) & d.closed or done_since(d, task):
         return False
     named = TASK_ID.match(task)
     if named is None:
         return True
     name = named.group(1)
     return not (name in d.closed_tasks or any(mentions(done, name) for done in d.done_tasks))
+
+
+def done_since(d: Digest, task: str) -> bool:
+    """Whether the log did ``task`` (a pending task of the compaction summary) after the
+    summary: a file it names was written or edited since, a command it names ran green since
+    (its program: "Run the suite (pytest -q)"), or a commit or push it asks for was made."""
+    files = [t.path for t in d.files.values() if t.last > d.summary_at]
+    named = _TASK_FILE.findall(task)
+    if any(path.endswith(f"/{name.lstrip('./')}") for name in named for path in files):
+        return True
+    green = [c for c in d.latest_runs.values() if c.ok and c.index > d.summary_at]
+    words = {w.lower() for w in re.findall(r"[\w.-]+", task)}
+    for run in green:
+        heads = intents(run.text)
+        if any(head.split()[0] in words and head.split()[0] != "git" for head in heads):
+            return True
+        if any(head in ("git commit", "git push") and head.split()[1] in words for head in heads):
+            return True
+    return False
 
 
 def leftovers(d: Digest) -> list[str]:
@@ -374,15 +400,22 @@ def leftovers(d: Digest) -> list[str]:
     items += stated_open(d)
     if not d.todos:
         tasks = BULLET.findall(summary_section(d.summary, "pending"))
-        items += [t for t in tasks if summary_task_open(d, t)]
+        items += [f"{t} — {NOT_DONE_SINCE}" for t in tasks if summary_task_open(d, t)]
         items += inherited(d.predecessor.get("pending", []))
     return items
 
 
+def followups(d: Digest) -> list[str]:
+    """The follow-ups filed since the latest request ("Discovered & filed: X-5 …"), each with
+    its id and why it is open: work for later, whether or not the session is finished."""
+    return [cited(f"{clip(f, 200)} — {FILED_FOR_LATER}", f.seq) for f in d.followups]
+
+
 def pending_of(d: Digest, done: bool) -> list[str]:
-    """What is left to do; empty when the session reports its work finished (seed 000: the
-    brief says a finished session is finished; the leftovers go to uncertainties)."""
-    return [] if done else unique(leftovers(d))
+    """What is left to do: the follow-ups filed at the end, and, unless the session reports
+    its work finished, its leftovers (seed 000: the brief says a finished session is
+    finished; its leftovers go to uncertainties)."""
+    return unique([*([] if done else leftovers(d)), *followups(d)])
 
 
 def next_steps_of(d: Digest, done: bool, pending: list[str]) -> list[str]:

@@ -36,8 +36,6 @@ EPIC = LogProbes(
         "decisions": (Probe("the rejected option", ("pandas",)),),
     },
 )
-# The logs whose probes came before the code that meets them: their test is expected to fail.
-NOT_MET_YET = frozenset({"precision-compaction-todos-done"})
 
 
 def brief(**fields: Any) -> dict[str, Any]:
@@ -209,13 +207,9 @@ def test_the_table_ends_with_a_row_over_all_logs_when_there_are_several() -> Non
 
 
 @pytest.mark.parametrize("probes", briefs.load_all(), ids=lambda probes: probes.name)
-def test_the_brief_of_each_probed_log_holds_its_probes(
-    probes: LogProbes, request: pytest.FixtureRequest
-) -> None:
+def test_the_brief_of_each_probed_log_holds_its_probes(probes: LogProbes) -> None:
     if not probes.path().is_file():  # a shared transcript, or a log that comes with a fix
         pytest.skip(f"{probes.path()} is not in this checkout")
-    if probes.name in NOT_MET_YET:
-        request.applymarker(pytest.mark.xfail(reason="probes before the code", strict=True))
     brief, entries = briefs.brief_of(probes.path())
     score = briefs.score(brief, probes, entries)
 

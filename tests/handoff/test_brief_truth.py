@@ -17,6 +17,7 @@ from django.core.management import call_command
 from shared_files import ROOT
 
 from handoff import summarizer
+from handoff.core.offline_brief import NOT_DONE_SINCE
 from host.agent import compaction_summary
 from host.demo import seed_demo
 from host.models import Message, Role, Session
@@ -102,7 +103,7 @@ def test_summary_tasks_closed_later_leave_a_finished_session_with_nothing_pendin
 def test_a_task_closed_under_another_id_stays_pending():
     brief = sample_brief("compaction-pending-other-id")
 
-    assert brief["pending"] == ["E-1 (EPIC): close after all subtasks are done"]
+    assert brief["pending"] == [f"E-1 (EPIC): close after all subtasks are done — {NOT_DONE_SINCE}"]
     assert FINISHED not in brief["next_steps"]
 
 

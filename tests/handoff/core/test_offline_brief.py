@@ -8,7 +8,7 @@ import pytest
 from test_digest import call, result, say
 
 from handoff.core.brief import render_brief, validate_brief
-from handoff.core.offline_brief import offline_brief
+from handoff.core.offline_brief import NOT_DONE_SINCE, offline_brief
 from handoff.core.said import clip, uncited
 
 
@@ -190,7 +190,7 @@ def test_summary_pending_tasks_closed_later_are_not_pending():
         result("Bash", "✓ Closed spotter-gqc.6: tests added"),
         say("assistant", "Working on gqc.7: reading the hooks."),
     ]
-    assert offline_brief(log, cwd="")["pending"] == ["gqc.7: launch"]
+    assert offline_brief(log, cwd="")["pending"] == [f"gqc.7: launch — {NOT_DONE_SINCE}"]
 
 
 def test_a_successor_carries_its_predecessors_goal_and_constraints():
@@ -353,7 +353,7 @@ def test_a_task_closed_under_another_id_is_still_pending():
         result("Bash", "✓ Closed E-12"),
     ]
     assert offline_brief(log, cwd="")["pending"] == [
-        "E-1 (EPIC): close after all subtasks are done"
+        f"E-1 (EPIC): close after all subtasks are done — {NOT_DONE_SINCE}"
     ]
 
 
@@ -489,3 +489,53 @@ def test_failed_attempts_are_uncertainties_never_decisions():
         "(compaction summary)",
         "tried, did not work: Switched to pandas: rejected by the user (compaction summary)",
     ]
+
+
+def test_a_summary_task_is_closed_by_what_the_log_did_after_it_and_only_by_that():
+    summary = (
+        "7. Pending Tasks:\n"
+        "   - Add the --since option to src/ledger/cli.py\n"
+        "   - Run the full test suite (pytest -q)\n"
+        "   - Commit the fix\n"
+        "   - Update CHANGELOG.md\n"
+        "   - Make mypy pass on src\n"
+    )
+    edit = {"file_path": "/w/src/ledger/cli.py", "old_string": "a", "new_string": "b"}
+    log = [
+        say("system", summary, "compaction"),
+        call("Edit", edit),
+        result("Edit", "The file /w/src/ledger/cli.py has been updated successfully."),
+        call("Edit", {"file_path": "/w/docs/CHANGELOG.md.bak"}),
+        result("Edit", "The file has been updated successfully."),
+        call("Bash", {"command": "pytest -q"}),
+        result("Bash", "41 passed in 1.2s"),
+        call("Bash", {"command": "mypy src"}),
+        result("Bash", "Exit code 1\nsrc/a.py:3: error: x\nFound 1 error in 1 file"),
+        call("Bash", {"command": "git commit -m 'Dates'"}),
+        result("Bash", "[main 9c8d7e6] Dates"),
+        say("assistant", "Next: the changelog."),
+    ]
+    assert offline_brief(log, cwd="/w")["pending"] == [
+        "`mypy src` → Found 1 error in 1 file: src/a.py:3: error: x — its latest run failed "
+        "(log #9)",
+        "Update CHANGELOG.md — pending in the compaction summary; nothing later in the log did it",
+        "Make mypy pass on src — pending in the compaction summary; nothing later in the log did "
+        "it",
+    ]
+
+
+def test_a_follow_up_filed_at_the_end_is_pending_with_its_id_even_when_the_work_is_done():
+    log = [
+        say("user", "Fix the date parser"),
+        call("Bash", {"command": 'bd create "Dates before 1970 parse as None" -t bug'}),
+        result("Bash", "✓ Created issue: ledger-5"),
+        say(
+            "assistant", "All done.\n\nDiscovered & filed: ledger-5 (dates before 1970) for later."
+        ),
+    ]
+    brief = offline_brief(log, cwd="/w")
+    assert brief["pending"] == [
+        "ledger-5 (dates before 1970) for later — a follow-up filed at the end, not done in this "
+        "log (log #4)"
+    ]
+    assert brief["next_steps"][0].startswith("The session reports its work finished")
