@@ -42,7 +42,7 @@ from django.contrib.auth.models import User
 from django.db import transaction
 
 from handoff import summarizer
-from handoff.core.brief import BRIEF_FIELDS
+from handoff.core.brief import BRIEF_FIELDS, render_brief
 from host.importers import import_transcript
 from host.models import Message
 from host.services import SessionController
@@ -51,6 +51,9 @@ ROOT = Path(__file__).resolve().parents[1]
 PROBES = ROOT / "samples" / "probes"
 SHARED = ROOT.parent / "shared"
 SHARED_PREFIX = "shared:"
+DOC = ROOT / "docs" / "briefs.md"
+# The line of ``docs/briefs.md`` below which ``write_markdown`` writes.
+GENERATED = "<!-- Below: written by `python -m bench briefs --markdown`; do not edit by hand. -->"
 # A first next step that says the session's work is finished.
 FINISHED = re.compile(r"\b(?:finished|complete|completed|done)\b", re.IGNORECASE)
 # A pointer to a log entry, and the outcome a Verified item quotes ("`cmd` → outcome (log #N)").
@@ -343,7 +346,7 @@ def table(scores: Sequence[Score]) -> list[str]:
     item and bad pointer, log by log."""
     heads = [*COLUMNS, "uncertainties", "false items", "pointers backed", "finished"]
     lines = ["| log | " + " | ".join(heads) + " |", "|---" * (len(heads) + 1) + "|"]
-    lines += [_row(s, "right" if s.finished_right else "WRONG") for s in scores]
+    lines += [row(s) for s in scores]
     if len(scores) > 1:
         right = sum(s.finished_right for s in scores)
         lines.append(_row(_total(scores), f"{right}/{len(scores)} right"))
@@ -356,14 +359,77 @@ def table(scores: Sequence[Score]) -> list[str]:
     return lines
 
 
+def row(s: Score) -> str:
+    """The table row of one log's score."""
+    return _row(s, "right" if s.finished_right else "WRONG")
+
+
+def section(name: str, brief: Mapping[str, Any]) -> list[str]:
+    """The lines of ``docs/briefs.md`` that show the brief of the log ``name``: a heading, then
+    the brief as the successor is seeded with it (``render_brief``), its headings two levels
+    down."""
+    shown = render_brief(dict(brief)).replace("\n## ", "\n##### ")
+    return [f"### `{name}`", "", *f"###{shown}".splitlines()]
+
+
+@dataclass(frozen=True)
+class Evaluated:
+    """One probed log's brief and its score."""
+
+    probes: LogProbes
+    brief: dict[str, Any]
+    score: Score
+
+
+def evaluate() -> tuple[list[Evaluated], list[LogProbes]]:
+    """Score every probed log whose file is here; return them and the logs skipped (absent)."""
+    done, skipped = [], []
+    for probes in load_all():
+        if not probes.path().is_file():
+            skipped.append(probes)
+            continue
+        brief, entries = brief_of(probes.path())
+        done.append(Evaluated(probes, brief, score(brief, probes, entries)))
+    return done, skipped
+
+
+def ran_line(done: Sequence[Evaluated], skipped: Sequence[LogProbes]) -> str:
+    """How many logs ran, of which kind, and which were skipped."""
+    shared = sum(e.probes.log.startswith(SHARED_PREFIX) for e in done)
+    line = (
+        f"{len(done)} logs ran: {len(done) - shared} sample logs of our own (`samples/`) and "
+        f"{shared} shared transcripts (`../shared/transcripts`)"
+    )
+    if skipped:
+        line += f"; skipped (absent): {', '.join(p.name for p in skipped)}"
+    return line + "."
+
+
+def generated(done: Sequence[Evaluated], skipped: Sequence[LogProbes]) -> list[str]:
+    """The part of ``docs/briefs.md`` below ``GENERATED``: the count, the table, each brief."""
+    lines = ["## Scored against the probes", "", ran_line(done, skipped), ""]
+    lines += [*table([e.score for e in done]), "", "## The briefs"]
+    for e in done:
+        lines += ["", *section(e.probes.name, e.brief)]
+    return lines
+
+
+def write_markdown(doc: Path = DOC) -> None:
+    """Rewrite ``doc`` below its ``GENERATED`` line (the text above it is written by hand) with
+    this run's count, table and briefs; raise ``ValueError`` when the line is missing."""
+    text = doc.read_text(encoding="utf-8")
+    if GENERATED not in text:
+        raise ValueError(f"{doc}: no line {GENERATED!r} to write below")
+    done, skipped = evaluate()
+    head = text.split(GENERATED)[0]
+    doc.write_text(f"{head}{GENERATED}\n\n" + "\n".join(generated(done, skipped)) + "\n", "utf-8")
+    print(f"wrote {doc}: {ran_line(done, skipped)}")
+
+
 def run() -> None:
     """Print the probe table for every log whose file is here (shared ones skipped if absent)."""
     print("briefs: the embedded brief of each log against its hand-written probes")
-    scores = []
-    for probes in load_all():
-        if not probes.path().is_file():
-            print(f"  skipped {probes.name}: {probes.path()} is absent")
-            continue
-        brief, entries = brief_of(probes.path())
-        scores.append(score(brief, probes, entries))
-    print("\n".join(table(scores)))
+    done, skipped = evaluate()
+    for probes in skipped:
+        print(f"  skipped {probes.name}: {probes.path()} is absent")
+    print("\n".join(table([e.score for e in done])))

@@ -335,7 +335,9 @@ def outcome_of(
         if matches:
             line = " ".join(str(matches[-1]).split())
             failed = pattern is _TEST_SUMMARY and bool(_FAILED_SUMMARY.search(line))
-            return _flagged(f"{line}{_first_finding(output) if failed else ''}", not failed, error)
+            if failed and _FINDING.search(output):
+                line = f"{line.rstrip('.')}{_first_finding(output)}"
+            return _flagged(line, not failed, error)
     exit_code = None if piped else _exit_code(output)
     if exit_code is not None:
         failure = _ERROR_LINE.search(output) if exit_code or error else None

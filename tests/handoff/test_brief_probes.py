@@ -212,6 +212,34 @@ def test_the_brief_of_each_probed_log_holds_its_probes(probes: LogProbes) -> Non
         pytest.skip(f"{probes.path()} is not in this checkout")
     brief, entries = briefs.brief_of(probes.path())
     score = briefs.score(brief, probes, entries)
+    doc = briefs.DOC.read_text(encoding="utf-8").splitlines()
+
+    assert briefs.row(score) in doc, "docs/briefs.md is stale: python -m bench briefs --markdown"
+    start = doc.index(briefs.section(probes.name, brief)[0])
+    shown = briefs.section(probes.name, brief)
+    assert doc[start : start + len(shown)] == shown, "docs/briefs.md shows an older brief"
 
     assert briefs.table([score])[3:] == []
     assert score.perfect
+
+
+def test_docs_briefs_md_was_written_from_every_probed_log() -> None:
+    doc = briefs.DOC.read_text(encoding="utf-8")
+    names = [probes.name for probes in briefs.load_all()]
+    generated = doc.split(briefs.GENERATED)[1]
+
+    rows = [line.split(" | ")[0].removeprefix("| ") for line in generated.splitlines()]
+    assert [name for name in rows if name in names] == names
+    assert f"\n{len(names)} logs ran: " in generated
+    assert "skipped (absent)" not in generated
+
+
+def test_write_markdown_keeps_the_text_above_its_line_and_refuses_a_file_without_it(
+    tmp_path: Path,
+) -> None:
+    doc = tmp_path / "briefs.md"
+    doc.write_text("# Briefs\n\nno line to write below\n", "utf-8")
+
+    with pytest.raises(ValueError, match="no line"):
+        briefs.write_markdown(doc)
+    assert doc.read_text("utf-8") == "# Briefs\n\nno line to write below\n"

@@ -279,7 +279,7 @@ def test_a_piped_check_is_told_only_by_its_printed_text():
         bash("pytest -q 2>&1 | tail -1", "6 passed in 0.31s", error=False),
         bash("make docs 2>&1 | tail -1", "Exit code 0\nWriting docs/index.html", error=False),
     ) == [
-        ("ruff check src | tail -3", "Found 1 error.: a.py:1:1: F841 x", False),
+        ("ruff check src | tail -3", "Found 1 error: a.py:1:1: F841 x", False),
         ("pytest -q 2>&1 | tail -1", "6 passed in 0.31s", True),
         ("make docs 2>&1 | tail -1", d.NOT_SHOWN, None),
     ]
