@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from handoff.core import digest as d
 
@@ -244,13 +245,17 @@ def test_a_failed_commands_outcome_names_its_error_line():
     )
 
 
-def bash(command: str, output: str, error: bool | None = None) -> list[dict[str, object]]:
+def bash(command: str, output: str, error: bool | None = None) -> list[dict[str, Any]]:
     return [call("Bash", {"command": command}), {**result("Bash", output), "tool_error": error}]
 
 
-def runs_of(*log: list[dict[str, object]]) -> list[tuple[str, str, bool | None]]:
-    entries = [{**entry, "seq": n} for n, entry in enumerate(sum(log, []), 1)]
-    return [(c.text, c.outcome, c.ok) for c in d.digest(entries).latest_runs.values()]
+def numbered(*log: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The entries of ``log``'s parts in order, each with its log entry number."""
+    return [{**entry, "seq": n} for n, entry in enumerate(sum(log, []), 1)]
+
+
+def runs_of(*log: list[dict[str, Any]]) -> list[tuple[str, str, bool | None]]:
+    return [(c.text, c.outcome, c.ok) for c in d.digest(numbered(*log)).latest_runs.values()]
 
 
 def test_a_result_the_runtime_flags_as_failed_failed_whatever_it_prints():
@@ -291,8 +296,7 @@ def test_a_run_whose_outcome_is_not_shown_closes_no_failure():
         bash("pytest -q", "Exit code 1\n1 failed, 5 passed", error=True),
         bash("pytest -q | tail -1", "see the log file", error=False),
     ]
-    entries = [{**entry, "seq": n} for n, entry in enumerate(sum(log, []), 1)]
-    assert [c.text for c in d.digest(entries).failures] == ["pytest -q"]
+    assert [c.text for c in d.digest(numbered(*log)).failures] == ["pytest -q"]
 
 
 def test_a_linters_bare_folder_is_its_target_a_pass_on_another_closes_nothing():
@@ -302,12 +306,11 @@ def test_a_linters_bare_folder_is_its_target_a_pass_on_another_closes_nothing():
         bash("ruff check src", "Exit code 1\nFound 1 error.", error=True),
         bash("ruff check tests", "All checks passed!", error=False),
     ]
-    entries = [{**entry, "seq": n} for n, entry in enumerate(sum(log, []), 1)]
-    assert [c.text for c in d.digest(entries).failures] == ["ruff check src"]
+    assert [c.text for c in d.digest(numbered(*log)).failures] == ["ruff check src"]
 
 
 def test_an_edit_the_runtime_flags_as_failed_changed_nothing():
-    log = [
+    log: list[dict[str, Any]] = [
         call("Edit", {"file_path": "/w/a.py", "old_string": "a", "new_string": "b"}),
         {**result("Edit", "String to replace not found in file."), "tool_error": True},
     ]
@@ -315,12 +318,11 @@ def test_an_edit_the_runtime_flags_as_failed_changed_nothing():
     assert (digest.files, digest.failed_edits) == ({}, 1)
 
 
-def files_of(*log: list[dict[str, object]]) -> list[tuple[str, dict[str, int]]]:
-    entries = [{**entry, "seq": n} for n, entry in enumerate(sum(log, []), 1)]
-    return [(f.path, f.actions) for f in d.digest(entries, cwd="/w").ranked_files()]
+def files_of(*log: list[dict[str, Any]]) -> list[tuple[str, dict[str, int]]]:
+    return [(f.path, f.actions) for f in d.digest(numbered(*log), cwd="/w").ranked_files()]
 
 
-def write(path: str) -> list[dict[str, object]]:
+def write(path: str) -> list[dict[str, Any]]:
     return [call("Write", {"file_path": path, "content": "x"}), result("Write", "File created")]
 
 
@@ -356,7 +358,7 @@ def test_a_commit_takes_what_was_staged_before_it_and_an_add_that_staged_nothing
 
 
 def test_commit_all_takes_the_edited_files_and_an_edit_after_a_commit_is_not_committed():
-    def edit(path: str) -> list[dict[str, object]]:
+    def edit(path: str) -> list[dict[str, Any]]:
         return [call("Edit", {"file_path": path}), result("Edit", "The file has been updated")]
 
     assert files_of(
