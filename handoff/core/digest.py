@@ -1,21 +1,27 @@
 """The structured digest of a session's log: what the brief is built from (seed 000, Brief schema).
 
-The log entries are ``{"role", "source_kind", "content", "tool_name", "seq"}`` mappings, oldest
-first, as the session controller's ``effective_context`` returns them; ``seq`` is the host's
-sequence number of the entry (an entry without one, e.g. the compaction summary, is numbered by
-its 1-based position), which the brief cites as evidence ("(log #1485)", issue 16). A tool call
-is an assistant entry with a ``tool_name`` whose content is the call's input (JSON, or the raw
-patch of a Codex ``apply_patch``); its result is the next ``tool`` entry of the same tool.
+The log entries are ``{"role", "source_kind", "content", "tool_name", "seq", "tool_error"}``
+mappings, oldest first, as the session controller's ``effective_context`` returns them; ``seq``
+is the host's sequence number of the entry (an entry without one, e.g. the compaction summary,
+is numbered by its 1-based position), which the brief cites as evidence ("(log #1485)", issue
+16). A tool call is an assistant entry with a ``tool_name`` whose content is the call's input
+(JSON, or the raw patch of a Codex ``apply_patch``); its result is the next ``tool`` entry of
+the same tool, with the runtime's error flag ``tool_error`` (True failed, False succeeded,
+absent or None not said).
 The digest reads:
 
-- files written or edited (Edit, MultiEdit, Write, NotebookEdit, apply_patch, a shell
-  ``apply_patch``), ranked by last touch, with what was done; a call whose result is an error
-  changed nothing and is left out;
+- files as they stand at the end: written or edited (Edit, MultiEdit, Write, NotebookEdit,
+  apply_patch, a shell ``apply_patch``, a shell command's ``>``, ``cp``, ``sed -i``), moved
+  (``mv``: under the new path), deleted (``rm``: left out), staged and committed as the log's
+  ``git add`` / ``git commit`` runs show, ranked by last touch, with what was done; a call
+  whose result is an error changed nothing and is left out;
 - the latest todo list (Claude Code ``TodoWrite``, Codex ``update_plan``);
 - commands run (Bash, Codex ``exec_command`` / ``shell`` with their ``write_stdin`` polls) with
-  their outcome: test summaries, exit codes, commits, pushes (a Claude Code ``Bash`` result
-  states a non-zero exit as "Exit code N", so one without it and without an error succeeded);
-  the files a ``git add`` names, as committed (or staged) files;
+  their outcome from the runtime's error flag (an entry's ``tool_error``) and the output: test
+  summaries, linters' findings, exit codes, commits, pushes (a Claude Code ``Bash`` result
+  states a non-zero exit as "Exit code N", so one without it, not flagged and not piped,
+  succeeded; a piped check only by its printed text);
+- the follow-ups filed since the latest request ("Discovered & filed: X-5");
 - the user's answers to the agent's questions (Claude Code ``AskUserQuestion``);
 - the lines that report something closed or done (to close a compaction summary's tasks);
 - the user's requests (typed or relayed), the assistant's texts, the compaction summary and a
@@ -655,7 +661,10 @@ class Digest:
     before it are kept in ``closing_lines`` until it comes); ``predecessor`` the seed brief's
     fields; ``closed`` the ids of the summary's pending tasks the log reports closed
     (before the summary, of its compacted entries any id); ``failed_edits``; ``staged`` the
-    files staged and not committed since (a commit takes them all).
+    files staged and not committed since (a commit takes them all; each one of ``files``);
+    ``summary_at`` the index of the compaction summary (what the log did after it closes its
+    tasks, ``offline_brief.done_since``); ``followups`` the follow-ups filed since the latest
+    request ("X-5 (what)", the first ``MAX_ITEMS``).
     Texts (``Said``: they know their log entry): ``requests`` the first and the latest two,
     ``first_substantive`` / ``last_substantive`` (``said.substantive``); ``answers`` the first
     ``MAX_ITEMS`` distinct answers to the agent's questions ("question → answer"),
@@ -962,7 +971,9 @@ class Digest:
         touch.actions[action] = touch.actions.get(action, 0) + 1
         touch.last = index
         if len(self.files) > MAX_FILES:
-            del self.files[min(self.files.values(), key=lambda t: t.last).path]
+            oldest = min(self.files.values(), key=lambda t: t.last).path
+            del self.files[oldest]
+            self.staged.discard(oldest)
 
     def _command(self, index: int, tool: str, text: str, output: Said, error: bool | None) -> None:
         running = _RUNNING.search(output)

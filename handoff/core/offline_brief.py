@@ -9,21 +9,27 @@ predecessor's log):
 - goal: the predecessor's goal, else the compaction summary's primary request, else the first
   substantive request; plus the latest direction the user gave;
 - decisions: the user's answers to the agent's questions ("question → answer"), stated
-  decisions ("Decision:", "we'll use…", "instead of…") and the predecessor's;
+  decisions ("Decision:", "we'll use…", "instead of…") and the predecessor's; never an attempt
+  that failed or an option rejected;
 - constraints: user sentences and answers that state rules ("only", "never", "must", "don't",
   "max 7", "twice") and the predecessor's;
-- artifacts: the workspace, then the files written, edited or committed, last touched first,
-  with what was done, then the files the compaction summary names;
-- verified: commands run with a passing outcome (tests, builds, commits, pushes); a command
-  with no log entry to cite is not verified;
+- artifacts: the workspace, then the files as they stand at the end (moved, staged, committed;
+  deleted ones left out), last touched first, with what was done, then the files the
+  compaction summary names but those it marks unchanged or read only;
+- verified: checks, commits and pushes whose latest run the log shows passed (not flagged by
+  the runtime, no findings; a piped check by its printed text); a command with no log entry to
+  cite is not verified;
 - pending: open items of the latest todo list, failures no later run of the same intent closed
   (``digest.covers``), work the assistant states is not done yet in the last two exchanges,
-  else the summary's pending tasks no closing signal closed since; empty for a finished session,
-  whose leftovers go to uncertainties;
+  else the summary's pending tasks nothing closed since (``summary_task_open``), each saying
+  why; empty for a finished session, whose leftovers go to uncertainties; the follow-ups filed
+  at the end in any case;
 - next_steps: the current state (the last assistant message) and what comes next; a finished
   session says first that it is finished and that the successor waits for the next request;
 - uncertainties: what the log cannot tell: successes stated only in prose ("stated, not
-  verified: …"), leftovers of a finished session, and that no model wrote the brief.
+  verified: …"), checks whose outcome is not shown, the summary's failed attempts ("tried, did
+  not work: …"), leftovers of a finished session, and that no model wrote the brief
+  (docs/design.md, "Verified means it passed").
 """
 
 from __future__ import annotations
