@@ -9,6 +9,9 @@ brief evaluation (``bench/briefs.py``: each log's brief against its probes, unde
 ``soak`` the outage soak (``bench/soak.py``: private PostgreSQL and Redis cut under load),
 ``chromium`` five real Chromium tabs on a long imported log (``bench/chromium_tabs.py``).
 
+``briefs --markdown`` rewrites the generated part of ``docs/briefs.md`` (the count of logs
+run, the table, each brief) instead of printing the table.
+
 ``--both`` after a benchmark's name (``python -m bench pages --both``) runs it twice, each in a
 process of its own: on SQLite + the in-memory layer, then on PostgreSQL + Redis
 (``BENCH_DATABASE_URL``, ``BENCH_REDIS_URL``; defaults in ``CONFIGURATIONS``), each table under
@@ -103,10 +106,12 @@ def main() -> None:
     if chosen[1:] == ["--both"] and chosen[0] in GROUPS:
         run_both(chosen[0])
         return
-    if len(chosen) > 1 or (chosen and chosen[0] not in GROUPS):
+    markdown = chosen == ["briefs", "--markdown"]
+    if (len(chosen) > 1 and not markdown) or (chosen and chosen[0] not in GROUPS):
         names = "|".join(GROUPS)
         raise SystemExit(
             f"usage: python -m bench [{names}|soak] | python -m bench {{{names}}} --both"
+            " | python -m bench briefs --markdown"
         )
     scratch = tempfile.mkdtemp(prefix="handoff-bench-")
     os.environ.setdefault("DATABASE_URL", f"sqlite:///{scratch}/bench.sqlite3")
@@ -119,6 +124,11 @@ def main() -> None:
     if create_database(connection):
         print(f"(created the database {connection.settings_dict['NAME']})", flush=True)
     call_command("migrate", verbosity=0)
+    if markdown:
+        from bench import briefs
+
+        briefs.write_markdown()
+        return
     for name in GROUPS[chosen[0]] if chosen else EVERYTHING:
         importlib.import_module(f"bench.{name}").run()
 

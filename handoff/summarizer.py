@@ -8,7 +8,9 @@ facts, each citing its log entry), capped at ``DIGEST_SHARE`` of the prompt budg
 happens at 75 % of the window, so the digest must leave room; items cut are stated), then the
 entries themselves, each with its log entry number, fitted so that prompt plus answer never
 exceed the summary model's window. The system prompt asks for the user's rules verbatim and for
-verified kept apart from claimed (issue 16, item 4).
+verified kept apart from claimed and says what each field means (``VERIFIED_MEANS``: verified
+only from success, files as they stand, failed attempts no decisions, open only what nothing
+closed).
 Fitting never drops history silently: an oversized entry (a huge tool result) is clipped with a
 marker first, older entries are kept while they fit, and what was cut is stated in the prompt and
 added to the brief's uncertainties. The answer is parsed with ``parse_brief``.
@@ -42,6 +44,21 @@ UNKNOWN_WINDOW = 32_000
 CHARS_PER_TOKEN = 3
 SAFETY_TOKENS = 1_000
 
+# What the brief's fields mean, told to the model as the offline brief applies it
+# (docs/design.md, "Verified means it passed").
+VERIFIED_MEANS = (
+    "Verified means the log shows it passed: the runtime did not flag the result as an error "
+    "(entries marked [… error]), the exit status is 0 where one is shown, and a linter, type "
+    "checker or test run printed no findings or failures; a check piped through tail, grep "
+    "or head counts only by what it printed, and one whose outcome is not shown goes to "
+    'uncertainties as "ran, outcome not shown: …". A commit a hook rejected is no commit. '
+    "A check that failed earlier and passed later is verified by the passing run. Artifacts "
+    "are the files as they stand at the end: a moved file under its new path, deleted files "
+    "left out, files only read or unchanged left out, staged or committed as the log shows. "
+    "Decisions are choices made: attempts that failed and options rejected go to "
+    'uncertainties as "tried, did not work: …". Pending holds only what nothing later in the '
+    "log closed, each item saying why it is open, and follow-ups filed at the end with their id."
+)
 SYSTEM_PROMPT = (
     "You write a handoff brief so that a fresh agent session can continue this work. "
     "Answer with one JSON object only: no prose, no Markdown, no code fence. Do not call or "
@@ -53,7 +70,8 @@ SYSTEM_PROMPT = (
     "verified apart from what was merely claimed: verified lists only what a command's output "
     "in the log shows; a success the assistant only stated goes to uncertainties as "
     '"stated, not verified: …". Keep the "(log #N)" that names the log entry behind each '
-    "verified item, decision and rule; a claim with no entry to name is not verified."
+    "verified item, decision and rule; a claim with no entry to name is not verified. "
+    + VERIFIED_MEANS
 )
 # The digest may take at most this share of the prompt budget (tokens); the entries get the rest.
 DIGEST_SHARE = 3
@@ -132,11 +150,14 @@ def generous_tokens(text: str) -> int:
 
 
 def render_entry(entry: Entry) -> str:
-    """Render one log entry as ``[#seq role/kind] content`` (``#seq`` when it has one)."""
+    """Render one log entry as ``[#seq role/kind tool flag] content`` (``#seq`` when it has
+    one; ``flag`` the runtime's report on a tool result: ``error`` or ``ok``, none unsaid)."""
     kind = entry.get("source_kind", "")
     tool = f" {entry['tool_name']}" if entry.get("tool_name") else ""
     seq = f"#{entry['seq']} " if entry.get("seq") else ""
-    return f"[{seq}{entry.get('role', '')}/{kind}{tool}] {entry.get('content', '')}"
+    error = entry.get("tool_error")
+    flag = "" if error is None else (" error" if error else " ok")
+    return f"[{seq}{entry.get('role', '')}/{kind}{tool}{flag}] {entry.get('content', '')}"
 
 
 def capped_digest(brief: dict[str, Any], limit: int) -> tuple[str, int]:
@@ -182,8 +203,9 @@ def build_prompt(context: Sequence[Entry], *, cwd: str, window: int) -> SummaryP
     cut = f" ({left_out} items left out to fit the window)" if left_out else ""
     header = (
         f"Working directory: {cwd or '(none)'}\n"
-        "Digest parsed from the log's structure (files edited, todo list, commands and their "
-        "outcomes, requests, the user's rules and answers); every item is in the log, "
+        "Digest parsed from the log's structure (the files as they stand at the end, todo "
+        "list, commands and their outcomes with the runtime's error flags, what later closed "
+        "what, requests, the user's rules and answers); every item is in the log, "
         f'"(log #N)" names its entry{cut}:\n{digest}\n\n'
         "Conversation since the last compaction, each entry as [#N role/kind]:\n"
     )

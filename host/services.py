@@ -45,7 +45,7 @@ from host.usage import measure, projection_of
 
 DEFAULT_PRESET = "default"
 # What ``effective_context`` returns of each message, and how many rows it fetches at a time.
-CONTEXT_FIELDS = ("role", "source_kind", "content", "tool_name", "seq")
+CONTEXT_FIELDS = ("role", "source_kind", "content", "tool_name", "seq", "tool_error")
 CONTEXT_CHUNK = 200
 # The tools whose calls write files (Claude Code's, Codex's ``apply_patch``): their calls and
 # results before the last compaction come with the effective context (issue 16: the files

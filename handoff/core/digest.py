@@ -1,21 +1,27 @@
 """The structured digest of a session's log: what the brief is built from (seed 000, Brief schema).
 
-The log entries are ``{"role", "source_kind", "content", "tool_name", "seq"}`` mappings, oldest
-first, as the session controller's ``effective_context`` returns them; ``seq`` is the host's
-sequence number of the entry (an entry without one, e.g. the compaction summary, is numbered by
-its 1-based position), which the brief cites as evidence ("(log #1485)", issue 16). A tool call
-is an assistant entry with a ``tool_name`` whose content is the call's input (JSON, or the raw
-patch of a Codex ``apply_patch``); its result is the next ``tool`` entry of the same tool.
+The log entries are ``{"role", "source_kind", "content", "tool_name", "seq", "tool_error"}``
+mappings, oldest first, as the session controller's ``effective_context`` returns them; ``seq``
+is the host's sequence number of the entry (an entry without one, e.g. the compaction summary,
+is numbered by its 1-based position), which the brief cites as evidence ("(log #1485)", issue
+16). A tool call is an assistant entry with a ``tool_name`` whose content is the call's input
+(JSON, or the raw patch of a Codex ``apply_patch``); its result is the next ``tool`` entry of
+the same tool, with the runtime's error flag ``tool_error`` (True failed, False succeeded,
+absent or None not said).
 The digest reads:
 
-- files written or edited (Edit, MultiEdit, Write, NotebookEdit, apply_patch, a shell
-  ``apply_patch``), ranked by last touch, with what was done; a call whose result is an error
-  changed nothing and is left out;
+- files as they stand at the end: written or edited (Edit, MultiEdit, Write, NotebookEdit,
+  apply_patch, a shell ``apply_patch``, a shell command's ``>``, ``cp``, ``sed -i``), moved
+  (``mv``: under the new path), deleted (``rm``: left out), staged and committed as the log's
+  ``git add`` / ``git commit`` runs show, ranked by last touch, with what was done; a call
+  whose result is an error changed nothing and is left out;
 - the latest todo list (Claude Code ``TodoWrite``, Codex ``update_plan``);
 - commands run (Bash, Codex ``exec_command`` / ``shell`` with their ``write_stdin`` polls) with
-  their outcome: test summaries, exit codes, commits, pushes (a Claude Code ``Bash`` result
-  states a non-zero exit as "Exit code N", so one without it and without an error succeeded);
-  the files a ``git add`` names, as committed (or staged) files;
+  their outcome from the runtime's error flag (an entry's ``tool_error``) and the output: test
+  summaries, linters' findings, exit codes, commits, pushes (a Claude Code ``Bash`` result
+  states a non-zero exit as "Exit code N", so one without it, not flagged and not piped,
+  succeeded; a piped check only by its printed text);
+- the follow-ups filed since the latest request ("Discovered & filed: X-5");
 - the user's answers to the agent's questions (Claude Code ``AskUserQuestion``);
 - the lines that report something closed or done (to close a compaction summary's tasks);
 - the user's requests (typed or relayed), the assistant's texts, the compaction summary and a
@@ -109,10 +115,20 @@ _TEST_SUMMARY = re.compile(
     r"^.*\b\d+ (?:tests?|examples?|doctests?|specs?)\b.*\b\d+ failures?\b.*$"
     r"|^.*\b\d+ (?:passed|failed)\b.*$"
     r"|^\s*Tests?:?\s+.*\b\d+ (?:passed|failed)\b.*$"
-    r"|^.*\bfound no issues\b.*$",
+    r"|^.*\b(?:found no issues|no issues found)\b.*$|^All checks passed!?$"
+    r"|^.*\bfound \d+ (?:errors?|issues?|problems?)\b.*$|^.*\b\d+ problems? \(.*$",
     re.MULTILINE | re.IGNORECASE,
 )
-_FAILED_SUMMARY = re.compile(r"\b[1-9]\d* (?:failures?|failed|errors?)\b", re.I)
+_FAILED_SUMMARY = re.compile(r"\b[1-9]\d* (?:failures?|failed|errors?|issues?|problems?)\b", re.I)
+# A finding as linters and type checkers print it: "path:line[:column]: message".
+_FINDING = re.compile(r"^[\w./-]+:\d+(?::\d+)?: .+$", re.MULTILINE)
+# A pipe (not ``||``): what is piped into the program after it tells nothing by its status.
+_PIPE = re.compile(r"(?<!\|)\|(?!\|)")
+_STATEMENT = re.compile(r"&&|\|\||;")
+# The outcome of a run whose status a pipe hides and whose printed text does not tell it.
+NOT_SHOWN = "ran, outcome not shown"
+# How a failure the runtime reported (the error flag) reads when no line of the output says it.
+REPORTED_FAILED = "failed (the runtime reported an error)"
 _COMMIT = re.compile(r"^\[[\w./-]+ [0-9a-f]{7,40}\] .+$", re.MULTILINE)
 _PUSH = re.compile(
     r"^\s+[0-9a-f]{7,40}\.\.[0-9a-f]{7,40}\s+\S+ -> \S+$|^\s*\* \[new branch\]\s+\S+ -> \S+$",
@@ -128,7 +144,15 @@ _VERIFYING = re.compile(
 )
 _SEGMENT = re.compile(r"&&|\|\||;|\|")
 # Every command line ``written_paths`` finds a file in holds one of these: a cheap first look.
-_MAY_WRITE = re.compile(r">|\b(?:mv|cp|sed)\b")
+_MAY_WRITE = re.compile(r">|\b(?:cp|sed)\b")
+# Every command line ``file_operations`` finds something in holds one of these.
+_MAY_CHANGE_FILES = re.compile(r"\b(?:mv|rm|git)\b")
+# What a file's state says: moved (and from where), staged, committed (``Digest._file_operation``).
+MOVED_FROM = "moved from "
+STAGED = "staged"
+COMMITTED = "committed"
+# Actions on a file the repository already tracks (what ``git commit -a`` takes).
+_CHANGES = ("edited", "patched")
 _ENV_WORD = re.compile(r"^\w+=")
 _REDIRECT = re.compile(r"^\d*[<>]")
 _FILE_LIKE = re.compile(r"\w\.[A-Za-z]\w{0,7}$")
@@ -139,11 +163,22 @@ SUBCOMMAND_TOOLS = frozenset(
         "gradle", "mvn", "ruff", "uv", "poetry", "docker", "bd", "gh", "tox", "nox",
     }
 )  # fmt: skip
+# Programs whose words after the subcommand name things other than files (``git push origin
+# main``, ``npm run build``): only words that look like paths are their scope.
+NAMED_ARGUMENTS = frozenset(
+    {"git", "npm", "pnpm", "yarn", "npx", "docker", "bd", "gh", "uv", "poetry", "bundle", "dotnet"}
+)
 # A line of a failed command's output that says what failed.
 _ERROR_LINE = re.compile(r"^(?!exit code).*(?:\berror\b|\bFAILED\b|^fatal:).*$", re.M | re.I)
 _CLOSED_NEAR = (
     r"\b(?:closed?|done|completed?|finished|fixed|resolved)\b[^\n]{{0,40}}?{id}"
     r"|{id}[^\n]{{0,15}}?\b(?:done|closed|completed?|finished)\b"
+)
+# A follow-up filed: "Discovered & filed: X-5 (what)", "filed X-5", "✓ Created issue: X-5".
+_FILED = re.compile(
+    r"(?:\bfiled\b|\bcreated issue\b)\s*(?:as\s+)?:?\s*(?P<id>[A-Za-z][\w]*-\d+\b|#\d+\b)"
+    r"[^\n]{0,160}",
+    re.IGNORECASE,
 )
 _ID_TOKEN = re.compile(r"[A-Za-z][\w-]{0,40}\.\d+\b|#\d+\b")
 _CLOSED = re.compile(
@@ -285,29 +320,65 @@ def command_text(args: Mapping[str, Any]) -> str:
     return str(command).strip()
 
 
-def outcome_of(output: str) -> tuple[str, bool | None]:
+def outcome_of(
+    output: str, *, error: bool | None = None, piped: bool = False
+) -> tuple[str, bool | None]:
     """Return the line that tells a command's outcome and whether it succeeded.
 
-    Test summaries, commit and push lines say it best; else the exit code; else nothing
-    (``("", None)``).
+    Test summaries and the findings of linters and type checkers ("Found 1 error.", "All
+    checks passed!"), commit and push lines say it best; else the exit code; else nothing
+    (``("", None)``). ``error`` is the runtime's error flag (True: it reported failure, which
+    no line of the output overrides: a hook that rejected a commit means no commit). A
+    ``piped`` command's exit code and success flag are the last program's, so only its printed
+    text tells a success (docs/design.md, "Verified means it passed").
     """
     unittest = _UNITTEST.search(output)
     if unittest:
-        return " ".join(unittest.group(0).split()), unittest.group(2).startswith("OK")
+        line, ok = " ".join(unittest.group(0).split()), unittest.group(2).startswith("OK")
+        return _flagged(line, ok, error)
     for pattern in (_TEST_SUMMARY, _COMMIT, _PUSH):
         matches = pattern.findall(output)
         if matches:
             line = " ".join(str(matches[-1]).split())
             failed = pattern is _TEST_SUMMARY and bool(_FAILED_SUMMARY.search(line))
-            return line, not failed
-    exit_code = _exit_code(output)
+            if failed and _FINDING.search(output):
+                line = f"{line.rstrip('.')}{_first_finding(output)}"
+            return _flagged(line, not failed, error)
+    exit_code = None if piped else _exit_code(output)
     if exit_code is not None:
-        failure = _ERROR_LINE.search(output) if exit_code else None
+        failure = _ERROR_LINE.search(output) if exit_code or error else None
         detail = f": {' '.join(failure.group(0).split())[:160]}" if failure else ""
-        return f"exit code {exit_code}{detail}", exit_code == 0
-    if _TOOL_ERROR.search(output):
-        return " ".join(output.strip().splitlines()[0].split())[:200], False
+        return _flagged(f"exit code {exit_code}{detail}", exit_code == 0, error)
+    if error or _TOOL_ERROR.search(output):
+        failure = _FINDING.search(output) or _ERROR_LINE.search(output)
+        failure = failure or _TOOL_ERROR.search(output)
+        line = output[failure.start() :].splitlines()[0] if failure else REPORTED_FAILED
+        return " ".join(line.split())[:200], False
     return "", None
+
+
+def _first_finding(output: str) -> str:
+    """ ": " and the first finding a linter, type checker or test run printed (``path:line:
+    message``), else "" (what failed, beside the summary that counts the findings)."""
+    found = _FINDING.search(output)
+    return f": {' '.join(found.group(0).split())[:160]}" if found else ""
+
+
+def _flagged(line: str, ok: bool, error: bool | None) -> tuple[str, bool]:
+    """``line`` and ``ok``, unless the runtime reported the run failed (``error``)."""
+    if error and ok:
+        return f"{line} — {REPORTED_FAILED}", False
+    return line, ok
+
+
+def piped(command: str) -> bool:
+    """Whether ``command`` pipes the output of a check into a program that is none (``ruff
+    check src | tail -3``, ``pytest 2>&1 | grep passed``): the status is that program's."""
+    for statement in _STATEMENT.split(command.split("\n")[0]):
+        parts = _PIPE.split(statement)
+        if len(parts) > 1 and verifies(parts[0]) and not verifies(parts[-1]):
+            return True
+    return False
 
 
 def _exit_code(output: str) -> int | None:
@@ -352,7 +423,8 @@ def _intent_of(words: list[str]) -> tuple[str, frozenset[str]]:
     head = [program]
     while rest and len(head) < 3 and _is_word(rest[0]) and (len(head) == 1 or head[1] == "run"):
         head.append(rest.pop(0))
-    paths = (w.rstrip("/") for w in rest if not w.startswith("-") and _is_path(w))
+    targets = program not in NAMED_ARGUMENTS  # ``ruff check src``: ``src`` is a folder
+    paths = (w.rstrip("/") for w in rest if not w.startswith("-") and (targets or _is_path(w)))
     return " ".join(head), frozenset(paths)
 
 
@@ -400,13 +472,40 @@ def covers(later: Command, earlier: Command) -> bool:
     )
 
 
-def staged_paths(command: str) -> list[str]:
-    """Return the paths a ``git add`` in ``command`` names (no flags, no ``.`` or globs)."""
-    paths = []
-    for words in _segments(command):
-        if words[:2] == ["git", "add"]:
-            paths += [w for w in words[2:] if not w.startswith("-") and _is_path(w)]
-    return [p for p in paths if "*" not in p]
+def file_operations(command: str) -> list[tuple[str, list[str]]]:
+    """Return what a shell command line does to files, in order: ``("mv", [sources…,
+    target])``, ``("rm", paths)`` (``rm``, ``git rm`` without ``--cached``), ``("git add",
+    paths)`` (no paths: everything), ``("git commit", flags)``; operands as written (no
+    globs)."""
+    if not _MAY_CHANGE_FILES.search(command):
+        return []
+    found: list[tuple[str, list[str]]] = []
+    for part in _SEGMENT.split(command.split("\n")[0]):
+        words = [w for w in words_of(part.strip()) if not _ENV_WORD.match(w)]
+        if words[:1] == ["git"] and len(words) > 1:
+            op, rest = f"git {words[1]}", words[2:]
+        elif words:
+            op, rest = posixpath.basename(words[0]), words[1:]
+        else:
+            continue
+        operands = [w for w in rest if not w.startswith("-") and not _REDIRECT.match(w)]
+        if op == "git rm" and "--cached" not in rest:
+            op = "rm"
+        if op == "git commit":
+            found.append((op, [w for w in rest if w.startswith("-")]))
+        elif op in ("mv", "rm", "git add") and "*" not in "".join(operands):
+            found.append((op, operands))
+    return found
+
+
+def lists_staged(command: str) -> bool:
+    """Whether ``command`` prints the staged files (``git diff --cached --name-only``)."""
+    return any(
+        words[:2] == ["git", "diff"]
+        and bool({"--cached", "--staged"} & set(words))
+        and bool({"--name-only", "--name-status", "--stat"} & set(words))
+        for words in map(words_of, _SEGMENT.split(command.split("\n")[0]))
+    )
 
 
 def written_paths(command: str) -> list[tuple[str, str]]:
@@ -427,7 +526,7 @@ def written_paths(command: str) -> list[tuple[str, str]]:
                 target = word if before in (">", ">>") else re.sub(r"^\d?>>?", "", word)
                 found.append((target, f"written by `{program}`"))
         operands = [w for w in words[1:] if not w.startswith("-") and not _REDIRECT.match(w)]
-        if program in ("mv", "cp") and len(operands) >= 2:
+        if program == "cp" and len(operands) >= 2:
             found.append((operands[-1], f"written by `{program}`"))
         elif program == "sed" and any(w.startswith("-i") for w in words[1:]):
             found += [(w, "edited by `sed -i`") for w in operands[1:] if _is_path(w)]
@@ -441,8 +540,8 @@ def only_stages(command: str) -> bool:
     return set(intents(command)) == {"git add"}
 
 
-def _staged_action(command: str) -> str:
-    return "committed" if any(w[:2] == ["git", "commit"] for w in _segments(command)) else "staged"
+def _changed(action: str) -> bool:
+    return action.startswith(_CHANGES)
 
 
 def _task_name(task: str) -> str:
@@ -561,7 +660,11 @@ class Digest:
     sections, ``closed_tasks`` the names of its pending tasks a line reports closed (lines read
     before it are kept in ``closing_lines`` until it comes); ``predecessor`` the seed brief's
     fields; ``closed`` the ids of the summary's pending tasks the log reports closed
-    (before the summary, of its compacted entries any id); ``failed_edits``.
+    (before the summary, of its compacted entries any id); ``failed_edits``; ``staged`` the
+    files staged and not committed since (a commit takes them all; each one of ``files``);
+    ``summary_at`` the index of the compaction summary (what the log did after it closes its
+    tasks, ``offline_brief.done_since``); ``followups`` the follow-ups filed since the latest
+    request ("X-5 (what)", the first ``MAX_ITEMS``).
     Texts (``Said``: they know their log entry): ``requests`` the first and the latest two,
     ``first_substantive`` / ``last_substantive`` (``said.substantive``); ``answers`` the first
     ``MAX_ITEMS`` distinct answers to the agent's questions ("question → answer"),
@@ -595,6 +698,7 @@ class Digest:
     predecessor: dict[str, Any] = field(default_factory=dict)
     closed: set[str] = field(default_factory=set)
     failed_edits: int = 0
+    staged: set[str] = field(default_factory=set)
     requests: list[Said] = field(default_factory=list)
     first_substantive: Said | None = None
     last_substantive: Said | None = None
@@ -615,6 +719,8 @@ class Digest:
     pending_calls: list[tuple[int, str, dict[str, Any]]] = field(default_factory=list)
     sessions: dict[str, tuple[int, str]] = field(default_factory=dict)
     answer_missing: bool = False
+    summary_at: int = -1
+    followups: list[Said] = field(default_factory=list)
 
     def read(self, entries: Sequence[Entry]) -> Digest:
         """Fold ``entries`` (the log's next entries, oldest first) into this digest; return it.
@@ -670,7 +776,7 @@ class Digest:
         for name in ("runs", "failures"):
             data[name] = [list(astuple(c)) for c in data[name]]
         data["latest_runs"] = [list(astuple(c)) for c in self.latest_runs.values()]
-        for name in ("closed_tasks", "closed"):
+        for name in ("closed_tasks", "closed", "staged"):
             data[name] = sorted(data[name])
         for name in _SAID_LISTS:
             data[name] = [_said_json(s) for s in data[name]]
@@ -693,7 +799,7 @@ class Digest:
         d.runs = [Command(*c) for c in data["runs"]]
         d.failures = [Command(*c) for c in data["failures"]]
         d.latest_runs = {c[0]: Command(*c) for c in data["latest_runs"]}
-        for name in ("closed_tasks", "closed"):
+        for name in ("closed_tasks", "closed", "staged"):
             setattr(d, name, set(data[name]))
         for name in _SAID_LISTS:
             setattr(d, name, [Said(*s) for s in data[name]])
@@ -711,21 +817,40 @@ class Digest:
         role, kind = entry.get("role", ""), entry.get("source_kind", "")
         content: str = entry.get("content", "")
         if kind == "compaction":
-            self._summary(summary_sections(content))
+            self._summary(summary_sections(content), index)
         elif kind == "plugin" and content.lstrip().startswith(BRIEF_HEADING):
             self.predecessor = parse_predecessor(content)
         elif role == "assistant" and entry.get("tool_name"):
             self._call(index, entry["tool_name"], tool_input(content), entry)
         elif role == "tool":
-            failed = self.results_failed or outcome_of(content)[1] is False
+            error = entry.get("tool_error")
+            failed = self.results_failed or outcome_of(content, error=error)[1] is False
             self.results_failed = failed
             self._closing(content, entry)
-            self._result(entry.get("tool_name", ""), _said(content, entry, index))
+            self._filed(_said(content, entry, index))
+            self._result(entry.get("tool_name", ""), _said(content, entry, index), error)
         elif role == "assistant" and content.strip():
             self._closing(content, entry)
+            self._filed(_said(content.strip(), entry, index))
             self._text(_said(content.strip(), entry, index))
         elif is_request(entry):
             self._request(_said(content.strip(), entry, index))
+
+    def _filed(self, text: Said) -> None:
+        """Note the follow-ups ``text`` reports filed ("Discovered & filed: X-5 (…)", "✓
+        Created issue: X-5"), one per id (its longest report), the first ``MAX_ITEMS`` since
+        the latest request."""
+        low = text.lower()
+        if "filed" not in low and "created issue" not in low:
+            return
+        for found in _FILED.finditer(text):
+            rest = found.group(0)[found.end("id") - found.start() :].rstrip(" .")
+            said = Said(" ".join(f"{found.group('id')}{rest}".split()), text.seq, text.position)
+            same = [f for f in self.followups if _filed_id(f) == found.group("id")]
+            if same and len(same[0]) < len(said):
+                self.followups = [said if f is same[0] else f for f in self.followups]
+            elif not same and len(self.followups) < MAX_ITEMS:
+                self.followups = [*self.followups, said]
 
     def _text(self, text: Said) -> None:
         self.last_after = text
@@ -751,11 +876,12 @@ class Digest:
         self.runs = [c for c in self.runs if c.index > begun]
         self.previous_last, self.last_after = self.last_after, None
         self.finished_said = False
+        self.followups = []
         self._after = []
         self.results_failed = None
 
-    def _summary(self, sections: dict[str, str]) -> None:
-        self.summary = sections
+    def _summary(self, sections: dict[str, str], index: int) -> None:
+        self.summary, self.summary_at = sections, index
         self.closed &= pending_task_ids(sections)
         lines, self.closing_lines = self.closing_lines, []
         self._close_tasks(lines)
@@ -795,23 +921,33 @@ class Digest:
             return
         self.pending_calls = [*self.pending_calls, (index, tool, args)][-MAX_PENDING:]
 
-    def _result(self, tool: str, output: Said) -> None:
+    def _result(self, tool: str, output: Said, error: bool | None) -> None:
         call = next((c for c in self.pending_calls if c[1] == tool or not tool), None)
         if call is None:
             return
         self.pending_calls.remove(call)
-        self._apply(*call, output=output)
+        self._apply(*call, output=output, error=error)
 
-    def _apply(self, index: int, tool: str, args: dict[str, Any], *, output: Said) -> None:
+    def _apply(
+        self,
+        index: int,
+        tool: str,
+        args: dict[str, Any],
+        *,
+        output: Said,
+        error: bool | None = None,
+    ) -> None:
+        """Fold in a tool call's result: ``output`` and the runtime's error flag ``error``
+        (True failed, False succeeded, None not said)."""
         edits = edits_of(tool, args, self.cwd)
         if edits:
-            if _TOOL_ERROR.search(output):
+            if error or _TOOL_ERROR.search(output):
                 self.failed_edits += 1
                 return
             for path, action in edits:
                 self._touch(path, action, index)
         elif tool in SHELL_TOOLS:
-            self._command(index, tool, command_text(args), output)
+            self._command(index, tool, command_text(args), output, error)
         elif tool in POLL_TOOLS:
             self._poll(str(args.get("session_id", "")), output)
         elif tool in QUESTION_TOOLS or output.startswith(_ANSWERED):
@@ -828,12 +964,18 @@ class Digest:
         if is_generated_path(path):
             return
         touch = self.files.setdefault(path, FileTouch(path, {}, index))
+        if action not in (STAGED, COMMITTED):  # changed since it was staged or committed
+            touch.actions.pop(STAGED, None)
+            touch.actions.pop(COMMITTED, None)
+            self.staged.discard(path)
         touch.actions[action] = touch.actions.get(action, 0) + 1
         touch.last = index
         if len(self.files) > MAX_FILES:
-            del self.files[min(self.files.values(), key=lambda t: t.last).path]
+            oldest = min(self.files.values(), key=lambda t: t.last).path
+            del self.files[oldest]
+            self.staged.discard(oldest)
 
-    def _command(self, index: int, tool: str, text: str, output: Said) -> None:
+    def _command(self, index: int, tool: str, text: str, output: Said, error: bool | None) -> None:
         running = _RUNNING.search(output)
         if running and _exit_code(output) is None:
             if running.group(1):
@@ -841,31 +983,104 @@ class Digest:
                 while len(self.sessions) > MAX_PENDING:
                     del self.sessions[next(iter(self.sessions))]
             return
-        self._record(index, text, output, claude_bash=tool == "Bash")
+        self._record(index, text, output, error, claude_bash=tool == "Bash")
 
     def _poll(self, session_id: str, output: Said) -> None:
         started = self.sessions.get(session_id)
         if started is None:
             return
         index, text = started
-        if outcome_of(output)[1] is not None:
+        if outcome_of(output, piped=piped(text))[1] is not None:
             del self.sessions[session_id]
-            self._record(index, text, output)
+            self._record(index, text, output, None)
 
-    def _record(self, index: int, text: str, output: Said, *, claude_bash: bool = False) -> None:
-        outcome, ok = outcome_of(output)
-        if ok is None and claude_bash and output.seq:
-            outcome, ok = "exit code 0", True  # Claude Code states any other exit code
+    def _record(
+        self, index: int, text: str, output: Said, error: bool | None, *, claude_bash: bool = False
+    ) -> None:
+        """Record a command's run: its outcome from the output and the runtime's flag
+        (``outcome_of``); a Claude Code ``Bash`` result states any non-zero exit ("Exit code
+        N"), so one without it, not flagged and not piped succeeded, as does a run the runtime
+        flags as a success; a piped check whose text does not tell is ``NOT_SHOWN``."""
+        pipe = piped(text)
+        outcome, ok = outcome_of(output, error=error, piped=pipe)
+        if ok is None and output.seq and not pipe and (claude_bash or error is False):
+            outcome, ok = "exit code 0", True
         if ok:
             for path, action in written_paths(text):
                 self._touch(absolute(path, self.cwd), action, index)
-        if not text or ok is None or not verifies(text):
+            listing = output if lists_staged(text) else None
+            for op, operands in file_operations(text):
+                if op != "git commit":  # its operands are flags
+                    operands = [absolute(o, self.cwd) for o in operands]
+                self._file_operation(op, operands, listing, index)
+        if not text or not verifies(text) or (ok is None and not (pipe and output.seq)):
             return
-        run = Command(text, outcome, ok, index, output.seq)
-        self._run(run)
-        if ok:
-            for path in staged_paths(text):
-                self._touch(absolute(path, self.cwd), _staged_action(text), index)
+        self._run(Command(text, outcome or NOT_SHOWN, ok, index, output.seq))
+
+    def _file_operation(
+        self, op: str, operands: list[str], listing: str | None, index: int
+    ) -> None:
+        """Apply one file operation of a successful command to the files as they stand
+        (``listing``: the command's output when it lists the staged files, else None)."""
+        if op == "mv" and len(operands) >= 2:
+            for source in operands[:-1]:
+                self._move(source, operands[-1], index)
+        elif op == "rm":
+            for path in operands:
+                self._drop(path)
+        elif op == "git add":
+            self._stage(operands, listing, index)
+        elif op == "git commit":
+            self._commit(operands, index)
+
+    def _move(self, source: str, target: str, index: int) -> None:
+        """``mv source target``: the file stands under its new path ("moved from …"); moved
+        back where it came from, it is as before the move."""
+        if not _FILE_LIKE.search(target) and _FILE_LIKE.search(source):
+            target = posixpath.join(target, posixpath.basename(source))  # into a folder
+        touch = self.files.pop(source, None)
+        actions = dict(touch.actions) if touch else {}
+        origin = next((a for a in actions if a.startswith(MOVED_FROM)), f"{MOVED_FROM}{source}")
+        actions.pop(origin, None)
+        if origin != f"{MOVED_FROM}{target}":
+            actions[origin] = 1
+        self.staged.discard(source)
+        if not is_generated_path(target):
+            self.files[target] = FileTouch(target, actions, index)
+
+    def _drop(self, path: str) -> None:
+        """``rm path``: the file (or every file under the folder) no longer stands."""
+        for known in [p for p in self.files if p == path or p.startswith(path + "/")]:
+            del self.files[known]
+            self.staged.discard(known)
+
+    def _stage(self, operands: list[str], listing: str | None, index: int) -> None:
+        """``git add``: the paths it names, the files touched under a folder it names, or
+        every file touched (``.``, ``-A`` without paths) are staged; with a ``git diff
+        --cached`` listing after it, only those the listing names (none when it is empty)."""
+        root = {self.cwd.rstrip("/") or "/", absolute(".", self.cwd)}
+        everything = not operands or any(o in root for o in operands)
+        named = [o for o in operands if o not in root and "*" not in o]
+        paths = [p for p in self.files if everything or any(p.startswith(f"{o}/") for o in named)]
+        paths += [o for o in named if _FILE_LIKE.search(o)]
+        if listing is not None:
+            paths = [p for p in paths if posixpath.basename(p) in listing]
+        for path in dict.fromkeys(paths):
+            self._touch(path, STAGED, index)
+            self.staged.add(path)
+
+    def _commit(self, flags: list[str], index: int) -> None:
+        """``git commit``: everything staged before it is committed; with ``-a`` also every
+        file the log edited."""
+        paths = set(self.staged)
+        if any(f in ("-a", "--all") or (f.startswith("-a") and f[1:].isalpha()) for f in flags):
+            paths |= {p for p, t in self.files.items() if any(map(_changed, t.actions))}
+        for path in sorted(paths):
+            touch = self.files.get(path)
+            if touch is not None:
+                touch.actions.pop(STAGED, None)
+            self._touch(path, COMMITTED, index)
+        self.staged = set()
 
     def _run(self, run: Command) -> None:
         self.runs = [*self.runs, run][-MAX_RUNS:]
@@ -873,6 +1088,8 @@ class Digest:
         self.latest_runs[run.text] = run
         while len(self.latest_runs) > MAX_RUNS:
             del self.latest_runs[next(iter(self.latest_runs))]
+        if run.ok is None:  # a run whose outcome is not shown closes nothing
+            return
         self.failures = [
             c for c in self.failures if c.text != run.text and not (run.ok and covers(run, c))
         ]
@@ -881,8 +1098,13 @@ class Digest:
 
 
 _ENDS = ("request_decisions", "plan_decisions", "text_decisions")
-_SAID_LISTS = ("requests", "answers", "rule_answers")
+_SAID_LISTS = ("requests", "answers", "rule_answers", "followups")
 _SAID_FIELDS = ("first_substantive", "last_substantive", "last_text", "last_after", "previous_last")
+
+
+def _filed_id(followup: str) -> str:
+    """The id a follow-up (as ``Digest._filed`` keeps it: the id first) names."""
+    return followup.split(" ", 1)[0]
 
 
 def _said_json(said: Said) -> list[Any]:

@@ -9,21 +9,27 @@ predecessor's log):
 - goal: the predecessor's goal, else the compaction summary's primary request, else the first
   substantive request; plus the latest direction the user gave;
 - decisions: the user's answers to the agent's questions ("question → answer"), stated
-  decisions ("Decision:", "we'll use…", "instead of…") and the predecessor's;
+  decisions ("Decision:", "we'll use…", "instead of…") and the predecessor's; never an attempt
+  that failed or an option rejected;
 - constraints: user sentences and answers that state rules ("only", "never", "must", "don't",
   "max 7", "twice") and the predecessor's;
-- artifacts: the workspace, then the files written, edited or committed, last touched first,
-  with what was done, then the files the compaction summary names;
-- verified: commands run with a passing outcome (tests, builds, commits, pushes); a command
-  with no log entry to cite is not verified;
+- artifacts: the workspace, then the files as they stand at the end (moved, staged, committed;
+  deleted ones left out), last touched first, with what was done, then the files the
+  compaction summary names but those it marks unchanged or read only;
+- verified: checks, commits and pushes whose latest run the log shows passed (not flagged by
+  the runtime, no findings; a piped check by its printed text); a command with no log entry to
+  cite is not verified;
 - pending: open items of the latest todo list, failures no later run of the same intent closed
   (``digest.covers``), work the assistant states is not done yet in the last two exchanges,
-  else the summary's pending tasks no closing signal closed since; empty for a finished session,
-  whose leftovers go to uncertainties;
+  else the summary's pending tasks nothing closed since (``summary_task_open``), each saying
+  why; empty for a finished session, whose leftovers go to uncertainties; the follow-ups filed
+  at the end in any case;
 - next_steps: the current state (the last assistant message) and what comes next; a finished
   session says first that it is finished and that the successor waits for the next request;
 - uncertainties: what the log cannot tell: successes stated only in prose ("stated, not
-  verified: …"), leftovers of a finished session, and that no model wrote the brief.
+  verified: …"), checks whose outcome is not shown, the summary's failed attempts ("tried, did
+  not work: …"), leftovers of a finished session, and that no model wrote the brief
+  (docs/design.md, "Verified means it passed").
 """
 
 from __future__ import annotations
@@ -35,6 +41,7 @@ from typing import Any
 
 from handoff.core.brief import validate_brief
 from handoff.core.digest import (
+    NOT_SHOWN,
     Command,
     Digest,
     Ends,
@@ -42,6 +49,7 @@ from handoff.core.digest import (
     Said,
     absolute,
     digest,
+    intents,
     is_generated_path,
     mentions,
     only_stages,
@@ -61,11 +69,15 @@ from handoff.core.said import (
     may_hold,
     sentences,
     substantive,
+    tried_and_failed,
     uncited,
     unique,
 )
 
 MAX_ARTIFACTS = 40
+# The compaction summary's sections that tell how problems were solved (decisions) and what
+# was tried and failed (uncertainties).
+SOLVED_SECTIONS = ("problem solving", "errors and fixes")
 
 # Work the assistant states is not done yet ("… are not written yet", "Still open: …").
 _NOT_DONE = re.compile(
@@ -100,6 +112,15 @@ _SUMMARY_FILE = re.compile(
     r"(?:\s*(?:[—–:-]+\s*)?(.*))?$",
     re.MULTILINE,
 )
+# What a compaction summary says of a file it lists that the work did not change.
+_UNCHANGED = re.compile(
+    r"\b(?:unchanged|read[ -]only|only read|not (?:changed|modified|edited))\b", re.IGNORECASE
+)
+# A file a task names ("Update CHANGELOG.md", "src/ledger/cli.py").
+_TASK_FILE = re.compile(r"(?<![\w/.-])([\w./-]*\w\.[A-Za-z]\w{0,7})\b")
+# Why a pending item is open.
+NOT_DONE_SINCE = "pending in the compaction summary; nothing later in the log did it"
+FILED_FOR_LATER = "a follow-up filed at the end, not done in this log"
 _QUOTED = re.compile(r"[\"“]([^\"”]{3,300})[\"”]")
 
 
@@ -169,14 +190,24 @@ def without_rules(decisions: list[str], constraints: list[str]) -> list[str]:
     return [item for item in decisions if ANSWERED in item or uncited(item) not in rules]
 
 
+def failed_attempts(d: Digest) -> list[str]:
+    """The attempts the compaction summary reports failed or rejected: "tried, did not work:
+    …" (an uncertainty, never a decision)."""
+    return [
+        f"tried, did not work: {clip(attempt, 240)} (compaction summary)"
+        for name in SOLVED_SECTIONS
+        for attempt in tried_and_failed(summary_section(d.summary, name))[1]
+    ]
+
+
 def decisions_of(d: Digest) -> list[str]:
     """The user's answers to the agent's questions, the user's later directions that state a
     rule or choice (accepted corrections: "leave plot.py for now", "retry twice"), and stated
     decisions of the user and the assistant, each citing its entry, the predecessor's first,
     latest kept (the digest keeps the ends of each source, ``Ends``)."""
     solved = Ends()
-    for name in ("problem solving", "errors and fixes"):
-        text = summary_section(d.summary, name)
+    for name in SOLVED_SECTIONS:
+        text, _ = tried_and_failed(summary_section(d.summary, name))
         solved.add([cite_or_summary(s, 0) for s in decisions_in(text, False)])
     earlier = d.predecessor.get("decisions", [])
     answers = (cited(a, a.seq) for a in d.answers)
@@ -210,12 +241,16 @@ def _actions(actions: dict[str, int]) -> str:
 
 
 def artifacts_of(d: Digest, cwd: str) -> list[str]:
-    """The workspace, the files touched (last first, with what was done), the summary's files."""
+    """The workspace, the files as they stand at the end (last touched first, with what was
+    done: moved, staged, committed; deleted files left out), the summary's files but those it
+    marks unchanged or only read (docs/design.md, "Verified means it passed")."""
     items = [f"workspace: {cwd}"] if cwd else []
     items += [f"{t.path} — {_actions(t.actions)}" for t in d.ranked_files()]
     listed = set(d.files)
     for path, what in _SUMMARY_FILE.findall(summary_section(d.summary, "files")):
         full = absolute(path, cwd)
+        if _UNCHANGED.search(what):
+            continue
         if full not in listed and not is_generated_path(full) and "://" not in full:
             said = f"{clip(what, 160)} " if what.strip() else ""
             items.append(f"{full} — {said}(before the last compaction)")
@@ -250,6 +285,17 @@ def verified_of(d: Digest) -> list[str]:
         if c.ok and c.seq and not only_stages(c.text)
     ]
     return unique([*inherited(d.predecessor.get("verified", [])), *own][-MAX_ITEMS:])
+
+
+def not_shown(d: Digest) -> list[str]:
+    """Checks whose latest run's outcome the log does not show (a pipe hid the status and the
+    printed text does not tell): never verified, said to be unknown (docs/design.md, "Verified
+    means it passed")."""
+    return [
+        cited(f"{NOT_SHOWN}: `{clip(c.text.splitlines()[0], 120)}`", c.seq)
+        for c in _latest_runs(d)
+        if c.ok is None
+    ]
 
 
 def finished(d: Digest) -> bool:
@@ -318,14 +364,34 @@ def stated_unverified(d: Digest) -> list[str]:
 def summary_task_open(d: Digest, task: str) -> bool:
     """Whether a pending task of the compaction summary is still open: no closing signal names
     it since (a close command's output or an assistant line reporting it closed, done or
-    complete, a todo item naming it marked completed); each signal closes it on its own."""
-    if task_ids(task) & d.closed:
+    complete, a todo item naming it marked completed) and nothing the log did after the
+    summary does it (``done_since``); each signal closes it on its own."""
+    if task_ids(task) & d.closed or done_since(d, task):
         return False
     named = TASK_ID.match(task)
     if named is None:
         return True
     name = named.group(1)
     return not (name in d.closed_tasks or any(mentions(done, name) for done in d.done_tasks))
+
+
+def done_since(d: Digest, task: str) -> bool:
+    """Whether the log did ``task`` (a pending task of the compaction summary) after the
+    summary: a file it names was written or edited since, a command it names ran green since
+    (its program: "Run the suite (pytest -q)"), or a commit or push it asks for was made."""
+    files = [t.path for t in d.files.values() if t.last > d.summary_at]
+    named = _TASK_FILE.findall(task)
+    if any(path.endswith(f"/{name.lstrip('./')}") for name in named for path in files):
+        return True
+    green = [c for c in d.latest_runs.values() if c.ok and c.index > d.summary_at]
+    words = {w.lower() for w in re.findall(r"[\w.-]+", task)}
+    for run in green:
+        heads = intents(run.text)
+        if any(head.split()[0] in words and head.split()[0] != "git" for head in heads):
+            return True
+        if any(head in ("git commit", "git push") and head.split()[1] in words for head in heads):
+            return True
+    return False
 
 
 def leftovers(d: Digest) -> list[str]:
@@ -340,15 +406,22 @@ def leftovers(d: Digest) -> list[str]:
     items += stated_open(d)
     if not d.todos:
         tasks = BULLET.findall(summary_section(d.summary, "pending"))
-        items += [t for t in tasks if summary_task_open(d, t)]
+        items += [f"{t} — {NOT_DONE_SINCE}" for t in tasks if summary_task_open(d, t)]
         items += inherited(d.predecessor.get("pending", []))
     return items
 
 
+def followups(d: Digest) -> list[str]:
+    """The follow-ups filed since the latest request ("Discovered & filed: X-5 …"), each with
+    its id and why it is open: work for later, whether or not the session is finished."""
+    return [cited(f"{clip(f, 200)} — {FILED_FOR_LATER}", f.seq) for f in d.followups]
+
+
 def pending_of(d: Digest, done: bool) -> list[str]:
-    """What is left to do; empty when the session reports its work finished (seed 000: the
-    brief says a finished session is finished; the leftovers go to uncertainties)."""
-    return [] if done else unique(leftovers(d))
+    """What is left to do: the follow-ups filed at the end, and, unless the session reports
+    its work finished, its leftovers (seed 000: the brief says a finished session is
+    finished; its leftovers go to uncertainties)."""
+    return unique([*([] if done else leftovers(d)), *followups(d)])
 
 
 def next_steps_of(d: Digest, done: bool, pending: list[str]) -> list[str]:
@@ -400,6 +473,8 @@ def uncertainties_of(d: Digest, count: int, done: bool) -> list[str]:
         note = "left open in the log although the final message reports the work done: "
         items += [note + item for item in leftovers(d)]
     items += stated_unverified(d)
+    items += not_shown(d)
+    items += failed_attempts(d)
     last = d.last_text or ""
     items += [s for s in sentences(last) if s.endswith("?")]
     items = unique(items, MAX_ITEMS - 1)

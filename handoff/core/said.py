@@ -47,6 +47,18 @@ DECISION = re.compile(
     r"established that|treating|i(?:'ve)? kept)\b|改用|就用",
     re.IGNORECASE,
 )
+# A heading over a list of attempts that failed ("Attempted fixes that all failed:").
+FAILED_LIST = re.compile(
+    r"\b(?:attempt|tried|approach|fix|option)\w*\b[^:\n]*\b(?:fail\w*|did(?: not|n't) work"
+    r"|rejected|abandoned)\b[^:\n]*:\s*$",
+    re.IGNORECASE,
+)
+# A sentence that reports an attempt failed or an option rejected.
+FAILED_ATTEMPT = re.compile(
+    r"\b(?:did(?: not|n't) work|does(?: not|n't) work|didn't help|did not help|broke\b"
+    r"|still (?:fails|failed|broken)|(?:was|were) rejected|rejected by|abandoned)",
+    re.IGNORECASE,
+)
 FINISHED = re.compile(
     r"^\s*(?:\W{0,3})(all done|done|implemented|completed|finished|fixed)\b"
     r"|\b(all done|fully implemented"
@@ -131,9 +143,32 @@ def cite_or_summary(sentence: str, seq: int) -> str:
     return cited(sentence, seq) if seq else f"{sentence} (compaction summary)"
 
 
+def tried_and_failed(text: str) -> tuple[str, list[str]]:
+    """Split ``text`` into what it says beside its failed attempts, and those attempts: the
+    items listed under a heading that says they failed ("Attempted fixes that all failed:")
+    and the lines that report their own failure ("… — did not work", "rejected by the user").
+    A failed attempt is no decision (docs/design.md, "Verified means it passed")."""
+    kept, tried, listing = [], [], False
+    for line in text.splitlines():
+        item = BULLET.match(line)
+        if FAILED_LIST.search(line) and not item:
+            listing = True
+            continue
+        if item and (listing or FAILED_ATTEMPT.search(line)):
+            tried.append(MARKER.sub("", item.group(1).strip()))
+            continue
+        if not item and line.strip():
+            listing = False
+        if FAILED_ATTEMPT.search(line):
+            tried.append(MARKER.sub("", line.strip()))
+        else:
+            kept.append(line)
+    return "\n".join(kept), tried
+
+
 def decisions_in(text: str, later_request: bool) -> list[str]:
     """The sentences of ``text`` that state a decision; of a later request of the user, also
-    those that state a rule or a choice."""
+    those that state a rule or a choice; a sentence that reports an attempt failed is none."""
     if later_request and may_hold(DECISION_WORDS + RULE_WORDS + USER_CHOICE_WORDS, text):
         return [
             s
@@ -141,7 +176,7 @@ def decisions_in(text: str, later_request: bool) -> list[str]:
             if DECISION.search(s) or RULE.search(s) or USER_CHOICE.search(s)
         ]
     if may_hold(DECISION_WORDS, text):
-        return [s for s in sentences(text) if DECISION.search(s)]
+        return [s for s in sentences(text) if DECISION.search(s) and not FAILED_ATTEMPT.search(s)]
     return []
 
 

@@ -17,6 +17,7 @@ from django.core.management import call_command
 from shared_files import ROOT
 
 from handoff import summarizer
+from handoff.core.offline_brief import NOT_DONE_SINCE
 from host.agent import compaction_summary
 from host.demo import seed_demo
 from host.models import Message, Role, Session
@@ -30,9 +31,9 @@ SUMMARY_CITED = " (compaction summary)"
 FINISHED = "The session reports its work finished; wait for the user's next request."
 
 
-def imported(name: str) -> Session:
+def imported(name: str, folder: str = "briefs") -> Session:
     out = StringIO()
-    path = SAMPLES / f"{name}.jsonl"
+    path = ROOT / "samples" / folder / f"{name}.jsonl"
     call_command("import_transcript", str(path), "--json", stdout=out, stderr=StringIO())
     return Session.objects.get(pk=json.loads(out.getvalue().splitlines()[0])["session"])
 
@@ -102,7 +103,7 @@ def test_summary_tasks_closed_later_leave_a_finished_session_with_nothing_pendin
 def test_a_task_closed_under_another_id_stays_pending():
     brief = sample_brief("compaction-pending-other-id")
 
-    assert brief["pending"] == ["E-1 (EPIC): close after all subtasks are done"]
+    assert brief["pending"] == [f"E-1 (EPIC): close after all subtasks are done — {NOT_DONE_SINCE}"]
     assert FINISHED not in brief["next_steps"]
 
 
@@ -196,3 +197,26 @@ def test_the_demo_conversation_gets_a_truthful_brief():
         "once against the live API."
     )
     assert brief["next_steps"][-1].endswith("try again in a minute'). …”")
+
+
+def test_verified_holds_only_runs_the_log_shows_passed():
+    session = imported("failed-runs", "precision")
+    brief = brief_of(session)
+
+    commands = [item.split("`")[1] for item in brief["verified"]]
+    assert commands == [
+        "mypy src 2>&1 | tail -1",
+        "ruff check tests | tail -1",
+        "pytest -q 2>&1 | tail -1",
+    ]
+    for item in brief["verified"]:
+        entry = cited_entry(session, item)
+        assert entry.tool_error is not True
+        assert item.split(" → ")[1].removesuffix(f" (log #{entry.seq})") in entry.content
+    pending = [item.split("`")[1] for item in brief["pending"]]
+    assert pending == [
+        "ruff check src | tail -3",
+        'git add src/ledger/export.py && git commit -m "CSV export"',
+    ]
+    assert "ran, outcome not shown: `make docs 2>&1 | tail -2`" in brief["uncertainties"][0]
+    assert not any("committed" in item for item in brief["artifacts"])

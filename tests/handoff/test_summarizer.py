@@ -221,3 +221,42 @@ def test_the_digest_is_capped_so_the_prompt_fits_at_three_quarters_of_the_window
     assert "items left out to fit the window" in digest
     assert len(digest) <= (window - summarizer.MAX_OUTPUT_TOKENS) // 3 * 3
     assert '"constraints": [' in digest and prompt.text.endswith(context[-1]["content"])
+
+
+@pytest.mark.django_db
+def test_with_a_model_the_request_carries_error_flags_file_states_and_what_verified_means(
+    fake_llm,
+):
+    fake_llm.answer = RecordingLLM.DEFAULT_ANSWER
+    source = make_source(turns=0)
+    log.append_message(source, role="user", source_kind="user", content="Commit the export.")
+    for command, output, error in [
+        ("mv export.py src/export.py", "", False),
+        ('git add src/export.py && git commit -m "Export"', "ruff....Failed\nFound 1 error.", True),
+        ("make docs | tail -1", "Writing docs/index.html", False),
+    ]:
+        call = json.dumps({"command": command})
+        log.append_message(
+            source, role="assistant", source_kind="assistant", content=call, tool_name="Bash"
+        )
+        rejected = log.append_message(
+            source, role="tool", source_kind="tool", content=output, tool_name="Bash",
+            tool_error=error,
+        )  # fmt: skip
+        if error:
+            flagged = rejected
+
+    summarizer.summarize(source, SessionController().effective_context(source))
+
+    (request,) = fake_llm.requests
+    system, user = (m["content"] for m in request["body"]["messages"])
+    assert summarizer.VERIFIED_MEANS in system
+    digest = json.loads(user[user.index("{") : user.index("\n\nConversation since")])
+    assert digest["verified"] == []
+    assert digest["pending"] == [
+        '`git add src/export.py && git commit -m "Export"` → Found 1 error. — its latest run '
+        f"failed (log #{flagged.seq})"
+    ]
+    assert f"{source.cwd}/src/export.py — moved from {source.cwd}/export.py" in digest["artifacts"]
+    assert digest["uncertainties"][0].startswith("ran, outcome not shown: `make docs | tail -1`")
+    assert f"[#{flagged.seq} tool/tool Bash error] ruff....Failed" in user

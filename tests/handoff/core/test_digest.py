@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from handoff.core import digest as d
 
@@ -235,6 +236,139 @@ def test_a_program_without_subcommands_keeps_its_targets():
 def test_a_failed_commands_outcome_names_its_error_line():
     output = "Exit code 1\ntidechart/plot.py:41: error: Argument 1 to render\nFound 1 error"
     assert d.outcome_of(output) == (
-        "exit code 1: tidechart/plot.py:41: error: Argument 1 to render",
+        "Found 1 error: tidechart/plot.py:41: error: Argument 1 to render",
         False,
     )
+    assert d.outcome_of("Exit code 2\nerror: no such option: --foo") == (
+        "exit code 2: error: no such option: --foo",
+        False,
+    )
+
+
+def bash(command: str, output: str, error: bool | None = None) -> list[dict[str, Any]]:
+    return [call("Bash", {"command": command}), {**result("Bash", output), "tool_error": error}]
+
+
+def numbered(*log: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The entries of ``log``'s parts in order, each with its log entry number."""
+    return [{**entry, "seq": n} for n, entry in enumerate(sum(log, []), 1)]
+
+
+def runs_of(*log: list[dict[str, Any]]) -> list[tuple[str, str, bool | None]]:
+    return [(c.text, c.outcome, c.ok) for c in d.digest(numbered(*log)).latest_runs.values()]
+
+
+def test_a_result_the_runtime_flags_as_failed_failed_whatever_it_prints():
+    hook = "ruff.....Failed\n- hook id: ruff\nsrc/a.py:3:1: F401 `os` imported but unused"
+    assert runs_of(
+        bash("git commit -m 'x'", hook, error=True),
+        bash("pytest -q", "5 passed in 0.1s", error=True),
+    ) == [
+        ("git commit -m 'x'", "src/a.py:3:1: F401 `os` imported but unused", False),
+        ("pytest -q", "5 passed in 0.1s — failed (the runtime reported an error)", False),
+    ]
+    assert d.outcome_of("Permission denied", error=True) == (d.REPORTED_FAILED, False)
+
+
+def test_findings_of_linters_and_type_checkers_are_failures_and_none_is_a_success():
+    assert d.outcome_of("a.py:1:1: F841 x\nFound 1 error.")[1] is False
+    assert d.outcome_of("lib/x.ex:3 found 2 issues")[1] is False
+    assert d.outcome_of("✖ 3 problems (3 errors, 0 warnings)")[1] is False
+    assert d.outcome_of("All checks passed!") == ("All checks passed!", True)
+    assert d.outcome_of("Success: no issues found in 4 source files")[1] is True
+
+
+def test_a_piped_check_is_told_only_by_its_printed_text():
+    assert runs_of(
+        bash("ruff check src | tail -3", "a.py:1:1: F841 x\nFound 1 error.", error=False),
+        bash("pytest -q 2>&1 | tail -1", "6 passed in 0.31s", error=False),
+        bash("make docs 2>&1 | tail -1", "Exit code 0\nWriting docs/index.html", error=False),
+    ) == [
+        ("ruff check src | tail -3", "Found 1 error: a.py:1:1: F841 x", False),
+        ("pytest -q 2>&1 | tail -1", "6 passed in 0.31s", True),
+        ("make docs 2>&1 | tail -1", d.NOT_SHOWN, None),
+    ]
+    assert not d.piped("pytest -q || true") and not d.piped("git log | head -3")
+
+
+def test_a_run_whose_outcome_is_not_shown_closes_no_failure():
+    log = [
+        bash("pytest -q", "Exit code 1\n1 failed, 5 passed", error=True),
+        bash("pytest -q | tail -1", "see the log file", error=False),
+    ]
+    assert [c.text for c in d.digest(numbered(*log)).failures] == ["pytest -q"]
+
+
+def test_a_linters_bare_folder_is_its_target_a_pass_on_another_closes_nothing():
+    assert d.intent("ruff check src") == ("ruff check", frozenset({"src"}))
+    assert d.intent("git push origin main") == ("git push", frozenset())
+    log = [
+        bash("ruff check src", "Exit code 1\nFound 1 error.", error=True),
+        bash("ruff check tests", "All checks passed!", error=False),
+    ]
+    assert [c.text for c in d.digest(numbered(*log)).failures] == ["ruff check src"]
+
+
+def test_an_edit_the_runtime_flags_as_failed_changed_nothing():
+    log: list[dict[str, Any]] = [
+        call("Edit", {"file_path": "/w/a.py", "old_string": "a", "new_string": "b"}),
+        {**result("Edit", "String to replace not found in file."), "tool_error": True},
+    ]
+    digest = d.digest(log)
+    assert (digest.files, digest.failed_edits) == ({}, 1)
+
+
+def files_of(*log: list[dict[str, Any]]) -> list[tuple[str, dict[str, int]]]:
+    return [(f.path, f.actions) for f in d.digest(numbered(*log), cwd="/w").ranked_files()]
+
+
+def write(path: str) -> list[dict[str, Any]]:
+    return [call("Write", {"file_path": path, "content": "x"}), result("Write", "File created")]
+
+
+def test_a_moved_file_stands_under_its_new_path_and_a_deleted_one_not_at_all():
+    assert files_of(
+        write("/w/run.py"),
+        write("/w/old.py"),
+        bash("mv run.py scripts/", ""),
+        bash("git rm -q old.py", ""),
+    ) == [("/w/scripts/run.py", {"written": 1, "moved from /w/run.py": 1})]
+
+
+def test_a_file_moved_back_is_where_it_was_and_a_failed_move_moved_nothing():
+    assert files_of(
+        write("/w/docs/a.md"),
+        bash("mv docs/a.md docs/old/a.md", ""),
+        bash("mv docs/old/a.md docs/a.md", ""),
+        bash("mv docs/a.md docs/b.md", "mv: cannot move: Permission denied", error=True),
+    ) == [("/w/docs/a.md", {"written": 1})]
+
+
+def test_a_commit_takes_what_was_staged_before_it_and_an_add_that_staged_nothing_stages_nothing():
+    assert files_of(
+        write("/w/a.py"),
+        bash("git add a.py", ""),
+        bash("git add README.md && git diff --cached --name-only -- README.md", ""),
+        write("/w/docs/b.md"),
+        bash("git add -A docs && git commit -m 'x'", "[main 4e5f6a7] x"),
+    ) == [
+        ("/w/a.py", {"written": 1, "committed": 1}),
+        ("/w/docs/b.md", {"written": 1, "committed": 1}),
+    ]
+
+
+def test_commit_all_takes_the_edited_files_and_an_edit_after_a_commit_is_not_committed():
+    def edit(path: str) -> list[dict[str, Any]]:
+        return [call("Edit", {"file_path": path}), result("Edit", "The file has been updated")]
+
+    assert files_of(
+        edit("/w/c.py"),
+        edit("/w/d.py"),
+        write("/w/new.py"),
+        bash("git commit -am 'x'", "[main 1a2b3c4] x"),
+        edit("/w/c.py"),
+    ) == [
+        ("/w/c.py", {"edited": 2}),
+        ("/w/d.py", {"edited": 1, "committed": 1}),
+        ("/w/new.py", {"written": 1}),
+    ]

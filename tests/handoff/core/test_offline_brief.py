@@ -8,8 +8,8 @@ import pytest
 from test_digest import call, result, say
 
 from handoff.core.brief import render_brief, validate_brief
-from handoff.core.offline_brief import offline_brief
-from handoff.core.said import clip
+from handoff.core.offline_brief import NOT_DONE_SINCE, offline_brief
+from handoff.core.said import clip, uncited
 
 
 def todo(*items: tuple[str, str]) -> dict[str, str]:
@@ -93,7 +93,7 @@ def test_a_failing_test_run_is_pending_and_a_passing_one_verified():
     assert brief["pending"] == [
         "`pytest -q` → 2 failed, 5 passed in 0.3s — its latest run failed (log #2)"
     ]
-    assert brief["verified"] == ["`ruff check .` → exit code 0 (log #4)"]
+    assert brief["verified"] == ["`ruff check .` → All checks passed! (log #4)"]
 
 
 def test_staging_files_verifies_nothing_but_the_commit_that_records_them_does():
@@ -129,8 +129,7 @@ def test_a_file_a_shell_command_wrote_is_an_artifact():
     ]
     assert offline_brief(log, cwd="/w")["artifacts"] == [
         "workspace: /w",
-        "/w/a.utf8.csv — written by `iconv`",
-        "/w/b.csv — written by `mv`",
+        "/w/b.csv — written by `iconv`, moved from /w/a.utf8.csv",
     ]
 
 
@@ -191,7 +190,7 @@ def test_summary_pending_tasks_closed_later_are_not_pending():
         result("Bash", "✓ Closed spotter-gqc.6: tests added"),
         say("assistant", "Working on gqc.7: reading the hooks."),
     ]
-    assert offline_brief(log, cwd="")["pending"] == ["gqc.7: launch"]
+    assert offline_brief(log, cwd="")["pending"] == [f"gqc.7: launch — {NOT_DONE_SINCE}"]
 
 
 def test_a_successor_carries_its_predecessors_goal_and_constraints():
@@ -354,7 +353,7 @@ def test_a_task_closed_under_another_id_is_still_pending():
         result("Bash", "✓ Closed E-12"),
     ]
     assert offline_brief(log, cwd="")["pending"] == [
-        "E-1 (EPIC): close after all subtasks are done"
+        f"E-1 (EPIC): close after all subtasks are done — {NOT_DONE_SINCE}"
     ]
 
 
@@ -446,3 +445,97 @@ def test_a_rule_carried_from_the_predecessor_is_not_repeated_as_a_decision():
     brief = offline_brief(log, cwd="")
     assert brief["constraints"] == ["Never commit to main. (earlier log #4)"]
     assert brief["decisions"] == ["Use argparse. (earlier log #2)"]
+
+
+def test_files_a_compaction_summary_marks_unchanged_or_read_only_are_no_artifacts():
+    summary = (
+        "3. Files and Code Sections:\n"
+        "   - `src/a.py` (edited): the parser\n"
+        "   - `src/models.py` (READ ONLY): read for its fields\n"
+        "   - `src/cli.py` (UNCHANGED — inspected only)\n"
+        "   - `src/b.py` — not modified, only read\n"
+    )
+    log = [say("system", summary, "compaction"), say("assistant", "Next: the CLI.")]
+    assert offline_brief(log, cwd="/w")["artifacts"] == [
+        "workspace: /w",
+        "/w/src/a.py — (edited): the parser (before the last compaction)",
+    ]
+
+
+def test_failed_attempts_are_uncertainties_never_decisions():
+    summary = (
+        "4. Errors and fixes:\n"
+        "   Attempted fixes that all failed:\n"
+        "   - Falling back to `dateutil` with `fuzzy=True` — still read 03/04 as March 4\n"
+        "   - Setting `dayfirst=True` globally instead of per export\n"
+        "   - Switched to pandas: rejected by the user\n"
+        "5. Problem Solving:\n"
+        "   Chose to parse day first only for the EU exports.\n"
+    )
+    log = [
+        say("system", summary, "compaction"),
+        say("assistant", "Going with a lookup table instead of regexes did not work either."),
+        say("assistant", "Decision: we'll use the export's locale."),
+    ]
+    brief = offline_brief(log, cwd="/w")
+    assert [uncited(item) for item in brief["decisions"]] == [
+        "Chose to parse day first only for the EU exports.",
+        "Decision: we'll use the export's locale.",
+    ]
+    assert [i for i in brief["uncertainties"] if i.startswith("tried")] == [
+        "tried, did not work: Falling back to `dateutil` with `fuzzy=True` — still read 03/04 as "
+        "March 4 (compaction summary)",
+        "tried, did not work: Setting `dayfirst=True` globally instead of per export "
+        "(compaction summary)",
+        "tried, did not work: Switched to pandas: rejected by the user (compaction summary)",
+    ]
+
+
+def test_a_summary_task_is_closed_by_what_the_log_did_after_it_and_only_by_that():
+    summary = (
+        "7. Pending Tasks:\n"
+        "   - Add the --since option to src/ledger/cli.py\n"
+        "   - Run the full test suite (pytest -q)\n"
+        "   - Commit the fix\n"
+        "   - Update CHANGELOG.md\n"
+        "   - Make mypy pass on src\n"
+    )
+    edit = {"file_path": "/w/src/ledger/cli.py", "old_string": "a", "new_string": "b"}
+    log = [
+        say("system", summary, "compaction"),
+        call("Edit", edit),
+        result("Edit", "The file /w/src/ledger/cli.py has been updated successfully."),
+        call("Edit", {"file_path": "/w/docs/CHANGELOG.md.bak"}),
+        result("Edit", "The file has been updated successfully."),
+        call("Bash", {"command": "pytest -q"}),
+        result("Bash", "41 passed in 1.2s"),
+        call("Bash", {"command": "mypy src"}),
+        result("Bash", "Exit code 1\nsrc/a.py:3: error: x\nFound 1 error in 1 file"),
+        call("Bash", {"command": "git commit -m 'Dates'"}),
+        result("Bash", "[main 9c8d7e6] Dates"),
+        say("assistant", "Next: the changelog."),
+    ]
+    assert offline_brief(log, cwd="/w")["pending"] == [
+        "`mypy src` → Found 1 error in 1 file: src/a.py:3: error: x — its latest run failed "
+        "(log #9)",
+        "Update CHANGELOG.md — pending in the compaction summary; nothing later in the log did it",
+        "Make mypy pass on src — pending in the compaction summary; nothing later in the log did "
+        "it",
+    ]
+
+
+def test_a_follow_up_filed_at_the_end_is_pending_with_its_id_even_when_the_work_is_done():
+    log = [
+        say("user", "Fix the date parser"),
+        call("Bash", {"command": 'bd create "Dates before 1970 parse as None" -t bug'}),
+        result("Bash", "✓ Created issue: ledger-5"),
+        say(
+            "assistant", "All done.\n\nDiscovered & filed: ledger-5 (dates before 1970) for later."
+        ),
+    ]
+    brief = offline_brief(log, cwd="/w")
+    assert brief["pending"] == [
+        "ledger-5 (dates before 1970) for later — a follow-up filed at the end, not done in this "
+        "log (log #4)"
+    ]
+    assert brief["next_steps"][0].startswith("The session reports its work finished")
