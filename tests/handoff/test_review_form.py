@@ -4,6 +4,7 @@ discarded through htmx."""
 
 from __future__ import annotations
 
+import itertools
 import re
 from typing import Any
 
@@ -184,4 +185,4 @@ def test_headings_step_down_one_level_at_a_time_while_a_review_waits(client: Cli
     html = client.get(reverse("chat:session", args=[source.pk])).content.decode()
     levels = [int(level) for level in re.findall(r"<h([1-6])\b", html)]
     assert "A handoff is ready for review" in html and 1 in levels
-    assert all(later <= earlier + 1 for earlier, later in zip(levels, levels[1:])), levels
+    assert all(later <= earlier + 1 for earlier, later in itertools.pairwise(levels)), levels
