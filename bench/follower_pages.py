@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from django.apps import apps
 from websockets.asyncio.client import ClientConnection
 
-from bench.follower_site import Site, measured, percentile, with_worker
+from bench.follower_site import Site, in_thread, measured, percentile, with_worker
 from host.models import Session
 
 TABS = tuple(int(n) for n in os.environ.get("BENCH_PAGE_TABS", "1,50,200").split(","))
@@ -125,7 +125,7 @@ def _attempt_started(source: Session) -> float:
 
 
 async def _round(site: Site, tabs: int, row: Row) -> None:
-    source = await asyncio.to_thread(site.conversation, f"bench {tabs} page tabs")
+    source = await in_thread(site.conversation, f"bench {tabs} page tabs")
     source_id = str(source.pk)
     loading = asyncio.Semaphore(LOADING)
     pages = await asyncio.gather(*(_page_tab(site, source_id, loading) for _ in range(tabs)))
@@ -133,12 +133,12 @@ async def _round(site: Site, tabs: int, row: Row) -> None:
     for page in pages:  # one at a time, as tabs opened by a person
         sockets.append(await site.open_tab(page.rendered))
     watching = [asyncio.create_task(p.follow(site, s)) for p, s in zip(pages, sockets, strict=True)]
-    asked = await asyncio.to_thread(site.ask_now, source)
+    asked = await in_thread(site.ask_now, source)
     done, late = await asyncio.wait(watching, timeout=PATIENCE)
     for task in late:
         task.cancel()
-    committed = await asyncio.to_thread(site.committed_at, source)
-    started = await asyncio.to_thread(_attempt_started, source)
+    committed = await in_thread(site.committed_at, source)
+    started = await in_thread(_attempt_started, source)
     failed = {repr(task.exception()) for task in done if task.exception()}
     if failed:
         print(f"  tabs failed: {', '.join(sorted(failed))[:300]}")

@@ -20,7 +20,7 @@ import uuid
 from collections.abc import Callable, Coroutine
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from django.apps import apps
 from django.contrib.auth import get_user_model
@@ -37,6 +37,27 @@ from host.models import Session
 from host.sessions import create_session
 
 ROOT = Path(__file__).resolve().parents[1]
+
+T = TypeVar("T")
+
+
+async def in_thread(call: Callable[..., T], *args: Any) -> T:
+    """Run ``call(*args)`` in a worker thread (``asyncio.to_thread``) and return its result (or
+    raise its error), closing that thread's database connections afterwards.
+
+    On PostgreSQL a connection goes back to the process's pool only when closed; a worker
+    thread keeps its own until then, so without closing, the loop's worker threads (more than
+    the pool's ``DJANGO_DB_POOL_MAX``, and new ones per ``asyncio.run``) would hold every
+    pooled connection and the next read would wait for one until the pool's timeout.
+    """
+
+    def closing() -> T:
+        try:
+            return call(*args)
+        finally:
+            connections.close_all()
+
+    return await asyncio.to_thread(closing)
 
 
 def free_port() -> int:
