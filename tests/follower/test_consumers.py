@@ -18,6 +18,7 @@ from django.contrib.sessions.models import Session as DjangoSession
 from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
+from psycopg_pool import ConnectionPool
 
 from follower import events
 from follower import hub as hub_module
@@ -410,7 +411,9 @@ async def test_an_event_reaches_the_page_while_page_requests_hold_every_pooled_c
     thread = threading.Thread(target=publisher)
     thread.start()
     await sync_to_async(connected.wait, thread_sensitive=False)(10)
-    pool, held = connection.pool, []
+    postgresql: Any = connection  # only PostgreSQL's DatabaseWrapper has a pool
+    pool: ConnectionPool = postgresql.pool
+    held = []
     try:
         while not _exhausted(pool.get_stats()):
             held.append(pool.getconn(timeout=10))
