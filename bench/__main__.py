@@ -16,10 +16,15 @@ run, the table, each brief) instead of printing the table.
 process of its own: on SQLite + the in-memory layer, then on PostgreSQL + Redis
 (``BENCH_DATABASE_URL``, ``BENCH_REDIS_URL``; defaults in ``CONFIGURATIONS``), each table under
 a line naming its configuration.
+
+``--browsers many`` (``python -m bench pages --browsers many [--both]``) runs the page mode with
+every tab in a browser of its own, ``--browsers shared`` (the default) with every tab in one
+(``bench/follower_pages.py``, ``BROWSERS``); it is passed on as ``BENCH_PAGE_BROWSERS``.
 """
 
 from __future__ import annotations
 
+import argparse
 import importlib
 import os
 import subprocess
@@ -48,6 +53,10 @@ CONFIGURATIONS = {
     },
 }
 """What ``--both`` runs on: per configuration, each setting's variable and default."""
+
+
+BROWSERS = ("shared", "many")
+"""The choices of ``--browsers`` (``bench.follower_pages.BROWSERS``)."""
 
 
 def run_both(benchmark: str) -> None:
@@ -90,6 +99,25 @@ def create_database(connection: Any) -> bool:
     return True
 
 
+def arguments(argv: list[str]) -> argparse.Namespace:
+    """Parse the command line (``benchmark``, ``both``, ``browsers``, ``markdown``); exit with
+    the usage on a wrong one (``--both`` needs a benchmark other than ``soak``, ``--markdown``
+    goes with ``briefs``)."""
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.split("\n")[0])
+    parser.add_argument("benchmark", nargs="?", choices=[*GROUPS, "soak"])
+    parser.add_argument("--both", action="store_true", help="SQLite, then PostgreSQL + Redis")
+    parser.add_argument("--browsers", choices=BROWSERS, help="the page mode's tabs' browsers")
+    parser.add_argument(
+        "--markdown", action="store_true", help="with briefs: write docs/briefs.md's table"
+    )
+    args = parser.parse_args(argv)
+    if args.both and args.benchmark in (None, "soak"):
+        parser.error("--both needs one of: " + ", ".join(GROUPS))
+    if args.markdown and args.benchmark != "briefs":
+        parser.error("--markdown goes with briefs only")
+    return args
+
+
 def main() -> None:
     """Set Django up on a scratch database (created when DATABASE_URL names a PostgreSQL
     database that does not exist yet), migrate it, then run the benchmarks asked for.
@@ -97,22 +125,17 @@ def main() -> None:
     ``soak`` (``bench/soak.py``, about two and a half minutes) sets Django up on its own
     private PostgreSQL and Redis instead, and runs only when asked for.
     """
-    chosen = sys.argv[1:]
-    if chosen == ["soak"]:
+    args = arguments(sys.argv[1:])
+    if args.browsers:
+        os.environ["BENCH_PAGE_BROWSERS"] = args.browsers
+    if args.benchmark == "soak":
         from bench import soak
 
         soak.main()
         return
-    if chosen[1:] == ["--both"] and chosen[0] in GROUPS:
-        run_both(chosen[0])
+    if args.both:
+        run_both(args.benchmark)
         return
-    markdown = chosen == ["briefs", "--markdown"]
-    if (len(chosen) > 1 and not markdown) or (chosen and chosen[0] not in GROUPS):
-        names = "|".join(GROUPS)
-        raise SystemExit(
-            f"usage: python -m bench [{names}|soak] | python -m bench {{{names}}} --both"
-            " | python -m bench briefs --markdown"
-        )
     scratch = tempfile.mkdtemp(prefix="handoff-bench-")
     os.environ.setdefault("DATABASE_URL", f"sqlite:///{scratch}/bench.sqlite3")
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
@@ -124,12 +147,12 @@ def main() -> None:
     if create_database(connection):
         print(f"(created the database {connection.settings_dict['NAME']})", flush=True)
     call_command("migrate", verbosity=0)
-    if markdown:
+    if args.markdown:
         from bench import briefs
 
         briefs.write_markdown()
         return
-    for name in GROUPS[chosen[0]] if chosen else EVERYTHING:
+    for name in GROUPS[args.benchmark] if args.benchmark else EVERYTHING:
         importlib.import_module(f"bench.{name}").run()
 
 

@@ -42,7 +42,6 @@ when Chromium or the shared transcripts are absent.
 
 from __future__ import annotations
 
-import asyncio
 import os
 import statistics
 import tempfile
@@ -57,7 +56,7 @@ from django.apps import apps
 from django.contrib.auth.models import User
 from django.db import connections
 
-from bench.follower_site import Site, measured, with_worker
+from bench.follower_site import Site, in_thread, measured, with_worker
 from bench.import_memory import TRANSCRIPTS
 from common.caching import FOLLOWED
 from host.importers import import_transcript
@@ -171,7 +170,7 @@ async def _handoff(site: Site, pages: list[Any], folder: Path) -> Handoff:
     """Open every page on a freshly imported long log, ask for its handoff, and wait until
     every page shows the successor. Raises ``RuntimeError`` when a tab opens another page,
     Playwright's ``TimeoutError`` when one has not shown it within ``PATIENCE_MS``."""
-    source = await asyncio.to_thread(import_long_log, site.user, folder)
+    source = await in_thread(import_long_log, site.user, folder)
     path = f"/s/{source.pk}/"
     for page in pages:
         await page.goto(path)
@@ -180,7 +179,7 @@ async def _handoff(site: Site, pages: list[Any], folder: Path) -> Handoff:
     requests = [TabRequests() for _ in pages]
     for page, tab in zip(pages, requests, strict=True):
         page.on("request", tab)
-    await asyncio.to_thread(site.ask_now, source)
+    await in_thread(site.ask_now, source)
     shown = []
     for page in pages:
         await page.wait_for_function(ON_SUCCESSOR, arg=path, timeout=PATIENCE_MS, polling=50)
@@ -189,8 +188,8 @@ async def _handoff(site: Site, pages: list[Any], folder: Path) -> Handoff:
         )
     for page, tab in zip(pages, requests, strict=True):
         page.remove_listener("request", tab)
-    started = await asyncio.to_thread(site.started_at, source)
-    successor = await asyncio.to_thread(_successor_path, source)
+    started = await in_thread(site.started_at, source)
+    successor = await in_thread(_successor_path, source)
     if any(tab_path != successor for tab_path, _, _ in shown):
         raise RuntimeError(f"a tab left {path} for another page than {successor}: {shown}")
     return Handoff(

@@ -23,7 +23,7 @@ from django.db import connection
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.asyncio.server import broadcast, serve
 
-from bench.follower_site import Site, measured
+from bench.follower_site import Site, in_thread, measured
 from follower.events import publish
 from handoff.web.follow import Kind as HandoffKind
 
@@ -36,7 +36,7 @@ IDLE_SECONDS = 5.0
 
 
 async def _open(site: Site, count: int) -> list[ClientConnection]:
-    rendered = await asyncio.to_thread(site.event_id)
+    rendered = await in_thread(site.event_id)
     sockets: list[ClientConnection] = []
     for start in range(0, count, BATCH):
         batch = min(BATCH, count - start)
@@ -48,7 +48,7 @@ async def _one_event_to_all(site: Site, sockets: list[ClientConnection]) -> floa
     """Seconds from publishing one event until the last socket received it."""
     waiting = [asyncio.create_task(s.recv()) for s in sockets]
     start = time.monotonic()
-    await asyncio.to_thread(publish, site.user.pk, HandoffKind.HANDOFF_PHASE, {"bench": True})
+    await in_thread(publish, site.user.pk, HandoffKind.HANDOFF_PHASE, {"bench": True})
     await asyncio.wait_for(asyncio.gather(*waiting), timeout=30)
     return time.monotonic() - start
 
@@ -106,11 +106,11 @@ def _idle_database() -> tuple[str, str]:
 async def _measure(site: Site) -> None:
     base = site.rss_kib()
     few = await _open(site, FEW)
-    few_idle = await asyncio.to_thread(_idle_database)
+    few_idle = await in_thread(_idle_database)
     many = few + await _open(site, SOCKETS - FEW)
     await asyncio.sleep(1)
     per_socket = (site.rss_kib() - base) / SOCKETS
-    many_idle = await asyncio.to_thread(_idle_database)
+    many_idle = await in_thread(_idle_database)
     times = [await _one_event_to_all(site, many) for _ in range(EVENTS)]
     ours = statistics.median(times)
     await asyncio.gather(*(s.close() for s in many))

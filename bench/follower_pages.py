@@ -16,6 +16,16 @@ besides its navigation, and the load average beside. Targets (issue 17, items 4 
 commit → navigation p50 ≤ 100 ms and p95 < 0.5 s, request → attempt start p95 ≤ 50 ms, at
 most one request per tab per handoff.
 
+Once it decided to open the successor, a tab fetches the successor's page as ``follower.js``
+does (``?followed=1``), without waiting for it: the next handoff starts at once (handoffs back
+to back), while those pages render. ``--browsers`` (``BENCH_PAGE_BROWSERS``) says whose tabs
+they are (``BROWSERS``): ``shared``, every tab in one browser of the user (one sign-in; the
+tabs following a move share one render of the successor's page, ``common/caching.py``), or
+``many``, every tab in a browser of its own (a sign-in each, as across devices and users of one
+account: each tab's successor page is rendered for it, and the follower checks every sign-in
+before each delivery). Targets with ``many`` on PostgreSQL + Redis: commit → navigation p50
+≤ 100 ms and p95 < 0.5 s at 1, 50 and 200 tabs.
+
 ``BENCH_PAGE_HANDOFFS`` sets the handoffs per row (default 20; 200 tabs load 200 pages).
 """
 
@@ -31,12 +41,18 @@ from dataclasses import dataclass, field
 from django.apps import apps
 from websockets.asyncio.client import ClientConnection
 
-from bench.follower_site import Site, measured, percentile, with_worker
+from bench.follower_site import Site, in_thread, measured, percentile, with_worker
+from common.caching import FOLLOWED
 from host.models import Session
 
 TABS = tuple(int(n) for n in os.environ.get("BENCH_PAGE_TABS", "1,50,200").split(","))
 LOADING = 8
 """Pages loaded at once while the tabs open (before the handoff)."""
+BROWSERS = {
+    "shared": "every tab in one browser (one sign-in; a move's page rendered once for all)",
+    "many": "every tab in a browser of its own (a sign-in and a render of the page each)",
+}
+"""The layouts of ``--browsers`` (``BENCH_PAGE_BROWSERS``, default ``shared``)."""
 PATIENCE = 30.0
 """Seconds a tab waits for the successor before it counts as missed."""
 GROUP = re.compile(r'class="session-group" data-workspace="([^"]*)"')
@@ -48,25 +64,41 @@ def _handoffs() -> int:
     return int(os.environ.get("BENCH_PAGE_HANDOFFS", "20"))
 
 
+def layout() -> str:
+    """The layout asked for (``BROWSERS``). Raises ``SystemExit`` naming the choices for
+    another."""
+    layout = os.environ.get("BENCH_PAGE_BROWSERS", "shared")
+    if layout not in BROWSERS:
+        raise SystemExit(f"BENCH_PAGE_BROWSERS must be one of {', '.join(BROWSERS)}: {layout!r}")
+    return layout
+
+
 @dataclass
 class PageTab:
-    """One tab on the source's page: its list's groups and the requests it sent."""
+    """One tab on the source's page: its list's groups, the requests it sent, its browser's
+    sign-in (``cookie``; None: the site's own) and whether it fetches the successor's page
+    itself (``loads``: not when another tab of its browser brings the shared render)."""
 
     source: str
     rendered: int
     groups: set[str]
+    cookie: str | None
+    loads: bool
     requests: int = 0
     waiting: str | None = None
 
     async def refetch(self, site: Site, *paths: str) -> None:
         """Fetch what the page would (the list; after a resync the log and the panel too)."""
         for path in paths:
-            body = (await site.get(path)).decode()
+            body = (await site.get(path, self.cookie)).decode()
             self.requests += 1
             self.groups |= set(GROUP.findall(body))
 
-    async def follow(self, site: Site, socket: ClientConnection) -> float:
-        """Apply events as the page does until it opens the successor; return that moment."""
+    async def follow(
+        self, site: Site, socket: ClientConnection, loading: set[asyncio.Task[bytes]]
+    ) -> float:
+        """Apply events as the page does until it opens the successor; return that moment.
+        The successor's page it then fetches (``loads``) is added to ``loading``."""
         try:
             while True:
                 frame = json.loads(await socket.recv())
@@ -78,7 +110,11 @@ class PageTab:
                         f"/handoff/sessions/{self.source}/panel/",
                     )
                 if frame["type"] == "event" and await self.apply(site, frame):
-                    return time.time()
+                    moment = time.time()
+                    if self.loads:
+                        page = f"/s/{self.waiting}/?{FOLLOWED}=1"
+                        loading.add(asyncio.create_task(site.get(page, self.cookie)))
+                    return moment
         finally:
             await socket.close()
 
@@ -97,14 +133,17 @@ class PageTab:
         return bool(self.waiting and row["id"] == self.waiting and not row["blank"])
 
 
-async def _page_tab(site: Site, source: str, loading: asyncio.Semaphore) -> PageTab:
-    """Load the source's page as a tab does; return the tab it rendered."""
+async def _page_tab(
+    site: Site, source: str, loading: asyncio.Semaphore, cookie: str | None, loads: bool
+) -> PageTab:
+    """Load the source's page as a tab of the browser signed in with ``cookie`` does; return
+    the tab it rendered."""
     async with loading:
-        html = (await site.get(f"/s/{source}/")).decode()
+        html = (await site.get(f"/s/{source}/", cookie)).decode()
     rendered = RENDERED.search(html)
     if rendered is None:
         raise RuntimeError(f"the page of {source} has no rendered event id")
-    return PageTab(source, int(rendered.group(1)), set(GROUP.findall(html)))
+    return PageTab(source, int(rendered.group(1)), set(GROUP.findall(html)), cookie, loads)
 
 
 @dataclass
@@ -124,21 +163,40 @@ def _attempt_started(source: Session) -> float:
     return float(created.timestamp())
 
 
-async def _round(site: Site, tabs: int, row: Row) -> None:
-    source = await asyncio.to_thread(site.conversation, f"bench {tabs} page tabs")
+@dataclass
+class Browsers:
+    """The sign-ins of the tabs (``cookies[i]`` for tab ``i``; None: the site's own) and the
+    successor pages being fetched (awaited at the end of the run)."""
+
+    cookies: list[str | None]
+    loading: set[asyncio.Task[bytes]] = field(default_factory=set)
+
+    def tab(self, index: int) -> tuple[str | None, bool]:
+        """Tab ``index``'s cookie and whether it fetches the successor's page itself."""
+        cookie = self.cookies[index]
+        return cookie, cookie is not None or index == 0
+
+
+async def _round(site: Site, tabs: int, row: Row, browsers: Browsers) -> None:
+    source = await in_thread(site.conversation, f"bench {tabs} page tabs")
     source_id = str(source.pk)
     loading = asyncio.Semaphore(LOADING)
-    pages = await asyncio.gather(*(_page_tab(site, source_id, loading) for _ in range(tabs)))
+    pages = await asyncio.gather(
+        *(_page_tab(site, source_id, loading, *browsers.tab(i)) for i in range(tabs))
+    )
     sockets = []
     for page in pages:  # one at a time, as tabs opened by a person
-        sockets.append(await site.open_tab(page.rendered))
-    watching = [asyncio.create_task(p.follow(site, s)) for p, s in zip(pages, sockets, strict=True)]
-    asked = await asyncio.to_thread(site.ask_now, source)
+        sockets.append(await site.open_tab(page.rendered, page.cookie))
+    watching = [
+        asyncio.create_task(p.follow(site, s, browsers.loading))
+        for p, s in zip(pages, sockets, strict=True)
+    ]
+    asked = await in_thread(site.ask_now, source)
     done, late = await asyncio.wait(watching, timeout=PATIENCE)
     for task in late:
         task.cancel()
-    committed = await asyncio.to_thread(site.committed_at, source)
-    started = await asyncio.to_thread(_attempt_started, source)
+    committed = await in_thread(site.committed_at, source)
+    started = await in_thread(_attempt_started, source)
     failed = {repr(task.exception()) for task in done if task.exception()}
     if failed:
         print(f"  tabs failed: {', '.join(sorted(failed))[:300]}")
@@ -151,7 +209,13 @@ async def _round(site: Site, tabs: int, row: Row) -> None:
 
 
 async def _measure(site: Site) -> None:
-    await _round(site, 1, Row())  # the worker's and the server's first requests
+    chosen = layout()
+    cookies: list[str | None] = [None] * max(TABS)
+    if chosen == "many":
+        cookies = [await in_thread(site.sign_in) for _ in cookies]
+    browsers = Browsers(cookies)
+    print(f"browsers: {chosen}, {BROWSERS[chosen]}")
+    await _round(site, 1, Row(), browsers)  # the worker's and the server's first requests
     print(
         f"{'tabs':>5} {'commit→nav p50':>15} {'p95':>5} {'req→attempt p50':>16} {'p95':>5} "
         f"{'req→nav p50':>12} {'p95':>5} {'requests/tab':>13} {'missed':>7} {'load':>5}"
@@ -159,7 +223,7 @@ async def _measure(site: Site) -> None:
     for tabs in TABS:
         row = Row()
         for _ in range(_handoffs()):
-            await _round(site, tabs, row)
+            await _round(site, tabs, row, browsers)
         per_tab = max(row.requests) if row.requests else 0
         print(
             f"{tabs:>5} {measured(percentile(row.commit_to_navigation, 0.5)):>15}"
@@ -170,6 +234,7 @@ async def _measure(site: Site) -> None:
             f" {measured(percentile(row.request_to_navigation, 0.95)):>5}"
             f" {per_tab:>13} {row.missed:>7} {os.getloadavg()[0]:>5.1f}"
         )
+    await asyncio.gather(*browsers.loading)
 
 
 def run() -> None:

@@ -20,7 +20,7 @@ import uuid
 from collections.abc import Callable, Coroutine
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from django.apps import apps
 from django.contrib.auth import get_user_model
@@ -37,6 +37,27 @@ from host.models import Session
 from host.sessions import create_session
 
 ROOT = Path(__file__).resolve().parents[1]
+
+T = TypeVar("T")
+
+
+async def in_thread(call: Callable[..., T], *args: Any) -> T:
+    """Run ``call(*args)`` in a worker thread (``asyncio.to_thread``) and return its result (or
+    raise its error), closing that thread's database connections afterwards.
+
+    On PostgreSQL a connection goes back to the process's pool only when closed; a worker
+    thread keeps its own until then, so without closing, the loop's worker threads (more than
+    the pool's ``DJANGO_DB_POOL_MAX``, and new ones per ``asyncio.run``) would hold every
+    pooled connection and the next read would wait for one until the pool's timeout.
+    """
+
+    def closing() -> T:
+        try:
+            return call(*args)
+        finally:
+            connections.close_all()
+
+    return await asyncio.to_thread(closing)
 
 
 def free_port() -> int:
@@ -78,11 +99,8 @@ class Site:
 
     def __init__(self, username: str, port: int | None = None) -> None:
         # A new user each run: its channel-layer group is fresh too.
-        user = get_user_model().objects.create_user(f"{username}-{uuid.uuid4().hex[:8]}")
-        self.user = user
-        client = Client()
-        client.force_login(user)
-        self.cookie = f"sessionid={client.cookies['sessionid'].value}"
+        self.user = get_user_model().objects.create_user(f"{username}-{uuid.uuid4().hex[:8]}")
+        self.cookie = self.sign_in()
         self.port = port or free_port()
         self.origin = f"http://127.0.0.1:{self.port}"
         self.env = {**os.environ, "DATABASE_URL": database_url(), "DJANGO_DEBUG": "false"}
@@ -95,6 +113,13 @@ class Site:
             stderr=subprocess.DEVNULL,
         )
         self._wait_listening()
+
+    def sign_in(self) -> str:
+        """Sign the user in once more, as from another browser; return that sign-in's cookie
+        (``sessionid=…``)."""
+        client = Client()
+        client.force_login(self.user)
+        return f"sessionid={client.cookies['sessionid'].value}"
 
     def _wait_listening(self) -> None:
         deadline = time.monotonic() + 30
@@ -114,12 +139,13 @@ class Site:
                 return int(line.split()[1])
         return 0
 
-    async def open_tab(self, rendered_id: int) -> ClientConnection:
-        """Open a follower socket as a page rendered at ``rendered_id``; return after ``ready``."""
+    async def open_tab(self, rendered_id: int, cookie: str | None = None) -> ClientConnection:
+        """Open a follower socket as a page rendered at ``rendered_id`` in the browser signed in
+        with ``cookie`` (default: the site's own sign-in); return after ``ready``."""
         socket_ = await connect(
             f"ws://127.0.0.1:{self.port}/ws/follow/?user={self.user.pk}",
             origin=self.origin,  # type: ignore[arg-type]
-            additional_headers={"Cookie": self.cookie},
+            additional_headers={"Cookie": cookie or self.cookie},
             compression=None,
             open_timeout=60,
         )
@@ -128,11 +154,13 @@ class Site:
             pass
         return socket_
 
-    async def get(self, path: str) -> bytes:
-        """GET ``path`` with the user's cookie (HTTP/1.1, one connection); return the body."""
+    async def get(self, path: str, cookie: str | None = None) -> bytes:
+        """GET ``path`` with ``cookie`` (default: the site's own sign-in; HTTP/1.1, one
+        connection); return the body."""
         reader, writer = await asyncio.open_connection("127.0.0.1", self.port)
         request = (
-            f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{self.port}\r\nCookie: {self.cookie}\r\n"
+            f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{self.port}\r\n"
+            f"Cookie: {cookie or self.cookie}\r\n"
             "Accept: application/json\r\nConnection: close\r\n\r\n"
         )
         writer.write(request.encode())

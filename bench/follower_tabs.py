@@ -16,7 +16,7 @@ for both. ``start ms`` is the handoff's own time from the route's commit to the 
 start (the median over the round's handoffs): no follower can open the successor earlier, as it
 is shown only once started. Prints p50 / p95 per design and the poll/push ratios, and first
 the same for one real Chromium tab running ``follower.js`` (until it requests the
-successor's page).
+successor's page: the follower's request that brings it in place, or a navigation).
 """
 
 from __future__ import annotations
@@ -26,11 +26,13 @@ import json
 import random
 import time
 from typing import Any
+from urllib.parse import urlsplit
 
 from websockets.asyncio.client import ClientConnection
 
 from bench.chromium_tabs import CHROMIUM, signed_in_context
-from bench.follower_site import Site, measured, percentile
+from bench.follower_site import Site, in_thread, measured, percentile
+from common.caching import FOLLOWED
 
 TABS = ((1, 5), (50, 2), (200, 1))
 """(tabs, handoffs) per round."""
@@ -77,10 +79,10 @@ async def _poll_tab(site: Site, source: str) -> float:
 async def _round(site: Site, tabs: int, push: bool) -> tuple[list[float], float]:
     """One handoff watched by ``tabs`` tabs; return each tab's commit → navigation seconds
     and the handoff's own commit → successor started seconds."""
-    source = await asyncio.to_thread(site.conversation, f"bench {tabs} tabs")
+    source = await in_thread(site.conversation, f"bench {tabs} tabs")
     source_id = str(source.pk)
     if push:
-        rendered = await asyncio.to_thread(site.event_id)
+        rendered = await in_thread(site.event_id)
         sockets = await asyncio.gather(*(site.open_tab(rendered) for _ in range(tabs)))
         watching = [asyncio.create_task(_push_tab(s, source_id)) for s in sockets]
     else:
@@ -89,8 +91,8 @@ async def _round(site: Site, tabs: int, push: bool) -> tuple[list[float], float]
     done, late = await asyncio.wait(watching, timeout=PATIENCE)
     for task in late:
         task.cancel()
-    committed = await asyncio.to_thread(site.committed_at, source)
-    floor = await asyncio.to_thread(site.started_after_commit, source)
+    committed = await in_thread(site.committed_at, source)
+    floor = await in_thread(site.started_after_commit, source)
     return [task.result() - committed for task in done if not task.exception()], floor
 
 
@@ -131,7 +133,11 @@ async def _measure(site: Site) -> None:
 
 
 async def _chromium(site: Site, handoffs: int) -> list[float]:
-    """One real Chromium tab (Debian's) on the source: commit → the successor's request."""
+    """One real Chromium tab (Debian's) on the source: commit → the successor's request.
+
+    The request is the follower's (``?followed=1``: it brings the page in place without a
+    navigation), or a navigation when the page could not come in place.
+    """
     from playwright.async_api import async_playwright
 
     samples: list[float] = []
@@ -139,24 +145,25 @@ async def _chromium(site: Site, handoffs: int) -> list[float]:
         browser, context = await signed_in_context(playwright, site)
         page = await context.new_page()
         for _ in range(handoffs):
-            source = await asyncio.to_thread(site.conversation, "bench chromium")
-            await page.goto(f"/s/{source.pk}/")
+            source = await in_thread(site.conversation, "bench chromium")
+            path = f"/s/{source.pk}/"
+            await page.goto(path)
             await page.wait_for_function("() => window.__follower?.state === 'connected'")
-            navigated: list[float] = []
+            asked: list[float] = []
 
-            def note(request: Any, into: list[float] = navigated) -> None:
-                if request.is_navigation_request():
+            def note(request: Any, into: list[float] = asked) -> None:
+                followed = f"{FOLLOWED}=1" in urlsplit(request.url).query
+                if followed or request.is_navigation_request():
                     into.append(time.time())
 
             page.on("request", note)
             await site.hand_off(source)
-            deadline = time.monotonic() + PATIENCE
-            while not navigated and time.monotonic() < deadline:
-                await asyncio.sleep(0.02)
+            moved = "(source) => location.pathname !== source"
+            await page.wait_for_function(moved, arg=path, timeout=PATIENCE * 1000)
             await page.wait_for_load_state()
             page.remove_listener("request", note)
-            committed = await asyncio.to_thread(site.committed_at, source)
-            samples += [navigated[0] - committed] if navigated else []
+            committed = await in_thread(site.committed_at, source)
+            samples += [asked[0] - committed] if asked else []
         await browser.close()
     return samples
 

@@ -23,7 +23,8 @@ Anonymous sockets are accepted and closed at once with code 4401, so the page ca
 one signed in now (the page opens ``/ws/follow/?user=<its user's id>``), and sockets whose
 sign-in ended since they connected (checked by the hub before each delivery, and at once on a
 sign-out). Sockets do not read the database on their own: the process's ``follower.hub`` hears
-of events and hands them over.
+of events and hands them over, and their replays read through the hub's own thread and
+connection (``Hub.read``), never waiting behind the process's page requests.
 """
 
 from __future__ import annotations
@@ -33,7 +34,6 @@ import json
 from typing import Any
 from urllib.parse import parse_qs
 
-from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 
 from follower.events import Frame, Resync, current_event_id, events_after
@@ -128,7 +128,7 @@ class FollowConsumer(AsyncWebsocketConsumer):
     async def _hello(self, last: int | None) -> None:
         async with self.lock:
             if last is None:
-                self.cursor = await database_sync_to_async(current_event_id)(self.user_id)
+                self.cursor = await self.hub.read(current_event_id, self.user_id)
                 caught_up = True
             else:
                 # Said again on an open socket (the pong named a newer event): what this
@@ -168,7 +168,7 @@ class FollowConsumer(AsyncWebsocketConsumer):
 
     async def _catch_up(self, last: int) -> bool:
         """Send the stored events after ``last``; False when it had to send ``resync``."""
-        result = await database_sync_to_async(events_after)(self.user_id, last)
+        result = await self.hub.read(events_after, self.user_id, last)
         if isinstance(result, Resync):
             self.cursor = result.last_event_id
             await self._send_json({"type": "resync", "last_event_id": result.last_event_id})

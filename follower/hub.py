@@ -58,7 +58,10 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from channels.layers import BaseChannelLayer, InMemoryChannelLayer, get_channel_layer
 from django.conf import settings
 from django.contrib.auth import SESSION_KEY
-from django.db import close_old_connections, connection
+from django.contrib.sessions.backends.base import SessionBase
+from django.contrib.sessions.backends.db import SessionStore as DatabaseSessionStore
+from django.db import DEFAULT_DB_ALIAS, close_old_connections, connection, connections
+from django.utils import timezone
 
 from follower import sending
 from follower.events import Frame, Resync, events_after, group_name
@@ -76,16 +79,22 @@ T = TypeVar("T")
 
 
 class Reads:
-    """The hub's database reads, one at a time in a thread of its own.
+    """The hub's database reads, one at a time in a thread of its own, on a connection of its
+    own.
 
     ``channels.db.database_sync_to_async`` runs them on asgiref's one shared thread, behind
-    every sync view the process is running (a herd of page requests). Old connections are
-    closed around each read, as ``database_sync_to_async`` does. ``close`` ends the thread
-    (and its connection) when the hub stops.
+    every sync view the process is running (a herd of page requests). When the database hands
+    out connections from a pool (PostgreSQL: ``OPTIONS["pool"]``, shared by the process's page
+    requests), the thread opens one persistent connection outside it (``own_connection``), so a
+    delivery never waits for a connection that page renders hold. Old connections are closed
+    around each read, as ``database_sync_to_async`` does (a persistent one stays open, checked
+    before its next use). ``close`` ends the thread (and its connection) when the hub stops.
     """
 
     def __init__(self) -> None:
-        self.executor = ThreadPoolExecutor(1, thread_name_prefix="follower-hub-reads")
+        self.executor = ThreadPoolExecutor(
+            1, thread_name_prefix="follower-hub-reads", initializer=own_connection
+        )
 
     async def __call__(self, read: Callable[..., T], *args: Any) -> T:
         """Run ``read(*args)`` in the hub's thread and return its result (or raise its error)."""
@@ -95,6 +104,26 @@ class Reads:
     def close(self) -> None:
         self.executor.submit(connection.close)
         self.executor.shutdown(wait=False)
+
+
+def own_connection() -> None:
+    """Give the calling thread a connection to the default database outside the process's
+    pool, kept open across reads (``CONN_MAX_AGE`` None, health-checked before reuse); nothing
+    changes when the database uses no pool (each thread has a connection of its own then).
+
+    The connection is the thread's alone (Django's connections are per thread): the rest of
+    the process keeps the pool.
+    """
+    pooled = connections[DEFAULT_DB_ALIAS]
+    options = pooled.settings_dict.get("OPTIONS", {})
+    if "pool" not in options:
+        return
+    own = pooled.settings_dict | {
+        "OPTIONS": {key: value for key, value in options.items() if key != "pool"},
+        "CONN_MAX_AGE": None,
+        "CONN_HEALTH_CHECKS": True,
+    }
+    connections[DEFAULT_DB_ALIAS] = type(pooled)(own, DEFAULT_DB_ALIAS)
 
 
 def _fresh(read: Callable[..., T], args: tuple[Any, ...]) -> T:
@@ -193,8 +222,9 @@ class Hub:
             self.reads.close()
             self.reads = None
 
-    async def _read(self, read: Callable[..., T], *args: Any) -> T:
-        """Run one database read of the hub off the shared thread (``Reads``)."""
+    async def read(self, read: Callable[..., T], *args: Any) -> T:
+        """Run one database read of the hub or its sockets, ``read(*args)``, off the shared
+        thread and the page requests' pool (``Reads``); return its result or raise its error."""
         if self.reads is None:
             self.reads = Reads()
         return await self.reads(read, *args)
@@ -316,7 +346,7 @@ class Hub:
             try:
                 cursors = {u: _lowest_cursor(s) for u, s in self.sockets.items()}
                 behind = {u: c for u, c in cursors.items() if c is not None}
-                newest = await self._read(_newest_ids, list(behind))
+                newest = await self.read(_newest_ids, list(behind))
                 for user_id, last_seq in newest.items():
                     if last_seq > behind.get(user_id, last_seq):
                         await self._catch_up(user_id, behind[user_id])
@@ -326,7 +356,7 @@ class Hub:
                 logger.exception("follower hub: reading stored events failed")
 
     async def _catch_up(self, user_id: int, after: int) -> None:
-        result = await self._read(events_after, user_id, after)
+        result = await self.read(events_after, user_id, after)
         if isinstance(result, Resync):
             for socket in list(self.sockets.get(user_id, ())):
                 await socket.catch_up()
@@ -340,7 +370,7 @@ class Hub:
             return
         self.saw(user_id, int(frames[-1]["id"]))
         keys = {s.session_key for s in sockets if s.session_key is not None}
-        signed_in = await self._read(_still_signed_in, user_id, keys)
+        signed_in = await self.read(_still_signed_in, user_id, keys)
         encoded = [(int(f["id"]), json.dumps(f)) for f in frames]
         for socket in sockets:
             if socket.session_key is None or socket.session_key in signed_in:
@@ -402,11 +432,21 @@ def _newest_ids(user_ids: list[int]) -> dict[int, int]:
 
 
 def _still_signed_in(user_id: int, session_keys: set[str]) -> set[str]:
-    """Return the keys among ``session_keys`` still signed in as ``user_id`` (one read each)."""
+    """Return the keys among ``session_keys`` still signed in as ``user_id``.
+
+    Sessions kept in the database (Django's ``db`` engine and those built on it) are read in
+    one query for all the keys, whatever the number of browsers the user follows from; other
+    engines are asked once per key.
+    """
     engine = import_module(settings.SESSION_ENGINE)
-    return {
-        key for key in session_keys if engine.SessionStore(key).get(SESSION_KEY) == str(user_id)
-    }
+    store: type[SessionBase] = engine.SessionStore
+    if not issubclass(store, DatabaseSessionStore):
+        return {key for key in session_keys if store(key).get(SESSION_KEY) == str(user_id)}
+    rows = store.get_model_class().objects.filter(
+        session_key__in=session_keys, expire_date__gt=timezone.now()
+    )
+    stored = rows.values_list("session_key", "session_data")
+    return {key for key, data in stored if store().decode(data).get(SESSION_KEY) == str(user_id)}
 
 
 CHANGE_TICK = 0.02

@@ -18,6 +18,7 @@ from uuid import UUID
 
 from django.db.models import Q, QuerySet
 
+from common.reads import once
 from handoff import store
 from handoff.core.phases import COMMITTED_PHASES
 from handoff.models import HandoffRecord
@@ -34,13 +35,24 @@ def hops() -> QuerySet[HandoffRecord]:
 
 
 def origin(session_id: str | UUID) -> HandoffRecord | None:
-    """Return the hop that opened ``session_id`` (its source is the predecessor), or None."""
-    return hops().filter(target_id=store.key(session_id)).first()
+    """Return the hop that opened ``session_id`` (its source is the predecessor), or None
+    (read once per page request, as ``onward``: ``common.reads``)."""
+    return _origin(store.key(session_id))
 
 
 def onward(session_id: str | UUID) -> HandoffRecord | None:
     """Return the session's newest hop out (its target is the successor), or None."""
-    return hops().filter(source_id=store.key(session_id)).first()
+    return _onward(store.key(session_id))
+
+
+@once
+def _origin(session_key: UUID) -> HandoffRecord | None:
+    return hops().filter(target_id=session_key).first()
+
+
+@once
+def _onward(session_key: UUID) -> HandoffRecord | None:
+    return hops().filter(source_id=session_key).first()
 
 
 def predecessor(session_id: str | UUID) -> UUID | None:

@@ -18,6 +18,7 @@ from django.db import transaction
 from django.db.models import OuterRef, Q, Subquery
 from django.utils import timezone
 
+from common.reads import once
 from handoff.core.phases import IN_PROGRESS_PHASES, UNFINISHED_PHASES, Phase, Reason, can_move
 from handoff.core.redirects import RedirectGraph
 from handoff.exceptions import PhaseError
@@ -38,8 +39,14 @@ def main_state(session_id: str | UUID) -> MainState:
 
 
 def find_main_state(session_id: str | UUID) -> MainState | None:
-    """Return the session's main state read now, or ``None`` when it was never registered."""
-    return MainState.objects.filter(session_id=key(session_id)).first()
+    """Return the session's main state read now, or ``None`` when it was never registered
+    (read once per page request: ``common.reads``)."""
+    return _main_state(key(session_id))
+
+
+@once
+def _main_state(session_key: UUID) -> MainState | None:
+    return MainState.objects.filter(session_id=session_key).first()
 
 
 def lock_main_state(session_id: str | UUID) -> MainState:
@@ -225,8 +232,14 @@ def redirect_graph(*around: str | UUID, incoming: bool = False) -> RedirectGraph
 
 
 def redirect_of(source_id: str | UUID) -> Redirect | None:
-    """Return the source's redirect row, or ``None``."""
-    return Redirect.objects.filter(source_id=key(source_id)).first()
+    """Return the source's redirect row, or ``None`` (read once per page request:
+    ``common.reads``)."""
+    return _redirect(key(source_id))
+
+
+@once
+def _redirect(source_key: UUID) -> Redirect | None:
+    return Redirect.objects.filter(source_id=source_key).first()
 
 
 def add_redirect(

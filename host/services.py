@@ -23,6 +23,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Count, IntegerField, OuterRef, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 
+from common.reads import once
 from host import agent, compaction, log, runtime, sessions
 from host.models import (
     Activity,
@@ -115,14 +116,20 @@ def _save(session: Session, **fields: Any) -> None:
             announce(session.pk)
 
 
+@once
+def _session_read(session_key: UUID) -> Session | None:
+    return Session.objects.filter(pk=session_key).first()
+
+
 class SessionController:
     """Sessions: read, create by cwd, the blocker facts, the log writes of a handoff."""
 
     def get(self, session_id: Session | str | UUID) -> Session | None:
-        """Return the session read now, or None (unknown or malformed id)."""
+        """Return the session read now, or None (unknown or malformed id); read once per page
+        request (``common.reads``)."""
         key = session_id.pk if isinstance(session_id, Session) else session_id
         try:
-            return Session.objects.filter(pk=key).first()
+            return _session_read(key if isinstance(key, UUID) else UUID(str(key)))
         except (ValidationError, ValueError):
             return None
 

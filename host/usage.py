@@ -7,7 +7,9 @@ Reading is O(1): both come from the session's ``UsageProjection`` row, kept curr
 from __future__ import annotations
 
 from dataclasses import dataclass
+from uuid import UUID
 
+from common.reads import once
 from host.models import Session, UsageProjection
 
 # The meter's heuristic: about four characters per token (seed 003 §5.1, "fixed heuristic").
@@ -43,8 +45,14 @@ class Usage:
 
 
 def projection_of(session: Session) -> UsageProjection:
-    """Return the session's projection row, creating an empty one on first use."""
-    projection, _ = UsageProjection.objects.get_or_create(session=session)
+    """Return the session's projection row, creating an empty one on first use (read once per
+    page request: ``common.reads``)."""
+    return _projection(session.pk)
+
+
+@once
+def _projection(session_key: UUID) -> UsageProjection:
+    projection, _ = UsageProjection.objects.get_or_create(session_id=session_key)
     return projection
 
 

@@ -53,6 +53,31 @@ def test_both_runs_the_benchmark_on_each_configuration_in_a_process_of_its_own(
     ]
 
 
+def test_browsers_many_reaches_the_page_mode_of_each_configuration(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("BENCH_PAGE_BROWSERS", raising=False)
+    monkeypatch.setattr(sys, "argv", ["bench", "pages", "--browsers", "many", "--both"])
+    layouts: list[str | None] = []
+
+    def run(command: list[str], env: dict[str, str], cwd: Path) -> Any:
+        layouts.append(env.get("BENCH_PAGE_BROWSERS"))
+        return subprocess.CompletedProcess(command, 0)
+
+    monkeypatch.setattr(runner.subprocess, "run", run)
+    runner.main()
+    assert layouts == ["many", "many"]
+
+
+def test_browsers_refuses_a_layout_it_does_not_know(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(sys, "argv", ["bench", "pages", "--browsers", "few"])
+    with pytest.raises(SystemExit):
+        runner.main()
+    assert "invalid choice: 'few'" in capsys.readouterr().err
+
+
 def test_both_runs_the_second_configuration_when_the_first_fails_and_says_which_failed(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -103,8 +128,9 @@ def test_an_unknown_benchmark_with_both_gets_the_usage_and_runs_nothing() -> Non
     ran = subprocess.run(
         [sys.executable, "-m", "bench", "soak", "--both"], cwd=ROOT, capture_output=True, text=True
     )
-    assert ran.returncode == 1
-    assert ran.stderr.startswith("usage: python -m bench [follower|pages|chromium|")
+    assert ran.returncode == 2
+    assert ran.stderr.startswith("usage: python -m bench ")
+    assert "--both needs one of: follower, pages, chromium, handoff, briefs" in ran.stderr
     assert ran.stdout == ""
 
 

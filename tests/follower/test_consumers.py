@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import threading
 from collections.abc import AsyncIterator
 from typing import Any
@@ -14,7 +15,10 @@ from channels.db import database_sync_to_async
 from channels.testing import WebsocketCommunicator
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.contrib.sessions.models import Session as DjangoSession
+from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
+from psycopg_pool import ConnectionPool
 
 from follower import events
 from follower import hub as hub_module
@@ -316,6 +320,28 @@ async def test_one_event_reaches_every_socket_with_one_sign_in_check(ada):
         await communicator.disconnect()
 
 
+async def test_the_sign_in_check_of_five_browsers_is_one_read(ada):
+    """Each browser of the user has a sign-in of its own; the check before a delivery reads
+    them together, not one read per browser."""
+    sockets = [(await signed_in_socket(ada))[0] for _ in range(5)]
+    reads: list[int] = []
+    real = hub_module._still_signed_in
+
+    def counted(user_id: int, keys: set[str]) -> set[str]:
+        with CaptureQueriesContext(connection) as captured:  # in the hub's thread
+            signed_in = real(user_id, keys)
+        reads.append(len(captured))
+        return signed_in
+
+    with mock.patch.object(hub_module, "_still_signed_in", counted):
+        frame = await emit(ada)
+        for communicator in sockets:
+            assert await communicator.receive_json_from() == frame
+    assert reads == [1]
+    for communicator in sockets:
+        await communicator.disconnect()
+
+
 async def test_events_that_come_during_a_delivery_go_out_together_with_one_sign_in_check(
     ada, publish_burst
 ):
@@ -361,6 +387,52 @@ async def test_an_event_reaches_the_page_while_page_requests_hold_the_shared_thr
         release.set()
         await busy
     await communicator.disconnect()
+
+
+@pytest.mark.postgres
+@pytest.mark.skipif(
+    not os.environ.get("DATABASE_URL", "").startswith("postgres"),
+    reason="needs DATABASE_URL pointing at PostgreSQL (its connection pool)",
+)
+async def test_an_event_reaches_the_page_while_page_requests_hold_every_pooled_connection(ada):
+    """Page renders (many browsers loading a page at once) hold the process's pool: the hub's
+    sign-in check before the delivery has a connection of its own and does not wait."""
+    communicator, _ = await signed_in_socket(ada)
+    connected, go, done, frames = threading.Event(), threading.Event(), threading.Event(), []
+
+    def publisher() -> None:  # a request that had its connection before the herd came
+        connection.ensure_connection()
+        connected.set()
+        go.wait(10)
+        frames.append(publish(ada.pk, HandoffKind.HANDOFF_PHASE, {"phase": "summarizing"}))
+        done.wait(10)  # a request gives its connection back only once answered
+        connection.close()
+
+    thread = threading.Thread(target=publisher)
+    thread.start()
+    await sync_to_async(connected.wait, thread_sensitive=False)(10)
+    postgresql: Any = connection  # only PostgreSQL's DatabaseWrapper has a pool
+    pool: ConnectionPool = postgresql.pool
+    held = []
+    try:
+        while not _exhausted(pool.get_stats()):
+            held.append(pool.getconn(timeout=10))
+        go.set()
+        while not frames:
+            await asyncio.sleep(0.01)
+        assert await communicator.receive_json_from(timeout=3) == frames[0]
+    finally:
+        go.set()
+        done.set()
+        for raw in held:
+            pool.putconn(raw)
+        await sync_to_async(thread.join, thread_sensitive=False)(10)
+    await communicator.disconnect()
+
+
+def _exhausted(stats: dict[str, int]) -> bool:
+    """Whether a psycopg pool's statistics say it is at its largest with none available."""
+    return stats["pool_size"] == stats["pool_max"] and not stats.get("pool_available")
 
 
 async def test_ping_is_answered_with_pong(ada_socket):

@@ -5,12 +5,18 @@ The timings are ``bench/handoff_cost.py``'s; these tests count statements, never
 
 from __future__ import annotations
 
+import json
+from collections import Counter
+from functools import partial
+from io import StringIO
 from typing import Any
 
 import pytest
+from django.core.management import call_command
 from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 from handoff_support import make_source, record_of
+from shared_files import SAMPLES
 
 from bench.handoff_cost import CWD, handoff, source_with, statements_of
 from handoff import operations, store
@@ -31,6 +37,29 @@ def test_a_handoff_runs_as_many_statements_at_5000_messages_as_at_100():
     handoff(source_with(10))  # the settings row is created once, by the first attempt
     short, long = source_with(100), source_with(5_000)
     assert statements_of(lambda: handoff(short)) == statements_of(lambda: handoff(long))
+
+
+SAMPLE_STATEMENTS = 259
+"""Statements of one handoff of the epic sample now (SQLite 258, PostgreSQL 259): an upper
+bound, so nothing adds to them unnoticed. The goal is at most 120, once the follower's events
+are rendered after the handoff's transactions."""
+SAMPLE_REPEATS = 23
+"""The most times one SELECT runs in that handoff now (the reader's language, once per rendered
+fragment); the goal is at most 3."""
+
+
+def test_a_handoff_of_the_epic_sample_stays_within_its_statements_and_repeats():
+    out = StringIO()
+    sample = SAMPLES / "claude-code-2.x-epic.jsonl"
+    call_command("import_transcript", str(sample), "--json", stdout=out, stderr=StringIO())
+    source = Session.objects.get(pk=json.loads(out.getvalue().splitlines()[0])["session"])
+    with CaptureQueriesContext(connection) as captured:
+        count = statements_of(partial(operations.run_attempt, source.pk, manual=True))
+    assert HandoffRecord.objects.get(source=source).phase == "started"
+    selects = Counter(q["sql"] for q in captured.captured_queries if q["sql"].startswith("SELECT"))
+    [(most_repeated, repeats)] = selects.most_common(1)
+    assert count.statements <= SAMPLE_STATEMENTS
+    assert repeats <= SAMPLE_REPEATS, most_repeated
 
 
 def test_every_statement_sent_is_counted_savepoints_included():
