@@ -152,6 +152,7 @@ def append_entries(
     a statement's parameters), one projection update, one session update and one read back when
     turns or the model changed. Sends no ``entry_appended`` (for imports, which no page shows
     before they commit). Raises ``IntegrityError`` when a number is taken (not reserved).
+    See docs/design.md, "Imports write in batches".
     """
     with transaction.atomic():
         Message.objects.bulk_create(messages)

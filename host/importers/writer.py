@@ -156,7 +156,8 @@ class SessionWriter:
     def settle(self) -> None:
         """Move every queued message, in order, to the batch: their usage is final.
 
-        The batch is written once it holds ``BATCH_ENTRIES`` messages, or at ``flush``.
+        The batch is written once it holds ``BATCH_ENTRIES`` messages, or at ``flush``
+        (docs/design.md, "Imports write in batches").
         """
         self._batch += self._buffer
         self._buffer.clear()

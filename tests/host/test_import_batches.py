@@ -1,5 +1,5 @@
 """Imports write in batches: a few statements per thousand log entries, the figures exactly those
-of appending each entry alone (README, "Importing transcripts")."""
+of appending each entry alone (docs/design.md, "Imports write in batches")."""
 
 from __future__ import annotations
 
