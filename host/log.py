@@ -26,6 +26,11 @@ from host.models import (
 from host.signals import announce, entry_appended
 from host.usage import Usage
 
+# Messages per INSERT statement when entries are appended at once. It bounds a statement's size:
+# PostgreSQL would take a whole batch in one statement, its text held several times over in
+# memory (a batch of 1 000 long tool results: megabytes); SQLite's parameter limit cuts sooner.
+INSERT_ROWS = 200
+
 
 def reserve_seqs(session: Session, count: int) -> range:
     """Number ``count`` entries about to be appended to the log: return their sequence numbers.
@@ -155,7 +160,7 @@ def append_entries(
     See docs/design.md, "Imports write in batches".
     """
     with transaction.atomic():
-        Message.objects.bulk_create(messages)
+        Message.objects.bulk_create(messages, batch_size=INSERT_ROWS)
         SessionEvent.objects.bulk_create(events)
         usage: Usage | None = None
         context: tuple[int, int] | None = None

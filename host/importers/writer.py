@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path, PurePath
+from typing import Any
 
 from django.contrib.auth.models import User
 
@@ -239,8 +240,8 @@ class SessionWriter:
         events: list[SessionEvent] = []
         for item in plan:
             if isinstance(item, _ModelSelection):
-                data = {"model": item.model, "source": MODEL_SOURCE}
-                events.append(self._event(next(seqs), SessionEventKind.MODEL_SELECTION, data))
+                selected = {"model": item.model, "source": MODEL_SOURCE}
+                events.append(self._event(next(seqs), SessionEventKind.MODEL_SELECTION, selected))
                 continue
             message = Message(
                 session=self.session,
@@ -259,11 +260,11 @@ class SessionWriter:
             messages.append(message)
             if item.starts_turn:
                 # As host.runtime logs a live turn: the prompt, then its turn-start entry.
-                data = {"user_initiated": item.role == Role.USER, "message_seq": message.seq}
-                events.append(self._event(next(seqs), SessionEventKind.TURN_START, data))
+                turn = {"user_initiated": item.role == Role.USER, "message_seq": message.seq}
+                events.append(self._event(next(seqs), SessionEventKind.TURN_START, turn))
         log.append_entries(self.session, messages, events)
 
-    def _event(self, seq: int, kind: SessionEventKind, data: dict[str, object]) -> SessionEvent:
+    def _event(self, seq: int, kind: SessionEventKind, data: dict[str, Any]) -> SessionEvent:
         return SessionEvent(session=self.session, seq=seq, kind=kind, data=data)
 
     def open_compaction(self, trigger: str) -> None:
