@@ -163,7 +163,8 @@ def test_the_look_up_of_counted_responses_reads_their_index(tmp_path: Path, owne
 MESSAGES = st.lists(
     st.tuples(
         st.sampled_from([Role.USER, Role.ASSISTANT, Role.TOOL]),
-        st.text(max_size=30),
+        # What either database stores: no NUL (PostgreSQL refuses it), no lone surrogate.
+        st.text(st.characters(exclude_characters="\x00", exclude_categories=["Cs"]), max_size=30),
         st.none() | st.tuples(*[st.integers(0, 10**6)] * 4),
         st.booleans(),
     ),
