@@ -4,7 +4,8 @@ database unless DATABASE_URL; the channel layer of REDIS_URL, else in-memory).
 Without an argument every benchmark runs; ``follower`` runs only the follower's (a few
 minutes at most: simulated tabs and sockets on loopback against one Daphne worker), ``pages``
 only its page mode (``bench/follower_pages.py``), ``handoff``
-only what one handoff costs (``bench/handoff_cost.py``, about ten seconds), ``briefs`` only the
+only what one handoff costs (``bench/handoff_cost.py``, about ten seconds), ``import`` only the
+import rate beside a read-only parse (``bench/import_rate.py``, under a minute), ``briefs`` only the
 brief evaluation (``bench/briefs.py``: each log's brief against its probes, under a minute),
 ``soak`` the outage soak (``bench/soak.py``: private PostgreSQL and Redis cut under load),
 ``chromium`` five real Chromium tabs on a long imported log (``bench/chromium_tabs.py``).
@@ -39,10 +40,12 @@ GROUPS = {
     "chromium": ("chromium_tabs",),
     "handoff": ("handoff_cost",),
     "briefs": ("briefs",),
+    "import": ("import_rate",),
 }
 """The benchmarks one name runs (modules of ``bench``, each with ``run()``), in order."""
 EVERYTHING = (
-    "token_read", "redirect_lookup", "import_memory", "handoff_cost", "briefs", *GROUPS["follower"]
+    "token_read", "redirect_lookup", "import_memory", "import_rate", "handoff_cost", "briefs",
+    *GROUPS["follower"],
 )  # fmt: skip
 """What ``python -m bench`` without a name runs."""
 CONFIGURATIONS = {

@@ -15,9 +15,10 @@ from django.db.models import Field, Model
 
 
 def increment(
-    model: type[Model], key_field: str, key: Any, counter: str, *also: str
+    model: type[Model], key_field: str, key: Any, counter: str, *also: str, by: int = 1
 ) -> tuple[Any, ...] | None:
-    """Add 1 to ``counter`` of the row whose ``key_field`` is ``key``; return the stored values.
+    """Add ``by`` (1 unless given) to ``counter`` of the row whose ``key_field`` is ``key``;
+    return the stored values.
 
     One statement, which locks the row until the transaction ends (call it inside
     ``transaction.atomic()`` to keep the lock). Returns ``(counter, *also)`` as the database has
@@ -30,12 +31,12 @@ def increment(
     column = quote(_column(model, counter))
     returned = ", ".join(quote(_column(model, name)) for name in (counter, *also))
     sql = (
-        f"UPDATE {quote(model._meta.db_table)} SET {column} = {column} + 1 "
+        f"UPDATE {quote(model._meta.db_table)} SET {column} = {column} + %s "
         f"WHERE {quote(_column(model, key_field))} = %s RETURNING {returned}"
     )
     value = key_model_field.get_db_prep_value(key, connection)
     with connection.cursor() as cursor:
-        cursor.execute(sql, [value])
+        cursor.execute(sql, [by, value])
         row = cursor.fetchone()
     return tuple(row) if row is not None else None
 

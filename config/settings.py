@@ -127,9 +127,15 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # Several processes (server, task worker) share the file: take the write lock up front
-    # and wait for it instead of failing with "database is locked".
+    # and wait for it instead of failing with "database is locked". In WAL mode,
+    # synchronous=NORMAL syncs at checkpoints rather than at each commit: a power cut may lose
+    # the last commits but never corrupts the file (sqlite.org/pragma.html#pragma_synchronous).
     DATABASES["default"].setdefault("OPTIONS", {}).update(
-        {"timeout": 20, "transaction_mode": "IMMEDIATE", "init_command": "PRAGMA journal_mode=WAL;"}
+        {
+            "timeout": 20,
+            "transaction_mode": "IMMEDIATE",
+            "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+        }
     )
     # The test database is a file too (the test runner makes and drops it): the follower's
     # browser tests serve it from a Daphne process, which cannot open an in-memory database.

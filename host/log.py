@@ -7,6 +7,7 @@ leaves the log as it was.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from django.db import transaction
@@ -14,21 +15,45 @@ from django.db.models import F, Value
 from django.db.models.functions import Greatest
 
 from common import sql
-from host.models import Message, Session, SessionEvent, SessionEventKind, UsageProjection
+from host.models import (
+    Message,
+    Role,
+    Session,
+    SessionEvent,
+    SessionEventKind,
+    UsageProjection,
+)
 from host.signals import announce, entry_appended
 from host.usage import Usage
 
+# Messages per INSERT statement when entries are appended at once. It bounds a statement's size:
+# PostgreSQL would take a whole batch in one statement, its text held several times over in
+# memory (a batch of 1 000 long tool results: megabytes); SQLite's parameter limit cuts sooner.
+INSERT_ROWS = 200
 
-def _next_seq(session: Session) -> int:
-    """Bump and return the session's revision (the log's shared sequence number).
 
-    One statement, which holds the session row until the caller's transaction ends.
+def reserve_seqs(session: Session, count: int) -> range:
+    """Number ``count`` entries about to be appended to the log: return their sequence numbers.
+
+    The revision moves past them in one statement, which holds the session row until the
+    caller's transaction ends (so no other writer takes them). Raises ``Session.DoesNotExist``
+    when the session is gone.
     """
-    bumped = sql.increment(Session, "id", session.pk, "revision")
+    bumped = sql.increment(Session, "id", session.pk, "revision", by=count)
     if bumped is None:
         raise Session.DoesNotExist(f"session {session.pk} does not exist")
     session.revision = int(bumped[0])
-    return session.revision
+    return range(session.revision - count + 1, session.revision + 1)
+
+
+def usage_columns(usage: Usage | None) -> dict[str, int | None]:
+    """Return a message's four usage columns for ``usage`` (tokens), each None without it."""
+    return {
+        "uncached_input_tokens": usage.uncached_input if usage else None,
+        "output_tokens": usage.output if usage else None,
+        "cache_read_tokens": usage.cache_read if usage else None,
+        "cache_write_tokens": usage.cache_write if usage else None,
+    }
 
 
 def append_message(
@@ -62,7 +87,7 @@ def append_message(
     Raises ``IntegrityError`` on a duplicate relay id.
     """
     with transaction.atomic():
-        seq = _next_seq(session)
+        seq = reserve_seqs(session, 1).start
         message = Message.objects.create(
             session=session,
             seq=seq,
@@ -76,12 +101,10 @@ def append_message(
             starts_turn=starts_turn,
             response_id=response_id,
             tool_error=tool_error,
-            uncached_input_tokens=usage.uncached_input if usage else None,
-            output_tokens=usage.output if usage else None,
-            cache_read_tokens=usage.cache_read if usage else None,
-            cache_write_tokens=usage.cache_write if usage else None,
+            **usage_columns(usage),
         )
-        _fold_usage(session, seq, role, len(content), usage, full_prompt)
+        context = (usage.prompt, seq) if usage is not None and role == Role.ASSISTANT else None
+        _fold_usage(session, len(content), usage, context, full_prompt)
         if starts_turn:
             Session.objects.filter(pk=session.pk).update(turns=F("turns") + 1)
             if Session.objects.filter(pk=session.pk, blank=True).update(blank=False):
@@ -93,8 +116,14 @@ def append_message(
 
 
 def _fold_usage(
-    session: Session, seq: int, role: str, chars: int, usage: Usage | None, full_prompt: int | None
+    session: Session,
+    chars: int,
+    usage: Usage | None,
+    context: tuple[int, int] | None,
+    full_prompt: int | None = None,
 ) -> None:
+    """Add ``chars`` and ``usage`` (tokens) to the projection in one update; ``context`` is the
+    latest model call's ``(prompt tokens, message seq)``, None when no call reported usage."""
     updates: dict[str, Any] = {"effective_chars": F("effective_chars") + chars}
     if usage is not None:
         updates.update(
@@ -103,15 +132,73 @@ def _fold_usage(
             cache_read_tokens=F("cache_read_tokens") + usage.cache_read,
             cache_write_tokens=F("cache_write_tokens") + usage.cache_write,
         )
-        if role == "assistant" and full_prompt is not None:
-            updates.update(context_tokens=Greatest("context_tokens", Value(full_prompt)))
-        elif role == "assistant":
-            updates.update(context_tokens=usage.prompt, context_seq=seq)
+    if context is not None and full_prompt is not None:
+        updates.update(context_tokens=Greatest("context_tokens", Value(full_prompt)))
+    elif context is not None:
+        updates.update(context_tokens=context[0], context_seq=context[1])
     projection = UsageProjection.objects.filter(session=session)
     if not projection.update(**updates):
         # A session stored without its projection (made before it existed) gets it now.
         UsageProjection.objects.create(session=session)
         projection.update(**updates)
+
+
+def append_entries(
+    session: Session, messages: Sequence[Message], events: Sequence[SessionEvent]
+) -> None:
+    """Append entries numbered by ``reserve_seqs`` (unsaved, each list in log order) at once.
+
+    The log and the session end as if each entry had been appended alone (``append_message``,
+    ``append_event``, ``select_model``, all with ``live=False``): the projection takes the
+    messages' characters and usage buckets (tokens), its context figure the prompt of the last
+    assistant message with usage; each ``starts_turn`` message counts a turn, and the first
+    clears ``blank`` (announced); the last model-selection event's model becomes the session's.
+    A few statements whatever the count: one insert per table (split where the database limits
+    a statement's parameters), one projection update, one session update and one read back when
+    turns or the model changed. Sends no ``entry_appended`` (for imports, which no page shows
+    before they commit). Raises ``IntegrityError`` when a number is taken (not reserved).
+    See docs/design.md, "Imports write in batches".
+    """
+    with transaction.atomic():
+        Message.objects.bulk_create(messages, batch_size=INSERT_ROWS)
+        SessionEvent.objects.bulk_create(events)
+        usage: Usage | None = None
+        context: tuple[int, int] | None = None
+        for message in messages:
+            call = _usage_of(message)
+            if call is None:
+                continue
+            usage = call if usage is None else usage + call
+            if message.role == Role.ASSISTANT:
+                context = (call.prompt, message.seq)
+        if messages:
+            chars = sum(len(message.content) for message in messages)
+            _fold_usage(session, chars, usage, context)
+        session_updates: dict[str, Any] = {}
+        turns = sum(message.starts_turn for message in messages)
+        if turns:
+            session_updates["turns"] = F("turns") + turns
+        models = [e.data["model"] for e in events if e.kind == SessionEventKind.MODEL_SELECTION]
+        if models:
+            session_updates["model"] = models[-1]
+        if not session_updates:
+            return
+        Session.objects.filter(pk=session.pk).update(**session_updates)
+        if turns and Session.objects.filter(pk=session.pk, blank=True).update(blank=False):
+            announce(session.pk)
+        session.refresh_from_db(fields=["turns", "blank", "model"])
+
+
+def _usage_of(message: Message) -> Usage | None:
+    """Return the usage a message carries (tokens), None when it carries none."""
+    if message.output_tokens is None:
+        return None
+    return Usage(
+        message.uncached_input_tokens or 0,
+        message.output_tokens,
+        message.cache_read_tokens or 0,
+        message.cache_write_tokens or 0,
+    )
 
 
 def append_event(
@@ -123,7 +210,7 @@ def append_event(
     """
     with transaction.atomic():
         event = SessionEvent.objects.create(
-            session=session, seq=_next_seq(session), kind=kind, data=data
+            session=session, seq=reserve_seqs(session, 1).start, kind=kind, data=data
         )
         if live:
             entry_appended.send(sender=Session, session=session, entry=event)

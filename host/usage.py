@@ -43,6 +43,15 @@ class Usage:
         """The prompt size of one call: uncached input + cache read + cache write."""
         return self.uncached_input + self.cache_read + self.cache_write
 
+    def __add__(self, other: Usage) -> Usage:
+        """Sum two calls' (or sessions') buckets, bucket by bucket."""
+        return Usage(
+            self.uncached_input + other.uncached_input,
+            self.output + other.output,
+            self.cache_read + other.cache_read,
+            self.cache_write + other.cache_write,
+        )
+
 
 def projection_of(session: Session) -> UsageProjection:
     """Return the session's projection row, creating an empty one on first use (read once per

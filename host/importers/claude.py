@@ -110,11 +110,11 @@ class _Stream:
 
     def close_response(self) -> None:
         """Give the response its last line's usage (unless counted before), end its call and
-        append what is queued."""
+        settle what is queued (its usage is final)."""
         if self.usage is not None and self.counted:
             self.writer.attach_usage(self.usage, self.model, self.response)
         self.writer.end_call()
-        self.writer.flush()
+        self.writer.settle()
         self.response, self.usage, self.model, self.counted = "", None, "", False
 
 

@@ -147,7 +147,7 @@ class CodexImporter:
                 writer.cwd = payload["cwd"]
             if isinstance(payload.get("model"), str):
                 self.model = payload["model"]
-                writer.flush()
+                writer.settle()
                 writer.select_model(self.model)
         elif kind == "response_item":
             self._response_item(reader, writer, payload, f"line-{reader.number}")
@@ -273,4 +273,4 @@ class CodexImporter:
             self._total = total
             if call.total:
                 writer.attach_usage(call, self.model)
-                writer.flush()
+                writer.settle()

@@ -1,22 +1,34 @@
 """Write one imported session's log in transcript order through ``host.log``.
 
-Messages are buffered only until their model call's usage is known (Claude Code repeats the usage
-on every line of one response and the last line's figures are the final ones; Codex reports a
-call's usage after its items), then appended with ``host.log.append_message`` so the usage
-projection is folded exactly as for live messages. Callers run inside the import's
-``transaction.atomic()``: a crash half-way rolls the whole file back.
+Messages are queued until their model call's usage is known (Claude Code repeats the usage on
+every line of one response and the last line's figures are the final ones; Codex reports a
+call's usage after its items). Settled messages join a batch, numbered and written
+``BATCH_ENTRIES`` entries at a time with ``host.log.append_entries`` (bulk inserts, one
+projection update per batch), which folds the usage exactly as appending them one by one would.
+Callers run inside the import's ``transaction.atomic()``: a crash half-way rolls the whole file
+back.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path, PurePath
+from typing import Any
 
 from django.contrib.auth.models import User
 
 from host import log
 from host.importers.errors import AlreadyImported
-from host.models import Role, Session, SessionEventKind, SessionStatus, SourceKind, Workspace
+from host.models import (
+    Message,
+    Role,
+    Session,
+    SessionEvent,
+    SessionEventKind,
+    SessionStatus,
+    SourceKind,
+    Workspace,
+)
 from host.signals import announce
 from host.usage import Usage
 
@@ -28,6 +40,8 @@ MAX_NAME = 200
 MAX_PATH = 1024
 # ``select_model`` source for models read from a transcript.
 MODEL_SOURCE = "transcript"
+# Log entries (messages, model selections, turn starts) a writer batches before writing them.
+BATCH_ENTRIES = 1000
 
 
 def title_of(text: str) -> str:
@@ -50,6 +64,15 @@ class Pending:
     usage: Usage | None = None
     response_id: str = ""
     tool_error: bool | None = None
+    carrier: bool = False
+    """Made only to carry a call's usage (the call left no visible message)."""
+
+
+@dataclass(frozen=True)
+class _ModelSelection:
+    """A model selection waiting in the batch (it is logged before the message that used it)."""
+
+    model: str
 
 
 @dataclass
@@ -65,6 +88,7 @@ class SessionWriter:
     context_window: int = 0
     title: str = ""
     _buffer: list[Pending] = field(default_factory=list)
+    _batch: list[Pending | _ModelSelection] = field(default_factory=list)
     _open_compaction: str | None = None
     _turn_since_call: bool = False
 
@@ -104,9 +128,10 @@ class SessionWriter:
         """Give ``usage`` (one model call, tokens) to the latest queued assistant message.
 
         ``response_id`` names the API response the call was (stored with the usage, so a later
-        import sees it counted). A call that left no visible message (only reasoning) gets an
-        empty assistant message, so its tokens still reach the projection. The next tool result
-        starts a new turn.
+        import sees it counted; a response an earlier import counted loses its usage when the
+        batch is written). A call that left no visible message (only reasoning) gets an empty
+        assistant message, a carrier, so its tokens still reach the projection. The next tool
+        result starts a new turn.
         """
         self.end_call()
         for pending in reversed(self._buffer):
@@ -121,6 +146,7 @@ class SessionWriter:
                 model=model,
                 usage=usage,
                 response_id=response_id,
+                carrier=True,
             )
         )
 
@@ -128,43 +154,118 @@ class SessionWriter:
         """Note that a model call ended: the next tool result is input to a new call (a turn)."""
         self._turn_since_call = False
 
+    def settle(self) -> None:
+        """Move every queued message, in order, to the batch: their usage is final.
+
+        The batch is written once it holds ``BATCH_ENTRIES`` messages, or at ``flush``
+        (docs/design.md, "Imports write in batches").
+        """
+        self._batch += self._buffer
+        self._buffer.clear()
+        if len(self._batch) >= BATCH_ENTRIES:
+            self._write()
+
     def flush(self) -> None:
-        """Append every queued message in order.
+        """Append every queued message in order: afterwards the log holds all that was added.
 
         A model change is logged before its message, a turn start right after its prompt.
         """
-        for pending in self._buffer:
-            if pending.role == Role.ASSISTANT:
-                self.select_model(pending.model)
-            message = log.append_message(
-                self.session,
-                role=pending.role,
-                source_kind=pending.source_kind,
-                content=pending.content,
-                usage=pending.usage,
-                model=pending.model[:MAX_NAME],
-                tool_name=pending.tool_name[:MAX_NAME],
-                external_id=pending.external_id[:MAX_NAME],
-                starts_turn=pending.starts_turn,
-                response_id=pending.response_id[:MAX_NAME],
-                tool_error=pending.tool_error,
-                live=False,
-            )
-            if pending.starts_turn:
-                # As host.runtime logs a live turn: the prompt, then its turn-start entry.
-                log.append_event(
-                    self.session,
-                    SessionEventKind.TURN_START,
-                    {"user_initiated": pending.role == Role.USER, "message_seq": message.seq},
-                    live=False,
-                )
-        self._buffer.clear()
+        self.settle()
+        self._write()
 
     def select_model(self, model: str) -> None:
-        """Log a model selection (source ``transcript``) when ``model`` differs from the current."""
-        model = model[:MAX_NAME]
-        if model and model != self.session.model:
-            log.select_model(self.session, model, source=MODEL_SOURCE, live=False)
+        """Log a model selection (source ``transcript``) when ``model`` differs from the model
+        of the log at this point; it is written with the batch (``flush``)."""
+        self._batch.append(_ModelSelection(model[:MAX_NAME]))
+
+    def _write(self) -> None:
+        """Number the batch and write it in one go (``host.log.append_entries``).
+
+        Usage of a response an earlier import counted is dropped here, one look-up per batch
+        (``host.importers.responses``), and with it a carrier of that usage alone; the model
+        changes are decided after that, in log order.
+        """
+        if not self._batch:
+            return
+        counted = self._counted_before()
+        plan: list[Pending | _ModelSelection] = []
+        model = self.session.model
+        for item in self._batch:
+            if isinstance(item, Pending) and item.usage and item.response_id[:MAX_NAME] in counted:
+                if item.carrier:
+                    continue
+                item.usage, item.response_id = None, ""
+            chosen = item.model[:MAX_NAME]
+            is_call = isinstance(item, _ModelSelection) or item.role == Role.ASSISTANT
+            if is_call and chosen and chosen != model:
+                plan.append(_ModelSelection(chosen))
+                model = chosen
+            if isinstance(item, Pending):
+                plan.append(item)
+        self._batch.clear()
+        self._append(plan)
+
+    def _counted_before(self) -> set[str]:
+        """Return the response ids of the batch that the owner's stored messages count.
+
+        Looked up by response id alone, so the database reads the partial index on response
+        ids whatever it knows of the tables (SQLite's planner, joined to the owner's sessions,
+        may scan all their messages instead); the owner is checked on the few found.
+        """
+        ids = {
+            item.response_id[:MAX_NAME]
+            for item in self._batch
+            if isinstance(item, Pending) and item.usage and item.response_id
+        }
+        if not ids:
+            return set()
+        # Said again so that SQLite sees the index's condition (it does not infer it).
+        found = Message.objects.filter(response_id__in=ids).exclude(response_id="")
+        sessions: dict[str, set[object]] = {}
+        for response_id, session_id in found.values_list("response_id", "session_id"):
+            sessions.setdefault(response_id, set()).add(session_id)
+        if not sessions:
+            return set()
+        mine = set(
+            Session.objects.filter(
+                owner_id=self.session.owner_id, pk__in=set().union(*sessions.values())
+            ).values_list("pk", flat=True)
+        )
+        return {response_id for response_id, owners in sessions.items() if owners & mine}
+
+    def _append(self, plan: list[Pending | _ModelSelection]) -> None:
+        entries = sum(2 if isinstance(i, Pending) and i.starts_turn else 1 for i in plan)
+        seqs = iter(log.reserve_seqs(self.session, entries))
+        messages: list[Message] = []
+        events: list[SessionEvent] = []
+        for item in plan:
+            if isinstance(item, _ModelSelection):
+                selected = {"model": item.model, "source": MODEL_SOURCE}
+                events.append(self._event(next(seqs), SessionEventKind.MODEL_SELECTION, selected))
+                continue
+            message = Message(
+                session=self.session,
+                seq=next(seqs),
+                role=item.role,
+                source_kind=item.source_kind,
+                content=item.content,
+                model=item.model[:MAX_NAME],
+                tool_name=item.tool_name[:MAX_NAME],
+                external_id=item.external_id[:MAX_NAME],
+                starts_turn=item.starts_turn,
+                response_id=item.response_id[:MAX_NAME],
+                tool_error=item.tool_error,
+                **log.usage_columns(item.usage),
+            )
+            messages.append(message)
+            if item.starts_turn:
+                # As host.runtime logs a live turn: the prompt, then its turn-start entry.
+                turn = {"user_initiated": item.role == Role.USER, "message_seq": message.seq}
+                events.append(self._event(next(seqs), SessionEventKind.TURN_START, turn))
+        log.append_entries(self.session, messages, events)
+
+    def _event(self, seq: int, kind: SessionEventKind, data: dict[str, Any]) -> SessionEvent:
+        return SessionEvent(session=self.session, seq=seq, kind=kind, data=data)
 
     def open_compaction(self, trigger: str) -> None:
         """Start a compaction (``auto`` or ``manual``) whose summary may follow on the next line."""
@@ -180,6 +281,7 @@ class SessionWriter:
         if self._open_compaction is None:
             return False
         trigger, self._open_compaction = self._open_compaction, None
+        self._write()
         log.record_compaction(self.session, summary, trigger=trigger)
         return True
 

@@ -36,3 +36,8 @@ def test_increment_of_a_missing_row_is_none_and_changes_nothing():
 def test_a_name_that_is_no_column_is_refused():
     with pytest.raises(ValueError, match="not a column"):
         sql.increment(Session, "messages", uuid.uuid4(), "revision")
+
+
+def test_increment_by_adds_that_many(session: Session):
+    assert sql.increment(Session, "id", session.pk, "revision", by=250) == (250,)
+    assert sql.increment(Session, "id", session.pk, "revision") == (251,)

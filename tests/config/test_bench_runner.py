@@ -19,7 +19,8 @@ from shared_files import ROOT
 
 from bench import __main__ as runner
 from bench.chromium_tabs import LONG_LOG, import_long_log
-from host.importers import import_report
+from bench.synthetic_logs import write_claude_log, write_codex_rollout
+from host.importers import import_report, import_transcript
 
 
 def test_both_runs_the_benchmark_on_each_configuration_in_a_process_of_its_own(
@@ -144,3 +145,20 @@ def test_the_long_log_is_imported_again_for_the_same_owner_with_its_whole_timeli
     first, second = (import_long_log(owner, tmp_path) for _ in range(2))
     assert first.pk != second.pk
     assert [import_report(s)["messages"] for s in (first, second)] == [462, 462]
+
+
+@pytest.mark.django_db
+def test_the_import_benchmarks_logs_import_with_the_messages_they_claim(
+    tmp_path: Path, django_user_model: Any
+) -> None:
+    owner = django_user_model.objects.create_user("bench")
+    claude, codex = tmp_path / "claude.jsonl", tmp_path / "rollout.jsonl"
+    claimed = [
+        write_claude_log(claude, seed=1, messages=90),
+        write_codex_rollout(codex, seed=3, messages=60),
+    ]
+
+    imported = [import_transcript(path, owner)[0] for path in (claude, codex)]
+
+    assert [import_report(session)["messages"] for session in imported] == claimed
+    assert [session.compactions for session in imported] == [1, 0]
