@@ -2,11 +2,17 @@
 
 Every function here must run inside ``transaction.atomic()`` (they open one themselves): the entry,
 the revision bump and the projection update land together or not at all, so a crash half-way
-leaves the log as it was.
+leaves the log as it was. An append that opens the outermost transaction runs again whole when
+the database killed it (``common.sql.retried_transaction``). Code that may lose the right to
+write (a turn whose lease ran out) appends under ``guarded``: its check runs in each append's
+transaction, under the session's row lock, and refuses the write by raising.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 
 from django.db import transaction
@@ -18,19 +24,43 @@ from host.models import Message, Session, SessionEvent, SessionEventKind, UsageP
 from host.signals import announce, entry_appended
 from host.usage import Usage
 
+_guard: ContextVar[Callable[[Session], None] | None] = ContextVar("log_guard", default=None)
+
+
+@contextmanager
+def guarded(check: Callable[[Session], None]) -> Iterator[None]:
+    """Run ``check(session)`` in every append of this thread while the block runs.
+
+    The check runs inside the append's transaction, right after the session's row is locked,
+    so nothing that also locks the row first (ending a turn) can change its answer before the
+    commit; whatever it raises propagates with nothing appended. The agent's task fences a
+    turn's writes by its lease this way (``host.turn_lease.hold``; docs/design.md, "A turn's
+    writes are fenced by its lease"). Threads started inside the block are not guarded.
+    """
+    token = _guard.set(check)
+    try:
+        yield
+    finally:
+        _guard.reset(token)
+
 
 def _next_seq(session: Session) -> int:
-    """Bump and return the session's revision (the log's shared sequence number).
+    """Bump and return the session's revision (the log's shared sequence number), after the
+    ``guarded`` check, if any.
 
     One statement, which holds the session row until the caller's transaction ends.
     """
     bumped = sql.increment(Session, "id", session.pk, "revision")
     if bumped is None:
         raise Session.DoesNotExist(f"session {session.pk} does not exist")
+    check = _guard.get()
+    if check is not None:
+        check(session)
     session.revision = int(bumped[0])
     return session.revision
 
 
+@sql.retried_transaction
 def append_message(
     session: Session,
     *,
@@ -59,34 +89,33 @@ def append_message(
     no page shows yet).
     Raises ``IntegrityError`` on a duplicate relay id.
     """
-    with transaction.atomic():
-        seq = _next_seq(session)
-        message = Message.objects.create(
-            session=session,
-            seq=seq,
-            role=role,
-            source_kind=source_kind,
-            content=content,
-            model=model,
-            tool_name=tool_name,
-            external_id=external_id,
-            relay_id=relay_id,
-            starts_turn=starts_turn,
-            response_id=response_id,
-            uncached_input_tokens=usage.uncached_input if usage else None,
-            output_tokens=usage.output if usage else None,
-            cache_read_tokens=usage.cache_read if usage else None,
-            cache_write_tokens=usage.cache_write if usage else None,
-        )
-        _fold_usage(session, seq, role, len(content), usage, full_prompt)
-        if starts_turn:
-            Session.objects.filter(pk=session.pk).update(turns=F("turns") + 1)
-            if Session.objects.filter(pk=session.pk, blank=True).update(blank=False):
-                announce(session.pk)
-            session.refresh_from_db(fields=["turns", "blank"])
-        if live:
-            entry_appended.send(sender=Session, session=session, entry=message)
-        return message
+    seq = _next_seq(session)
+    message = Message.objects.create(
+        session=session,
+        seq=seq,
+        role=role,
+        source_kind=source_kind,
+        content=content,
+        model=model,
+        tool_name=tool_name,
+        external_id=external_id,
+        relay_id=relay_id,
+        starts_turn=starts_turn,
+        response_id=response_id,
+        uncached_input_tokens=usage.uncached_input if usage else None,
+        output_tokens=usage.output if usage else None,
+        cache_read_tokens=usage.cache_read if usage else None,
+        cache_write_tokens=usage.cache_write if usage else None,
+    )
+    _fold_usage(session, seq, role, len(content), usage, full_prompt)
+    if starts_turn:
+        Session.objects.filter(pk=session.pk).update(turns=F("turns") + 1)
+        if Session.objects.filter(pk=session.pk, blank=True).update(blank=False):
+            announce(session.pk)
+        session.refresh_from_db(fields=["turns", "blank"])
+    if live:
+        entry_appended.send(sender=Session, session=session, entry=message)
+    return message
 
 
 def _fold_usage(
@@ -111,6 +140,7 @@ def _fold_usage(
         projection.update(**updates)
 
 
+@sql.retried_transaction
 def append_event(
     session: Session, kind: SessionEventKind | str, data: dict[str, Any], *, live: bool = True
 ) -> SessionEvent:
@@ -118,13 +148,12 @@ def append_event(
 
     ``live`` sends ``entry_appended`` (False: an import).
     """
-    with transaction.atomic():
-        event = SessionEvent.objects.create(
-            session=session, seq=_next_seq(session), kind=kind, data=data
-        )
-        if live:
-            entry_appended.send(sender=Session, session=session, entry=event)
-        return event
+    event = SessionEvent.objects.create(
+        session=session, seq=_next_seq(session), kind=kind, data=data
+    )
+    if live:
+        entry_appended.send(sender=Session, session=session, entry=event)
+    return event
 
 
 def select_model(
