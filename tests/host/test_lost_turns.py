@@ -259,7 +259,8 @@ def test_a_database_cut_mid_turn_ends_the_turn_and_the_queue_is_answered(
 
     wait_for(lambda: handed_off(session), "the handoff after the queue", [worker])
     assert worker.alive()
-    assert (DROPPED in worker.output()) == (answered == "after the sweep")
+    if answered == "after the sweep":
+        assert DROPPED in worker.output()
     assert_recovered(session, fake_llm)
 
 
