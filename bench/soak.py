@@ -1,5 +1,6 @@
 """The outage soak (issue 15, item 5): posts, handoffs and 100 tabs while PostgreSQL and Redis
-are cut and restored. ``python -m bench soak``; about two and a half minutes, all on loopback.
+are cut and restored, then posts racing successors and a stalled worker. ``python -m bench soak``;
+about four minutes, all on loopback.
 
 It starts servers of its own, never the shared ones: a PostgreSQL cluster (``initdb``, port
 ``SOAK_POSTGRES_PORT``, default 5442) and a Redis without persistence (``SOAK_REDIS_PORT``,
@@ -23,6 +24,18 @@ seconds it prints, per tab and summed:
 - stuck: sessions ``running`` without a live turn (an open turn whose lease has not run out);
 - posts: answered, refused (the database was down: 5xx), and their time (p50, max), in all and
   while Redis was paused.
+
+Then, with the tabs closed and counted, the race (docs/design.md, "Lock order" and "A turn's
+writes are fenced by its lease"): ``CONVERSATIONS`` fresh conversations are handed off and
+``RACE_ROUNDS`` rounds of ``RACE_POSTS`` concurrent posts (each with a ``client_id``) go to the
+handed-off sources while their successors answer the relayed inputs; before the second round
+the task worker, busy answering the first, is stopped (SIGSTOP) mid-turn for ``STALL`` seconds,
+past its turn's lease, and a second task worker starts (it sweeps the stalled turn and answers
+the rest), then the first is continued. Once the successors are quiet it prints: errors (posts not
+answered 201/202, by status; 0: no answer within 30 s), lost (a post whose original or relay is
+missing), duplicated (stored or relayed more than once), unanswered (a relayed input never taken
+up as a turn), lost-turn notices (the stall's: a turn the sweep ended, whose late answer was
+dropped; a notice is false only when no worker stalled) and stuck sessions.
 """
 
 from __future__ import annotations
@@ -30,13 +43,15 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from websockets.asyncio.client import connect
 
@@ -56,8 +71,16 @@ SETTLE = 30.0
 LATE = 5.0
 AFTERMATH = 15.0
 """Late events committed this long after a service returned are counted apart."""
+RACE_ROUNDS = 5
+RACE_POSTS = 40
+"""Concurrent posts per round, spread over the handed-off conversations."""
+STALL = 25.0
+"""Seconds the first task worker stays stopped (the turn lease is 15 s)."""
+QUIET = 120.0
+"""Seconds at most to wait for the successors to answer every relayed input."""
 
 Action = Callable[[], None]
+T = TypeVar("T")
 
 
 @dataclass
@@ -160,7 +183,8 @@ class Soak:
             await asyncio.sleep(SETTLE)
             for task in followers:
                 task.cancel()
-            return await asyncio.to_thread(self._counts_after_the_cut)
+            counts = await asyncio.to_thread(self._after_the_cut, self._counts)
+            return counts | await self._race()
         finally:
             for process in self.workers:
                 stop_process(process)
@@ -231,13 +255,20 @@ class Soak:
     async def _request(self, path: str, content: str | None) -> tuple[int, Any]:
         """POST to the API (a message when ``content``, else a handoff ``now``); record it."""
         payload = {"role": "user", "content": content} if content else {"action": "now"}
+        sent = time.time()
+        status, answer = await self._post(path, payload)
+        if content:
+            self.posts.append(Post(sent, time.time() - sent, status))
+        return status, answer
+
+    async def _post(self, path: str, payload: dict[str, Any]) -> tuple[int, Any]:
+        """POST ``payload`` to the API; return the status (0: no answer within 30 s) and body."""
         body = json.dumps(payload).encode()
         head = (
             f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1:{self.site.port}\r\n"
             f"Authorization: Bearer {self.token}\r\nContent-Type: application/json\r\n"
             f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
         )
-        sent = time.time()
         status, answer = 0, None
         try:
             async with asyncio.timeout(30):
@@ -249,28 +280,131 @@ class Soak:
             answer = json.loads(response.partition(b"\r\n\r\n")[2] or b"null")
         except (OSError, TimeoutError, ValueError, IndexError):
             pass
-        if content:
-            self.posts.append(Post(sent, time.time() - sent, status))
         return status, answer
 
-    def _counts_after_the_cut(self) -> dict[str, Any]:
-        """``_counts``, read again on a fresh connection when the cut had broken this one."""
+    async def _race(self) -> dict[str, Any]:
+        """Concurrent posts to handed-off conversations while their successors answer, with a
+        worker stalled past its lease (see the module); return the race's counts."""
+        from bench.follower_site import stop_process
+
+        sources = [
+            await asyncio.to_thread(self._after_the_cut, self.site.conversation, f"Race {n}")
+            for n in range(CONVERSATIONS)
+        ]
+        await asyncio.gather(*(self.site.hand_off(source) for source in sources))
+        second: subprocess.Popen[bytes] | None = None
+        statuses: dict[str, int] = {}
+        stall: asyncio.Task[None] | None = None
+        try:
+            for round_ in range(RACE_ROUNDS):
+                if round_ == 1:  # the one worker is answering round 0: stop it mid-turn
+                    await asyncio.to_thread(self._after_the_cut, self._wait_for_a_running_turn)
+                    stall = asyncio.create_task(self._stall(self.workers[0]))
+                    second = self._manage("task_worker", "--max-backoff", "1")
+                posts = [
+                    (f"race-{round_}-{n}", sources[n % len(sources)]) for n in range(RACE_POSTS)
+                ]
+                answers = await asyncio.gather(
+                    *(
+                        self._post(
+                            f"/api/sessions/{source.pk}/messages",
+                            {"role": "user", "content": f"Race {cid}", "client_id": cid},
+                        )
+                        for cid, source in posts
+                    )
+                )
+                statuses.update(
+                    {cid: status for (cid, _), (status, _) in zip(posts, answers, strict=True)}
+                )
+                await asyncio.sleep(2)
+            if stall is not None:
+                await stall
+            await asyncio.to_thread(self._wait_quiet)
+        finally:
+            if second is not None:
+                stop_process(second)
+        return await asyncio.to_thread(self._after_the_cut, self._race_counts, sources, statuses)
+
+    @staticmethod
+    def _wait_for_a_running_turn() -> None:
+        """Wait (10 s at most) until a task worker runs an agent turn."""
+        from django_tasks_db.models import DBTaskResult
+
+        turns = DBTaskResult.objects.running().filter(task_path="host.tasks.run_agent_turn")
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            if turns.exists():
+                return
+            time.sleep(0.01)
+
+    async def _stall(self, worker: subprocess.Popen[bytes]) -> None:
+        """Stop ``worker`` for ``STALL`` seconds (SIGSTOP), then let it go on (SIGCONT)."""
+        worker.send_signal(signal.SIGSTOP)
+        try:
+            await asyncio.sleep(STALL)
+        finally:
+            worker.send_signal(signal.SIGCONT)
+
+    def _wait_quiet(self) -> None:
+        """Wait (``QUIET`` s at most) until none of the user's sessions runs or has input queued."""
+        from host.models import InboxItem, Session, SessionStatus
+
+        deadline = time.monotonic() + QUIET
+        while time.monotonic() < deadline:
+            running = Session.objects.filter(owner=self.site.user, status=SessionStatus.RUNNING)
+            queued = InboxItem.objects.filter(session__owner=self.site.user, taken=False)
+            if not running.exists() and not queued.exists():
+                return
+            time.sleep(1)
+
+    def _race_counts(self, sources: list[Any], statuses: dict[str, int]) -> dict[str, Any]:
+        """Count the race's errors, lost, duplicated and unanswered posts (see the module)."""
+        from django.db.models import Count
+
+        from host.models import Message, SourceKind
+
+        stored = dict(
+            Message.objects.filter(session__in=sources, client_id__in=list(statuses))
+            .values_list("client_id")
+            .annotate(n=Count("pk"))
+        )
+        relays = Message.objects.filter(
+            source_kind=SourceKind.RELAY, content__in=[f"Race {cid}" for cid in statuses]
+        )
+        relayed = dict(relays.values_list("content").annotate(n=Count("pk")))
+        lost = sum(1 for cid in statuses if not stored.get(cid) or not relayed.get(f"Race {cid}"))
+        duplicated = sum(1 for n in [*stored.values(), *relayed.values()] if n > 1)
+        notices = Message.objects.filter(
+            session__owner=self.site.user, content__contains="stopped without finishing"
+        )
+        return {
+            "race": f"{RACE_ROUNDS} rounds of {RACE_POSTS} concurrent posts to {len(sources)} "
+            f"handed-off conversations, a worker stalled {STALL:.0f} s",
+            "race errors": dict(
+                Counter(status for status in statuses.values() if status not in (201, 202))
+            ),
+            "race lost": lost,
+            "race duplicated": duplicated,
+            "race unanswered": relays.filter(starts_turn=False).count(),
+            "race lost-turn notices": notices.count(),
+            "race stuck": self._stuck(),
+        }
+
+    @staticmethod
+    def _after_the_cut(work: Callable[..., T], *args: Any) -> T:
+        """``work(*args)``, run again on a fresh connection when the cut had broken this one."""
         from django.db import OperationalError, connections
 
         for _ in range(3):
             try:
-                return self._counts()
+                return work(*args)
             except OperationalError:
                 connections.close_all()
-        return self._counts()
+        return work(*args)
 
     def _counts(self) -> dict[str, Any]:
         """Compare what the tabs got with the stored events; find stuck sessions."""
-        from django.db.models import Exists, OuterRef
-        from django.utils import timezone
-
         from follower.models import FollowerEvent
-        from host.models import Activity, ActivityKind, Session, SessionStatus
 
         stored = dict(
             FollowerEvent.objects.filter(user=self.site.user, seq__gt=self.start_id).values_list(
@@ -288,6 +422,20 @@ class Soak:
             after = {i for i, created in stored.items() if created.timestamp() > outage.returned}
             silent = sum(1 for tab in self.tabs if after and not after & {i for i, _ in tab.got})
             counts[f"silent tabs after {outage.name}"] = silent
+        counts["stuck"] = self._stuck()
+        counts["posts"] = self._post_counts(self.posts)
+        pause = next(o for o in self.outages if o.name == "Redis pause")
+        paused = [p for p in self.posts if pause.cut <= p.sent < pause.returned]
+        counts["posts while Redis paused"] = self._post_counts(paused)
+        return counts
+
+    def _stuck(self) -> int:
+        """Count the user's sessions ``running`` without a live turn (see the module)."""
+        from django.db.models import Exists, OuterRef
+        from django.utils import timezone
+
+        from host.models import Activity, ActivityKind, Session, SessionStatus
+
         live = Activity.objects.filter(
             session=OuterRef("pk"),
             kind=ActivityKind.TURN,
@@ -295,12 +443,7 @@ class Soak:
             lease_expires__gte=timezone.now(),
         )
         running = Session.objects.filter(owner=self.site.user, status=SessionStatus.RUNNING)
-        counts["stuck"] = running.exclude(Exists(live)).count()
-        counts["posts"] = self._post_counts(self.posts)
-        pause = next(o for o in self.outages if o.name == "Redis pause")
-        paused = [p for p in self.posts if pause.cut <= p.sent < pause.returned]
-        counts["posts while Redis paused"] = self._post_counts(paused)
-        return counts
+        return running.exclude(Exists(live)).count()
 
     def _due(self, committed: float) -> tuple[float, str]:
         """When an event committed at ``committed`` should reach the tabs (see the module), and

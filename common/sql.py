@@ -1,17 +1,28 @@
-"""``UPDATE … RETURNING`` for counters, which Django's ORM cannot say (``QuerySet.update``
-returns only a row count, ticket #32406).
+"""SQL the ORM does not say: ``UPDATE … RETURNING`` for counters, and retrying a transaction
+the database killed.
 
-A counter bumped with ``F() + 1`` and then read back costs two statements; numbering log entries
-and follower events does this on every write, so it is one statement here. PostgreSQL and SQLite
+``QuerySet.update`` returns only a row count (ticket #32406): a counter bumped with ``F() + 1``
+and then read back costs two statements; numbering log entries does this on every write, so it
+is one statement here. PostgreSQL and SQLite
 (3.35 and later) both support ``RETURNING``.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import functools
+import logging
+import random
+import time
+from collections.abc import Callable
+from typing import Any, ParamSpec, TypeVar
 
-from django.db import connections, router
+from django.db import OperationalError, connections, router, transaction
 from django.db.models import Field, Model
+
+logger = logging.getLogger(__name__)
+
+P = ParamSpec("P")
+T = TypeVar("T")
 
 
 def increment(
@@ -52,3 +63,48 @@ def _column(model: type[Model], name: str) -> str:
     column = _concrete(model, name).column
     assert column is not None
     return column
+
+
+RETRIED_SQLSTATES = frozenset({"40001", "40P01"})
+"""PostgreSQL's serialization failure and deadlock detected: the database rolled the
+transaction back and says that running it again may succeed."""
+
+RETRY_ATTEMPTS = 5
+"""Runs of a retried transaction at most (the first and four retries)."""
+
+RETRY_PAUSE = 0.05
+"""Seconds before the first retry; each later one waits twice as long, with jitter."""
+
+
+def retried_transaction(work: Callable[P, T]) -> Callable[P, T]:
+    """Run ``work`` in ``transaction.atomic()``; run it again when the database killed it.
+
+    When ``work`` opens the outermost transaction and PostgreSQL aborts it with a serialization
+    failure or a detected deadlock (``RETRIED_SQLSTATES``), everything it wrote was rolled back,
+    so the whole call runs again, up to ``RETRY_ATTEMPTS`` runs, after a short jittered pause
+    (``RETRY_PAUSE`` seconds, doubling); the last failure is raised as it came
+    (``django.db.OperationalError``). Inside an outer transaction it runs once: only the
+    outermost transaction can be retried, by whoever opened it. Apply it only where running
+    the whole call twice is safe: its effects outside the database wait for the commit
+    (``transaction.on_commit``) and its input is idempotent (a ``client_id``, a relay id)
+    (docs/design.md, "Lock order").
+    """
+
+    @functools.wraps(work)
+    def run(*args: P.args, **kwargs: P.kwargs) -> T:
+        connection = transaction.get_connection()
+        for attempt in range(1, RETRY_ATTEMPTS + 1):
+            outermost = not connection.in_atomic_block
+            try:
+                with transaction.atomic():
+                    return work(*args, **kwargs)
+            except OperationalError as exc:
+                sqlstate = getattr(exc.__cause__, "sqlstate", None)
+                if not outermost or sqlstate not in RETRIED_SQLSTATES or attempt == RETRY_ATTEMPTS:
+                    raise
+                pause = RETRY_PAUSE * 2 ** (attempt - 1) * (0.5 + random.random())
+                logger.info("%s: %s (run %d); running it again", work.__qualname__, exc, attempt)
+                time.sleep(pause)
+        raise AssertionError("unreachable: the last run returns or raises")
+
+    return run

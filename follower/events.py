@@ -1,10 +1,10 @@
 """Per-user numbered follower events, kept for a while (DESIGN.md invariant 10, seed 003 §6.5).
 
-After Zulip's event queues: every event a user can see gets the next number of that user's
-counter (no gaps), is stored, and is sent to the user's channel-layer group only after the
-database commit. A page that reconnects asks for the events after the last id it applied
-(``events_after``); when some of them were pruned it gets a ``Resync`` instead and reloads its
-snapshot.
+After Zulip's event queues: every event a user can see is stored with the change it reports,
+gets the next number of that user's counter (no gaps) once that change committed, and is sent
+to the user's channel-layer group after that. A page that reconnects asks for the events after
+the last id it applied (``events_after``); when some of them were pruned it gets a ``Resync``
+instead and reloads its snapshot.
 
 An event frame, as stored and as sent on the websocket, is
 ``{"type": "event", "id": int, "kind": str, "payload": dict}``; a payload's ``fragments`` are
@@ -27,7 +27,6 @@ from django.db.models import F, Max
 from django.dispatch import Signal
 from django.utils import timezone
 
-from common import sql
 from follower import sending
 from follower.models import FollowerCursor, FollowerEvent
 
@@ -36,8 +35,9 @@ logger = logging.getLogger(__name__)
 Frame = dict[str, Any]
 
 event_committed = Signal()
-"""Sent in the publishing process once an event committed, before its channel-layer send is
-done: keyword arguments ``user_id`` and ``event_id`` (the hubs of the process keep the id)."""
+"""Sent in the numbering process once events were numbered and committed, before their
+channel-layer send is done: keyword arguments ``user_id`` and ``event_id`` (the newest number;
+the hubs of the process keep it)."""
 
 SWEEP_EVERY = 100
 """A user's every this-many-th event sweeps all users' expired events after its commit."""
@@ -62,59 +62,78 @@ def _frame(event: FollowerEvent) -> Frame:
     return {"type": "event", "id": event.seq, "kind": event.kind, "payload": event.payload}
 
 
-def _send(user_id: int, frame: Frame) -> None:
+def _send(user_id: int, frames: list[Frame]) -> None:
     layer = get_channel_layer()
     if layer is None:
         return
-    message = {"type": "follow.events", "user": user_id, sending.BATCH: [frame]}
+    message = {"type": "follow.events", "user": user_id, sending.BATCH: frames}
     sending.group_send(layer, group_name(user_id), message)
 
 
-def publish(user_id: int, kind: str, payload: dict[str, Any]) -> Frame:
-    """Number and store one event for ``user_id``; send it to the user's group after commit.
+def publish(user_id: int, kind: str, payload: dict[str, Any]) -> None:
+    """Store one event for ``user_id`` in the caller's transaction; number and send it after.
 
-    Runs in its own ``transaction.atomic()`` (joining the caller's, if any) with the user's
-    cursor row locked by its bump, so numbers have no gaps and the event exists exactly when the
-    caller's change committed: two statements (the bump, the insert), plus the deletion of the
-    user's oldest events once they pass ``FOLLOWER_EVENT_LIMIT``. A crash half-way leaves
-    neither the number nor the event. After the commit the send is queued, never waited for
-    (``follower.sending``); a failure of the channel layer is logged and the event still
-    reaches the page from storage (the hub's re-join, the page's heartbeat). Every
-    ``SWEEP_EVERY``-th event of a user also sweeps every user's expired events after the commit
-    (``prune_events``), so users who went quiet are pruned too. Returns the event frame.
+    One INSERT, joining the caller's transaction (if any), so the event exists exactly when the
+    caller's change committed and a rollback leaves none. The event is stored without a number
+    and takes no lock but its own new row: numbering waits for the commit (``deliver``, run by
+    ``transaction.on_commit``), so a writer that holds session rows never waits for the user's
+    counter row, and two writers never deadlock over it (docs/design.md, "Lock order").
     """
+    FollowerEvent.objects.create(user_id=user_id, seq=None, kind=str(kind), payload=payload)
+    transaction.on_commit(lambda: deliver(user_id), robust=True)
+
+
+def deliver(user_id: int) -> list[Frame]:
+    """Number the user's committed events that have no number yet; send them after commit.
+
+    Runs in its own short transaction (joining the caller's, if any) that locks only the user's
+    cursor row: the events get the next numbers in the order they were stored (no gaps), the
+    user's oldest events are deleted once they pass ``FOLLOWER_EVENT_LIMIT``, and after the
+    commit ``event_committed`` is sent and the frames go to the user's group as one message,
+    queued, never waited for (``follower.sending``); a failure of the channel layer is logged and
+    the events still reach the page from storage (the hub's re-join, the page's heartbeat).
+    When the numbering passes a multiple of ``SWEEP_EVERY`` every user's expired events are
+    swept after the commit too (``prune_events``). Also numbers what a process stored and did
+    not number (it stopped between its commit and this step): any later call for the user
+    numbers those (``events_after`` calls it, so a page's replay does). Returns the frames it
+    numbered, oldest first (empty: none waited).
+    """
+    unnumbered = FollowerEvent.objects.filter(user_id=user_id, seq__isnull=True)
+    if not unnumbered.exists():
+        return []
     with transaction.atomic():
-        last_seq, pruned_through = _bump(user_id)
-        event = FollowerEvent.objects.create(
-            user_id=user_id, seq=last_seq, kind=str(kind), payload=payload
-        )
+        FollowerCursor.objects.get_or_create(user_id=user_id)
+        cursor = FollowerCursor.objects.select_for_update().get(user_id=user_id)
+        pending = list(unnumbered.order_by("pk"))
+        if not pending:
+            return []
+        first = cursor.last_seq
+        for seq, event in enumerate(pending, start=first + 1):
+            event.seq = seq
+        FollowerEvent.objects.bulk_update(pending, ["seq"])
+        cursor.last_seq = first + len(pending)
+        FollowerCursor.objects.filter(user_id=user_id).update(last_seq=cursor.last_seq)
         limit: int = getattr(settings, "FOLLOWER_EVENT_LIMIT", 1000)
-        if last_seq - limit > pruned_through:
-            _prune_through(user_id, last_seq - limit)
-        frame = _frame(event)
+        if cursor.last_seq - limit > cursor.pruned_through:
+            _prune_through(user_id, cursor.last_seq - limit)
+        frames = [_frame(event) for event in pending]
+        last_seq = cursor.last_seq
 
         def send_after_commit() -> None:
             event_committed.send(FollowerEvent, user_id=user_id, event_id=last_seq)
-            _send(user_id, frame)
+            _send(user_id, frames)
 
         transaction.on_commit(send_after_commit, robust=True)
-        if last_seq % SWEEP_EVERY == 0:
+        if last_seq // SWEEP_EVERY > first // SWEEP_EVERY:
             transaction.on_commit(prune_events, robust=True)
-    return frame
-
-
-def _bump(user_id: int) -> tuple[int, int]:
-    """Take the user's next event number; return ``(last_seq, pruned_through)`` after it."""
-    bumped = sql.increment(FollowerCursor, "user", user_id, "last_seq", "pruned_through")
-    if bumped is None:  # the user's first event
-        FollowerCursor.objects.get_or_create(user_id=user_id)
-        bumped = sql.increment(FollowerCursor, "user", user_id, "last_seq", "pruned_through")
-        assert bumped is not None
-    return int(bumped[0]), int(bumped[1])
+    return frames
 
 
 def current_event_id(user_id: int) -> int:
-    """Return the id of the user's newest event (0 before the first)."""
+    """Return the id of the user's newest numbered event (0 before the first); one query.
+
+    An event committed but not numbered yet is not counted: a page that embeds this id gets it
+    as a later event (applying an event twice changes nothing on a page)."""
     last = FollowerCursor.objects.filter(user_id=user_id).values_list("last_seq", flat=True).first()
     return last or 0
 
@@ -124,8 +143,10 @@ def events_after(user_id: int, last_id: int) -> list[Frame] | Resync:
 
     Returns ``Resync`` when some of them were already pruned (``pruned_through > last_id``) or
     when ``last_id`` is ahead of every event the server numbered (a gap it cannot fill).
-    Events are read before the cursor, so a prune running in between is seen as a gap.
+    Events are read before the cursor, so a prune running in between is seen as a gap; what
+    committed unnumbered is numbered first (``deliver``).
     """
+    deliver(user_id)
     events = [
         _frame(e)
         for e in FollowerEvent.objects.filter(user_id=user_id, seq__gt=last_id).order_by("seq")

@@ -7,10 +7,11 @@ from django.db import models
 
 
 class FollowerEvent(models.Model):
-    """One event for one user; ``seq`` counts up per user without gaps."""
+    """One event for one user; ``seq`` counts up per user without gaps, set once the change the
+    event reports committed (None until then: ``follower.events.deliver``)."""
 
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE)
-    seq = models.PositiveBigIntegerField()
+    seq = models.PositiveBigIntegerField(null=True)
     kind = models.CharField(max_length=40)
     payload = models.JSONField(default=dict)
     created = models.DateTimeField(auto_now_add=True)
@@ -26,7 +27,8 @@ class FollowerEvent(models.Model):
 
 
 class FollowerCursor(models.Model):
-    """The per-user counter row, locked to number events; ``pruned_through`` marks the gap."""
+    """The per-user counter row, locked only while committed events are numbered;
+    ``pruned_through`` marks the gap."""
 
     user = models.OneToOneField(
         settings.AUTH_USER_MODEL, primary_key=True, on_delete=models.CASCADE

@@ -13,7 +13,7 @@ from typing import Any
 from django.db import transaction
 
 from follower import sources
-from follower.events import current_event_id
+from follower.events import current_event_id, deliver
 
 
 def snapshot(user_id: int) -> dict[str, Any]:
@@ -21,8 +21,10 @@ def snapshot(user_id: int) -> dict[str, Any]:
 
     ``last_event_id`` is read before the sources' reads, in one transaction, so every event it
     counts is reflected in them; a later event may be reflected too, and replaying it changes
-    nothing (rows are whole).
+    nothing (rows are whole). Events committed but not numbered yet are numbered first
+    (``deliver``), so the snapshot counts them.
     """
+    deliver(user_id)
     with transaction.atomic():
         found: dict[str, Any] = {"last_event_id": current_event_id(user_id)}
         sources.snapshot(user_id, found)

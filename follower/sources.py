@@ -41,7 +41,6 @@ from django.dispatch import receiver
 from django.utils.module_loading import import_string
 
 from follower import events, fragments
-from follower.events import Frame
 
 
 @functools.cache
@@ -86,13 +85,13 @@ class Outlet:
 
     def publish(
         self, user_id: int, kind: str, payload: dict[str, Any], *, about: Any = None
-    ) -> Frame:
+    ) -> None:
         """``follower.events.publish`` after every source's ``fragments(kind, about)`` joined
         ``payload["fragments"]`` (``about``: what the event is about, for those sources)."""
         extra = [f for method in hooks("fragments") for f in method(kind, about)]
         if extra:
             payload = payload | {"fragments": [*payload.get("fragments", []), *extra]}
-        return events.publish(user_id, kind, payload)
+        events.publish(user_id, kind, payload)
 
     fragment = staticmethod(fragments.fragment)
     """``follower.fragments.fragment``: one fragment, rendered in the user's language."""

@@ -19,6 +19,7 @@ from dataclasses import asdict, dataclass
 
 from django.db import IntegrityError, transaction
 
+from common import sql
 from host import compaction, log, runtime
 from host.models import InboxItem, InboxStage, Message, Role, Session, SessionStatus, SourceKind
 from host.signals import StepRejected, announce, before_step
@@ -84,7 +85,8 @@ def post_message(
     nothing changed. A retry with a known
     ``client_id`` returns the first answer (``created`` False) whatever else it carries. Runs
     in one transaction: a crash or a failing receiver half-way leaves nothing logged, relayed
-    or queued.
+    or queued; a transaction the database killed (a deadlock) runs again whole
+    (``common.sql.retried_transaction``).
     """
     buckets = _validate(role, content, usage, client_id)
     if client_id is not None:
@@ -93,20 +95,28 @@ def post_message(
             return first
     if role == Role.USER and content.strip() == compaction.COMMAND:
         return _post_compact(session, client_id)
-    with transaction.atomic():
-        message = _append_once(session, role, content, buckets, client_id)
-        if isinstance(message, PostResult):
-            return message
-        _require_open(session)
-        rejected = _claimed(session, message)
-        if rejected is not None:
-            Message.objects.filter(pk=message.pk).update(
-                forwarded_to=rejected.forwarded_to, forward_relay_id=rejected.relay_id
-            )
-            return PostResult(message, rejected.forwarded_to, rejected.relay_id)
-        if role == Role.USER:
-            _title_untitled(session, content)
-            _start_or_queue(session, message)
+    return _take(session, role, content, buckets, client_id)
+
+
+@sql.retried_transaction
+def _take(
+    session: Session, role: str, content: str, usage: Usage | None, client_id: str | None
+) -> PostResult:
+    """Log the message, let plugins claim it, start or queue its turn: one transaction, run
+    again whole when the database killed it (a deadlock; ``client_id`` keeps a retry single)."""
+    message = _append_once(session, role, content, usage, client_id)
+    if isinstance(message, PostResult):
+        return message
+    _require_open(session)
+    rejected = _claimed(session, message)
+    if rejected is not None:
+        Message.objects.filter(pk=message.pk).update(
+            forwarded_to=rejected.forwarded_to, forward_relay_id=rejected.relay_id
+        )
+        return PostResult(message, rejected.forwarded_to, rejected.relay_id)
+    if role == Role.USER:
+        _title_untitled(session, content)
+        _start_or_queue(session, message)
     return PostResult(message)
 
 

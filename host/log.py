@@ -7,7 +7,9 @@ leaves the log as it was.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 
 from django.db import transaction
@@ -32,16 +34,39 @@ from host.usage import Usage
 INSERT_ROWS = 200
 
 
+_guard: ContextVar[Callable[[Session], None] | None] = ContextVar("log_guard", default=None)
+
+
+@contextmanager
+def guarded(check: Callable[[Session], None]) -> Iterator[None]:
+    """Run ``check(session)`` in every append of this thread while the block runs.
+
+    The check runs inside the append's transaction, right after the session's row is locked,
+    so nothing that also locks the row first (ending a turn) can change its answer before the
+    commit; whatever it raises propagates with nothing appended. The agent's task fences a
+    turn's writes by its lease this way (``host.turn_lease.hold``; docs/design.md, "A turn's
+    writes are fenced by its lease"). Threads started inside the block are not guarded.
+    """
+    token = _guard.set(check)
+    try:
+        yield
+    finally:
+        _guard.reset(token)
+
+
 def reserve_seqs(session: Session, count: int) -> range:
     """Number ``count`` entries about to be appended to the log: return their sequence numbers.
 
     The revision moves past them in one statement, which holds the session row until the
-    caller's transaction ends (so no other writer takes them). Raises ``Session.DoesNotExist``
-    when the session is gone.
+    caller's transaction ends (so no other writer takes them), after the ``guarded`` check, if
+    any. Raises ``Session.DoesNotExist`` when the session is gone.
     """
     bumped = sql.increment(Session, "id", session.pk, "revision", by=count)
     if bumped is None:
         raise Session.DoesNotExist(f"session {session.pk} does not exist")
+    check = _guard.get()
+    if check is not None:
+        check(session)
     session.revision = int(bumped[0])
     return range(session.revision - count + 1, session.revision + 1)
 
@@ -56,6 +81,7 @@ def usage_columns(usage: Usage | None) -> dict[str, int | None]:
     }
 
 
+@sql.retried_transaction
 def append_message(
     session: Session,
     *,
@@ -86,33 +112,32 @@ def append_message(
     import, which no page shows yet).
     Raises ``IntegrityError`` on a duplicate relay id.
     """
-    with transaction.atomic():
-        seq = reserve_seqs(session, 1).start
-        message = Message.objects.create(
-            session=session,
-            seq=seq,
-            role=role,
-            source_kind=source_kind,
-            content=content,
-            model=model,
-            tool_name=tool_name,
-            external_id=external_id,
-            relay_id=relay_id,
-            starts_turn=starts_turn,
-            response_id=response_id,
-            tool_error=tool_error,
-            **usage_columns(usage),
-        )
-        context = (usage.prompt, seq) if usage is not None and role == Role.ASSISTANT else None
-        _fold_usage(session, len(content), usage, context, full_prompt)
-        if starts_turn:
-            Session.objects.filter(pk=session.pk).update(turns=F("turns") + 1)
-            if Session.objects.filter(pk=session.pk, blank=True).update(blank=False):
-                announce(session.pk)
-            session.refresh_from_db(fields=["turns", "blank"])
-        if live:
-            entry_appended.send(sender=Session, session=session, entry=message)
-        return message
+    seq = reserve_seqs(session, 1).start
+    message = Message.objects.create(
+        session=session,
+        seq=seq,
+        role=role,
+        source_kind=source_kind,
+        content=content,
+        model=model,
+        tool_name=tool_name,
+        external_id=external_id,
+        relay_id=relay_id,
+        starts_turn=starts_turn,
+        response_id=response_id,
+        tool_error=tool_error,
+        **usage_columns(usage),
+    )
+    context = (usage.prompt, seq) if usage is not None and role == Role.ASSISTANT else None
+    _fold_usage(session, len(content), usage, context, full_prompt)
+    if starts_turn:
+        Session.objects.filter(pk=session.pk).update(turns=F("turns") + 1)
+        if Session.objects.filter(pk=session.pk, blank=True).update(blank=False):
+            announce(session.pk)
+        session.refresh_from_db(fields=["turns", "blank"])
+    if live:
+        entry_appended.send(sender=Session, session=session, entry=message)
+    return message
 
 
 def _fold_usage(
@@ -201,6 +226,7 @@ def _usage_of(message: Message) -> Usage | None:
     )
 
 
+@sql.retried_transaction
 def append_event(
     session: Session, kind: SessionEventKind | str, data: dict[str, Any], *, live: bool = True
 ) -> SessionEvent:
@@ -208,13 +234,12 @@ def append_event(
 
     ``live`` sends ``entry_appended`` (False: an import).
     """
-    with transaction.atomic():
-        event = SessionEvent.objects.create(
-            session=session, seq=reserve_seqs(session, 1).start, kind=kind, data=data
-        )
-        if live:
-            entry_appended.send(sender=Session, session=session, entry=event)
-        return event
+    event = SessionEvent.objects.create(
+        session=session, seq=reserve_seqs(session, 1).start, kind=kind, data=data
+    )
+    if live:
+        entry_appended.send(sender=Session, session=session, entry=event)
+    return event
 
 
 def select_model(

@@ -14,7 +14,8 @@ whose lease ran out is lost, and ``end_lost_turns`` (the task worker's sweep) en
 ends, with a system notice in the log: the queued inputs become new turns, or the session turns
 idle. The lost turn's own input is not answered again: the agent may already have acted on it.
 
-Every write path here runs in one transaction: a crash half-way leaves the session as it was.
+Every write path here runs in one transaction: a crash half-way leaves the session as it was;
+one the database killed (a deadlock) runs again whole (``common.sql.retried_transaction``).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from django.db import transaction
 from django.utils import timezone
 from django_tasks.backends.immediate import ImmediateBackend
 
+from common import sql
 from host import log, tasks, turn_lease
 from host.models import (
     Activity,
@@ -57,24 +59,28 @@ def begin_turn(
     """
     if user_initiated and message is None:
         raise ValueError("a user-initiated turn starts from a user message")
-    with transaction.atomic():
-        fresh = _locked(session)
-        if fresh.status != SessionStatus.IDLE:
-            raise TurnRefused(f"session {fresh.pk} is {fresh.status}; a turn starts only when idle")
-        activity = _open_turn(fresh, message=message if user_initiated else None)
+    fresh, activity = _begin_turn(session, message if user_initiated else None)
     _copy_state(fresh, session)
     return activity
 
 
+@sql.retried_transaction
+def _begin_turn(session: Session, message: Message | None) -> tuple[Session, Activity]:
+    fresh = _locked(session)
+    if fresh.status != SessionStatus.IDLE:
+        raise TurnRefused(f"session {fresh.pk} is {fresh.status}; a turn starts only when idle")
+    return fresh, _open_turn(fresh, message=message)
+
+
+@sql.retried_transaction
 def start_user_turn(session: Session, message: Message) -> Activity:
     """Start the turn ``message`` (a user message) asks for and enqueue the agent's reply.
 
     Raises ``TurnRefused`` as ``begin_turn`` does. With a queueing backend the task row commits
     with the turn start; a crash half-way leaves neither.
     """
-    with transaction.atomic():
-        activity = begin_turn(session, user_initiated=True, message=message)
-        _enqueue_reply(session, activity)
+    activity = begin_turn(session, user_initiated=True, message=message)
+    _enqueue_reply(session, activity)
     return activity
 
 
@@ -86,18 +92,23 @@ def start_agent(session: Session) -> Activity:
     nothing changed (the engine records committed-start-pending then; seed 000, Failure
     outcomes).
     """
-    with transaction.atomic():
-        fresh = _locked(session)
-        if fresh.archived:
-            raise TurnRefused(f"session {fresh.pk} is archived; it is not started")
-        if not Message.objects.filter(session=fresh).exists():
-            raise TurnRefused(f"session {fresh.pk} has no message to start from")
-        if fresh.status != SessionStatus.IDLE:
-            raise TurnRefused(f"session {fresh.pk} is {fresh.status}; a turn starts only when idle")
-        activity = _open_turn(fresh, message=None)
-        _enqueue_reply(fresh, activity)
+    fresh, activity = _start_agent(session)
     _copy_state(fresh, session)
     return activity
+
+
+@sql.retried_transaction
+def _start_agent(session: Session) -> tuple[Session, Activity]:
+    fresh = _locked(session)
+    if fresh.archived:
+        raise TurnRefused(f"session {fresh.pk} is archived; it is not started")
+    if not Message.objects.filter(session=fresh).exists():
+        raise TurnRefused(f"session {fresh.pk} has no message to start from")
+    if fresh.status != SessionStatus.IDLE:
+        raise TurnRefused(f"session {fresh.pk} is {fresh.status}; a turn starts only when idle")
+    activity = _open_turn(fresh, message=None)
+    _enqueue_reply(fresh, activity)
+    return fresh, activity
 
 
 def end_turn(session: Session, turn: Activity | None = None) -> bool:
@@ -111,11 +122,15 @@ def end_turn(session: Session, turn: Activity | None = None) -> bool:
     commit. A session that is no longer running (disposed meanwhile) only gets its turn
     activity closed.
     """
-    with transaction.atomic():
-        fresh = _locked(session)
-        ended = _close_turn(fresh, turn)
+    fresh, ended = _end_turn(session, turn)
     _copy_state(fresh, session)
     return ended
+
+
+@sql.retried_transaction
+def _end_turn(session: Session, turn: Activity | None) -> tuple[Session, bool]:
+    fresh = _locked(session)
+    return fresh, _close_turn(fresh, turn)
 
 
 def end_lost_turns() -> int:
@@ -125,6 +140,7 @@ def end_lost_turns() -> int:
     return sum(end_lost_turn(turn) for turn in turn_lease.lost_turns())
 
 
+@sql.retried_transaction
 def end_lost_turn(turn: Activity) -> bool:
     """End ``turn`` when it is still open and its lease still expired; return whether it was
     ended.
@@ -132,19 +148,19 @@ def end_lost_turn(turn: Activity) -> bool:
     The session's log gains a system notice saying the turn stopped without finishing and that
     its input is not answered again; then the turn ends as ``end_turn`` ends one (the inbox's
     next input becomes a new turn, or the session turns idle and ``session_idle`` is sent).
-    A renewal or another sweep that came first leaves it alone. One transaction.
+    A renewal or another sweep that came first leaves it alone. One transaction, run again
+    whole when the database killed it.
     """
-    with transaction.atomic():
-        fresh = _locked(turn.session)
-        lost = Activity.objects.filter(
-            pk=turn.pk, ended__isnull=True, lease_expires__lt=timezone.now()
-        ).first()
-        if lost is None:
-            return False
-        log.append_message(
-            fresh, role=Role.SYSTEM, source_kind=SourceKind.SYSTEM, content=_lost_notice(lost)
-        )
-        return _close_turn(fresh, lost)
+    fresh = _locked(turn.session)
+    lost = Activity.objects.filter(
+        pk=turn.pk, ended__isnull=True, lease_expires__lt=timezone.now()
+    ).first()
+    if lost is None:
+        return False
+    log.append_message(
+        fresh, role=Role.SYSTEM, source_kind=SourceKind.SYSTEM, content=_lost_notice(lost)
+    )
+    return _close_turn(fresh, lost)
 
 
 def dispose(session: Session) -> None:

@@ -8,8 +8,10 @@ somewhere nothing caught — unless its task is still waiting in the queue (a bu
 death): ``lost_turns`` lists those, and the task worker's sweeper (``host.worker``) ends them
 with ``host.runtime.end_lost_turns`` every third of the lease. So a turn whose worker was killed
 is ended at most 1⅓ leases (20 s by default) after its last renewal, and a live turn is never
-ended however long its agent takes. Leases are written and read on each process's own clock, so
-the machines running workers and the site must agree on the time to well within a lease (NTP).
+ended however long its agent takes. A lease that ran out is never renewed, and the turn's
+writes check it (``hold``): a turn that lost its lease writes nothing more. Leases are written
+and read on each process's own clock, so the machines running workers and the site must agree
+on the time to well within a lease (NTP).
 """
 
 from __future__ import annotations
@@ -41,13 +43,45 @@ def deadline() -> datetime:
     return timezone.now() + timedelta(seconds=lease_seconds())
 
 
-def renew(turn_id: int) -> bool:
-    """Extend the lease of the open turn ``turn_id``; return False when the turn has ended.
+class LeaseLost(RuntimeError):
+    """The turn's lease ran out (or the turn ended): the turn writes nothing more."""
 
-    One conditional UPDATE: a turn the sweep ended meanwhile stays ended.
+
+def take(turn_id: int) -> bool:
+    """Take the lease of the open turn ``turn_id`` for the task that starts answering it;
+    return False when the turn has ended.
+
+    One conditional UPDATE: a turn the sweep ended meanwhile stays ended. A lease that ran out
+    while the task waited in the queue is taken all the same (a busy queue is not a death).
     """
     open_turn = Activity.objects.filter(pk=turn_id, kind=ActivityKind.TURN, ended__isnull=True)
     return bool(open_turn.update(lease_expires=deadline()))
+
+
+def renew(turn_id: int) -> bool:
+    """Extend the running lease of the open turn ``turn_id``; return False when the turn has
+    ended or its lease already ran out (it is lost: only the sweep ends it now).
+
+    One conditional UPDATE: a lease that ran out is never brought back, so a worker that was
+    stopped or cut off longer than the lease cannot outlive the sweep's decision.
+    """
+    held = Activity.objects.filter(
+        pk=turn_id, kind=ActivityKind.TURN, ended__isnull=True, lease_expires__gte=timezone.now()
+    )
+    return bool(held.update(lease_expires=deadline()))
+
+
+def hold(turn_id: int) -> None:
+    """Check that the turn ``turn_id`` still holds its lease, and extend it; raise
+    ``LeaseLost`` when it does not.
+
+    The fence of a turn's writes (docs/design.md, "A turn's writes are fenced by its lease"):
+    the agent's task runs it in each of its appends to the log, under the session's row lock
+    (``host.log.guarded``), the lock the sweep takes first too, so a write and the sweep's end
+    of the turn never both happen.
+    """
+    if not renew(turn_id):
+        raise LeaseLost(f"turn {turn_id} lost its lease; it writes nothing more")
 
 
 def lost_turns() -> list[Activity]:
@@ -70,5 +104,6 @@ def _queued(turn: Activity) -> bool:
 
 
 def heartbeat(turn_id: int) -> Repeating:
-    """Return the ``Repeating`` that renews the lease of ``turn_id`` while the agent runs."""
+    """Return the ``Repeating`` that renews the lease of ``turn_id`` while the agent runs (a
+    renewal after the lease ran out fails: the turn is lost)."""
     return Repeating(lambda: renew(turn_id), renew_interval(), f"turn-lease-{turn_id}")

@@ -1,12 +1,15 @@
-"""``common.sql.increment``: one statement bumps a counter and returns what is stored."""
+"""``common.sql``: one statement bumps a counter and returns what is stored; a transaction the
+database killed runs again."""
 
 from __future__ import annotations
 
+import os
+import threading
 import uuid
 from typing import Any
 
 import pytest
-from django.db import connection
+from django.db import connection, connections
 from django.test.utils import CaptureQueriesContext
 
 from common import sql
@@ -41,3 +44,48 @@ def test_a_name_that_is_no_column_is_refused():
 def test_increment_by_adds_that_many(session: Session):
     assert sql.increment(Session, "id", session.pk, "revision", by=250) == (250,)
     assert sql.increment(Session, "id", session.pk, "revision") == (251,)
+
+
+@pytest.mark.postgres
+@pytest.mark.skipif(
+    not os.environ.get("DATABASE_URL", "").startswith("postgres"),
+    reason="needs DATABASE_URL pointing at PostgreSQL",
+)
+@pytest.mark.django_db(transaction=True)
+def test_a_transaction_killed_by_a_deadlock_runs_again_and_both_writers_finish(
+    django_user_model: Any,
+):
+    owner = django_user_model.objects.create_user("ada")
+    one, two = (Session.objects.create(owner=owner) for _ in range(2))
+    meet = threading.Barrier(2)
+    runs: list[str] = []
+    errors: list[BaseException] = []
+
+    @sql.retried_transaction
+    def bump(name: str, first: Session, second: Session) -> None:
+        runs.append(name)
+        sql.increment(Session, "id", first.pk, "revision")
+        if runs.count(name) == 1:  # the first runs hold one row each, then want the other's
+            meet.wait(timeout=10)
+        sql.increment(Session, "id", second.pk, "revision")
+
+    def writer(name: str, first: Session, second: Session) -> None:
+        try:
+            bump(name, first, second)
+        except BaseException as exc:  # noqa: BLE001 (every failure is the test's finding)
+            errors.append(exc)
+        finally:
+            connections.close_all()
+
+    threads = [
+        threading.Thread(target=writer, args=("one-two", one, two)),
+        threading.Thread(target=writer, args=("two-one", two, one)),
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+    assert errors == []
+    assert len(runs) == 3  # PostgreSQL killed one of the first two runs; it ran again
+    assert [s.revision for s in Session.objects.filter(pk__in=[one.pk, two.pk])] == [2, 2]

@@ -8,10 +8,7 @@ from typing import Any
 import pytest
 from django.contrib.auth import get_user_model
 from django.contrib.auth.base_user import AbstractBaseUser
-from django.db import transaction
-
-from follower.events import publish
-from handoff.web.follow import Kind as HandoffKind
+from published import publish_phases
 
 
 @pytest.fixture
@@ -27,11 +24,8 @@ def bob() -> AbstractBaseUser:
 
 
 def _publish_burst(user_id: int) -> list[dict[str, Any]]:
-    """Publish four events for ``user_id`` in one transaction (as a handoff's route does);
-    return their frames."""
-    phases = ("prepared", "committed", "committed-start-pending", "started")
-    with transaction.atomic():
-        return [publish(user_id, HandoffKind.HANDOFF_PHASE, {"phase": p}) for p in phases]
+    """Publish four events for ``user_id`` in one transaction; return their frames."""
+    return publish_phases(user_id, "prepared", "committed", "committed-start-pending", "started")
 
 
 @pytest.fixture

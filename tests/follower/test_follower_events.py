@@ -26,11 +26,12 @@ from follower.events import (
     Frame,
     Resync,
     current_event_id,
+    deliver,
     events_after,
     group_name,
     prune_events,
-    publish,
 )
+from follower.events import publish as publish_uncommitted
 from follower.models import FollowerCursor, FollowerEvent
 from follower.snapshot import snapshot
 from follower.views import snapshot_view
@@ -102,14 +103,40 @@ def received(channel: str) -> dict[str, Any]:
     return message
 
 
+def publish(user_id: int, kind: str, payload: dict[str, Any]) -> list[Frame]:
+    """Publish one event and commit it, as a writer's commit does (the test's transaction does
+    not commit: ``deliver`` is what the commit runs); return the frames numbered."""
+    publish_uncommitted(user_id, kind, payload)
+    return deliver(user_id)
+
+
 # --- numbering and sending -------------------------------------------------------------------
 
 
 def test_publish_numbers_each_users_events_from_one_without_gaps(ada, bob):
-    ids = [publish(user.pk, HandoffKind.HANDOFF_PHASE, {})["id"] for user in (ada, bob, ada, ada)]
-    assert ids == [1, 1, 2, 3]
+    frames = [publish(user.pk, HandoffKind.HANDOFF_PHASE, {}) for user in (ada, bob, ada, ada)]
+    assert [[f["id"] for f in each] for each in frames] == [[1], [1], [2], [3]]
     assert current_event_id(ada.pk) == 3
     assert current_event_id(bob.pk) == 1
+
+
+def test_an_event_is_numbered_when_its_change_commits_not_before(ada):
+    with transaction.atomic():
+        publish_uncommitted(ada.pk, HandoffKind.HANDOFF_PHASE, {})
+        assert FollowerCursor.objects.filter(user=ada).first() is None
+        assert FollowerEvent.objects.get().seq is None
+    # The test's own transaction never commits: delivering is what the commit runs.
+    assert [f["id"] for f in deliver(ada.pk)] == [1]
+    assert deliver(ada.pk) == []
+
+
+def test_events_left_unnumbered_by_a_stopped_process_are_numbered_by_the_next_reader(ada):
+    publish_uncommitted(ada.pk, HandoffKind.HANDOFF_PHASE, {"phase": "prepared"})
+    publish_uncommitted(ada.pk, HandoffKind.HANDOFF_PHASE, {"phase": "committed"})
+    assert [(f["id"], f["payload"]["phase"]) for f in replayed(ada)] == [
+        (1, "prepared"),
+        (2, "committed"),
+    ]
 
 
 def test_current_event_id_default_is_zero(ada):
@@ -119,9 +146,11 @@ def test_current_event_id_default_is_zero(ada):
 def test_publish_sends_to_the_users_group_after_commit(ada, django_capture_on_commit_callbacks):
     channel = listen(ada)
     with django_capture_on_commit_callbacks() as callbacks:
-        frame = publish(ada.pk, SessionKind.SESSION_ADDED, {"session": {"id": "x"}})
+        publish_uncommitted(ada.pk, SessionKind.SESSION_ADDED, {"session": {"id": "x"}})
     assert len(callbacks) == 1
-    callbacks[0]()
+    with django_capture_on_commit_callbacks(execute=True):
+        callbacks[0]()
+    (frame,) = replayed(ada)
     assert received(channel) == {"type": "follow.events", "user": ada.pk, "batch": [frame]}
     assert frame == {
         "type": "event",
@@ -137,7 +166,7 @@ def test_publish_rolled_back_stores_and_sends_nothing(ada, django_capture_on_com
         pytest.raises(RuntimeError),
         transaction.atomic(),
     ):
-        publish(ada.pk, HandoffKind.HANDOFF_PHASE, {})
+        publish_uncommitted(ada.pk, HandoffKind.HANDOFF_PHASE, {})
         raise RuntimeError("the change failed")
     assert callbacks == []
     assert current_event_id(ada.pk) == 0
@@ -367,7 +396,7 @@ def test_every_hundredth_event_sweeps_quiet_users(ada, bob, django_capture_on_co
         publish(ada.pk, HandoffKind.HANDOFF_PHASE, {})
     assert FollowerEvent.objects.filter(user=bob).exists()
     with django_capture_on_commit_callbacks(execute=True):
-        publish(ada.pk, HandoffKind.HANDOFF_PHASE, {})
+        publish_uncommitted(ada.pk, HandoffKind.HANDOFF_PHASE, {})
     assert not FollowerEvent.objects.filter(user=bob).exists()
     assert events_after(bob.pk, 0) == Resync(last_event_id=1)
 

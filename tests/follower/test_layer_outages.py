@@ -20,12 +20,11 @@ from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
 from channels.testing import WebsocketCommunicator
 from django.contrib.auth.models import AbstractBaseUser
+from published import publish_phases
 
 from bench.outages import PrivateRedis
 from follower import sending
 from follower.consumers import FollowConsumer
-from follower.events import publish
-from handoff.web.follow import Kind as HandoffKind
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),
@@ -71,7 +70,7 @@ async def emit(user: AbstractBaseUser, count: int) -> list[int]:
     """Publish ``count`` events for ``user`` (as a request would); return their ids."""
     ids = []
     for n in range(count):
-        frame = await database_sync_to_async(publish)(user.pk, HandoffKind.HANDOFF_PHASE, {"n": n})
+        (frame,) = await database_sync_to_async(publish_phases)(user.pk, f"phase {n}")
         ids.append(frame["id"])
     return ids
 

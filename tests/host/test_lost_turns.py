@@ -68,6 +68,14 @@ class Worker:
         self.process.send_signal(signal.SIGKILL)
         self.process.wait()
 
+    def pause(self) -> None:
+        """SIGSTOP: the worker stalls mid-turn (a long GC pause, a frozen VM), then resumes."""
+        self.process.send_signal(signal.SIGSTOP)
+
+    def resume(self) -> None:
+        """SIGCONT: the stalled worker goes on where it stopped."""
+        self.process.send_signal(signal.SIGCONT)
+
     def alive(self) -> bool:
         return self.process.poll() is None
 
@@ -76,6 +84,8 @@ class Worker:
         return self.log.read().decode(errors="replace")
 
     def stop(self) -> None:
+        if self.alive():
+            self.resume()  # a stalled worker would not hear the request to stop
         stop_process(self.process)
         self.log.close()
 
@@ -198,6 +208,19 @@ def assert_recovered(session: Session, fake_llm: Any) -> None:
     assert record.source_revision >= answers.last().seq  # type: ignore[union-attr]
 
 
+DROPPED = "lost its lease before the agent's answer was written; the answer is dropped"
+"""What a worker logs when its turn's writes were fenced off (``host.tasks``)."""
+
+
+def answers(session: Session) -> int:
+    return Message.objects.filter(session=session, role=Role.ASSISTANT).count()
+
+
+def lost_notice_logged(session: Session) -> bool:
+    notices = Message.objects.filter(session=session, role=Role.SYSTEM)
+    return notices.filter(content__contains="stopped without finishing").exists()
+
+
 def test_a_worker_killed_mid_turn_ends_the_turn_and_the_queue_is_answered(
     owner: AbstractBaseUser, fake_llm: Any, start_worker: Callable[..., Worker]
 ):
@@ -212,22 +235,32 @@ def test_a_worker_killed_mid_turn_ends_the_turn_and_the_queue_is_answered(
     assert_recovered(session, fake_llm)
 
 
+@pytest.mark.parametrize("answered", ["during the cut", "after the sweep"])
 def test_a_database_cut_mid_turn_ends_the_turn_and_the_queue_is_answered(
     owner: AbstractBaseUser,
     fake_llm: Any,
     database_cut: Cut,  # before start_worker: the workers stop before the proxy closes
     start_worker: Callable[..., Worker],
+    answered: str,
 ):
+    """The model answers while the database is gone (the answer cannot be written), or once the
+    turn was declared lost (the answer is dropped: the turn's writes are fenced by its lease)."""
     worker = start_worker(cut=database_cut)
     session = wedge(owner, fake_llm, worker)
 
     database_cut.cut()
-    fake_llm.released.set()  # the answer arrives while the database is gone
+    if answered == "during the cut":
+        fake_llm.released.set()
     time.sleep(outage_seconds())
     database_cut.restore()
+    if answered == "after the sweep":
+        wait_for(lambda: lost_notice_logged(session), "the sweep of the lost turn", [worker])
+        fake_llm.released.set()
 
     wait_for(lambda: handed_off(session), "the handoff after the queue", [worker])
     assert worker.alive()
+    if answered == "after the sweep":
+        assert DROPPED in worker.output()
     assert_recovered(session, fake_llm)
 
 
@@ -248,3 +281,24 @@ def test_a_live_turn_longer_than_many_leases_is_never_ended(
     assert Message.objects.filter(session=session, role=Role.ASSISTANT).count() == 1
     assert not Message.objects.filter(session=session, role=Role.SYSTEM).exists()
     assert all(worker.alive() for worker in workers)
+
+
+def test_a_worker_stalled_past_its_lease_writes_nothing_when_it_resumes(
+    owner: AbstractBaseUser, fake_llm: Any, start_worker: Callable[..., Worker]
+):
+    stalled = start_worker()
+    session = wedge(owner, fake_llm, stalled)
+
+    stalled.pause()
+    fake_llm.released.set()  # the stalled worker's answer waits in its socket
+    survivor = start_worker()
+    wait_for(lambda: handed_off(session), "the handoff after the queue", [stalled, survivor])
+    stalled.resume()
+
+    wait_for(
+        lambda: DROPPED in stalled.output() or answers(session) > 2,
+        "the stalled worker's late answer",
+        [stalled, survivor],
+    )
+    assert_recovered(session, fake_llm)
+    assert stalled.alive()

@@ -17,7 +17,7 @@ from django.utils import timezone
 from django_tasks_db.compat import TaskResultStatus
 from django_tasks_db.models import DBTaskResult
 
-from host import intake, runtime, tasks, turn_lease
+from host import agent, intake, runtime, tasks, turn_lease
 from host.models import Activity, ActivityKind, Message, Role, Session, SessionStatus
 from host.sessions import create_session
 from host.signals import session_idle
@@ -105,9 +105,10 @@ def test_the_session_goes_idle_when_nothing_is_queued(
 def test_a_turn_whose_lease_is_renewed_is_not_ended(session: Session):
     intake.post_message(session, content="slow")
     turn = claimed(open_turn(session))
-    expire(turn)
+    Activity.objects.filter(pk=turn.pk).update(lease_expires=timezone.now() + timedelta(seconds=1))
 
     assert turn_lease.renew(turn.pk)
+    time.sleep(1.1)  # the lease it had would have run out by now
 
     assert runtime.end_lost_turns() == 0
     assert open_turn(session).pk == turn.pk
@@ -151,3 +152,35 @@ def test_the_heartbeat_renews_the_lease_while_the_agent_runs(session: Session, s
 
     renewed = Activity.objects.get(pk=turn.pk).lease_expires
     assert renewed is not None and renewed > first
+
+
+def test_an_answer_written_after_the_lease_ran_out_is_dropped_and_the_turn_ends_as_lost(
+    session: Session, monkeypatch: pytest.MonkeyPatch
+):
+    """The worker stalled in the model call past its lease (the stall is played by the lease
+    running out during the call): the answer is not written, the turn ends as lost."""
+    intake.post_message(session, content="first")
+    turn = claimed(open_turn(session))
+    intake.post_message(session, content="second")
+    reply = agent.reply
+
+    def stalled(stalled_session: Session) -> Message:
+        expire(turn)  # the heartbeat could not renew: the worker was stopped past the lease
+        return reply(stalled_session)
+
+    monkeypatch.setattr(agent, "reply", stalled)
+
+    tasks.run_agent_turn.call(str(session.pk), turn.pk)
+
+    assert texts(session, Role.ASSISTANT) == []
+    (notice,) = texts(session, Role.SYSTEM)
+    assert "(message #1) stopped without finishing" in notice
+    assert Activity.objects.get(pk=turn.pk).ended is not None
+    assert open_turn(session).pk != turn.pk  # the queued input is the next turn
+
+
+def test_a_lease_that_ran_out_is_not_renewed(session: Session):
+    intake.post_message(session, content="first")
+    turn = expire(claimed(open_turn(session)))
+    assert not turn_lease.renew(turn.pk)
+    assert turn_lease.take(turn.pk)  # a task that waited in the queue still takes its turn
