@@ -300,7 +300,11 @@ class ClaudeImporter:
         stream = self._sidechains.get(root)
         if stream is None:
             writer = new_session(
-                self.owner, f"{main.external_id}:sidechain-{root}", path=self.path, parent=main
+                self.owner,
+                f"{main.external_id}:sidechain-{root}",
+                path=self.path,
+                parent=main,
+                rereading=self.rereading,
             )
             stream = self._sidechains[root] = _Stream(writer)
         return stream

@@ -309,11 +309,15 @@ def new_session(
     Raises ``AlreadyImported`` when a main with this ``external_id`` (the transcript's session
     id, cut to ``MAX_NAME``) already exists for ``owner``: re-importing a file adds nothing.
     ``rereading`` (a log followed again from its start because it was replaced) is the session
-    the log fed: with the same ``external_id`` its writer is returned, knowing what it has.
+    the log fed: when it, or one of its subagents, has ``external_id``, that session's writer is
+    returned, knowing what it has.
     """
     external_id = external_id[:MAX_NAME]
-    if rereading is not None and rereading.external_id == external_id:
-        return resumed_writer(rereading)
+    if rereading is not None:
+        fed = Session.objects.filter(owner=owner, external_id=external_id)
+        found = fed.filter(pk=rereading.pk).first() or fed.filter(parent=rereading).first()
+        if found is not None:
+            return resumed_writer(found)
     if parent is None:
         existing = Session.objects.filter(owner=owner, external_id=external_id).first()
         if existing is not None:
@@ -328,6 +332,9 @@ def resumed_writer(session: Session) -> SessionWriter:
     ids = Message.objects.filter(session=session).exclude(external_id="")
     return SessionWriter(
         session,
+        cwd=session.cwd,
+        context_window=session.context_window,
+        title=session.title,
         known=frozenset(ids.values_list("external_id", flat=True)),
         known_compactions=session.compactions,
     )
