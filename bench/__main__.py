@@ -7,7 +7,8 @@ only its page mode (``bench/follower_pages.py``), ``handoff``
 only what one handoff costs (``bench/handoff_cost.py``, about ten seconds), ``briefs`` only the
 brief evaluation (``bench/briefs.py``: each log's brief against its probes, under a minute),
 ``soak`` the outage soak (``bench/soak.py``: private PostgreSQL and Redis cut under load),
-``chromium`` five real Chromium tabs on a long imported log (``bench/chromium_tabs.py``).
+``chromium`` five real Chromium tabs on a long imported log (``bench/chromium_tabs.py``),
+``follow`` following live logs (``bench/follow.py``: append → event, idle CPU, first scan).
 
 ``--both`` after a benchmark's name (``python -m bench pages --both``) runs it twice, each in a
 process of its own: on SQLite + the in-memory layer, then on PostgreSQL + Redis
@@ -31,6 +32,7 @@ GROUPS = {
     "chromium": ("chromium_tabs",),
     "handoff": ("handoff_cost",),
     "briefs": ("briefs",),
+    "follow": ("follow",),
 }
 """The benchmarks one name runs (modules of ``bench``, each with ``run()``), in order."""
 EVERYTHING = (

@@ -15,6 +15,7 @@ Main logs are read before subagent logs, so a subagent finds its main's session.
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -88,11 +89,15 @@ class Follower:
             except FileNotFoundError:
                 self.seen.pop(path, None)
                 continue
-            seen = self.seen.setdefault(path, Seen(changed=now))
+            # First sight: active as long ago as the log was last written.
+            since = max(0.0, time.time() - stat.st_mtime)
+            seen = self.seen.setdefault(path, Seen(changed=now - since))
             identity = (stat.st_dev, stat.st_ino, stat.st_size)
             if identity != (seen.device, seen.inode, seen.size):
+                if seen.size >= 0:  # not the first sight
+                    seen.changed = now
                 seen.device, seen.inode, seen.size = identity
-                seen.changed, seen.settled = now, False
+                seen.settled = False
                 self.step(path, settle=False)
             elif not seen.settled and now - seen.changed >= self.quiet:
                 seen.settled = True
@@ -115,6 +120,9 @@ class Follower:
     async def run(self, *, reconcile_every: float = RECONCILE) -> None:
         """Follow until cancelled: file events, stat polls and reconciles (module docstring)."""
         from watchfiles import awatch
+
+        # Its "N changes detected" line per batch of events says nothing a person needs.
+        logging.getLogger("watchfiles.main").setLevel(logging.WARNING)
 
         await sync_to_async(self.reconcile)()
         last_reconcile = time.monotonic()
