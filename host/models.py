@@ -51,6 +51,15 @@ class PermissionPreset(models.TextChoices):
     CUSTOM = "custom", _("Custom")
 
 
+class Runtime(models.TextChoices):
+    """Where a session runs: here, or in a Claude Code or Codex terminal whose log is followed
+    (``manage.py follow_sessions``): its input belongs to that terminal."""
+
+    PRODUCT = "product", _("Session Handoff")
+    CLAUDE = "claude", _("Claude Code")
+    CODEX = "codex", _("Codex")
+
+
 class Session(models.Model):
     """One conversation. A main has no parent; a subagent's ``parent`` is the main that owns it."""
 
@@ -113,6 +122,13 @@ class Session(models.Model):
         _("context window"),
         default=0,
         help_text=_("Tokens, when the transcript states it; 0 = look up by model."),
+    )
+    runtime = models.CharField(
+        _("runtime"),
+        max_length=10,
+        choices=Runtime.choices,
+        default=Runtime.PRODUCT,
+        help_text=_("Where the session runs; another runtime's input belongs to its terminal."),
     )
     external_id = models.CharField(
         _("external id"),

@@ -27,7 +27,7 @@ from host.importers.codex import CodexImporter
 from host.importers.errors import AlreadyImported, TranscriptError
 from host.importers.importer import CLAUDE, CODEX, format_of
 from host.importers.lines import JsonObject, LineNote, parse_line
-from host.models import FollowedFile, Message, Session, SessionEvent
+from host.models import FollowedFile, Message, Runtime, Session, SessionEvent
 from host.signals import entry_appended
 
 # Most bytes one step reads (a longer line is read whole all the same).
@@ -72,7 +72,8 @@ def follow_step(path: Path, owner: User, *, settle: bool = False) -> Step:
     appended, so the page shows the whole log; more lines of that response later replace its
     usage. Entries appended to a session that existed before the step are announced
     (``entry_appended``), and each session touched is announced (``session_changed``), inside
-    the transaction. A log breaking its format's rules, or whose session was imported already,
+    the transaction; each is marked as a session of its runtime (``Runtime``: its input belongs to
+    the terminal). A log breaking its format's rules, or whose session was imported already,
     is marked ``failed`` and no longer read. Raises ``OSError`` when the log cannot be read.
     """
     step = Step(path)
@@ -131,8 +132,12 @@ def _step(handle: BinaryIO, owner: User, step: Step, settle: bool) -> None:
     importer.feed(records)
     if settle:
         importer.settle()
+    runtime = Runtime.CODEX if isinstance(importer, CodexImporter) else Runtime.CLAUDE
     for writer in importer.writers():
         session = writer.session
+        if session.runtime != runtime:  # its input belongs to the runtime's terminal
+            Session.objects.filter(pk=session.pk).update(runtime=runtime)
+            session.runtime = runtime
         writer.write_back(f"Imported {step.path.stem}", created=session.pk not in before)
         step.messages += _announce_entries(session, before.get(session.pk))
     writers = importer.writers()

@@ -22,12 +22,16 @@ import pytest
 from django.contrib.auth.models import User
 from django.core.management import call_command
 from django.db import connection
+from django.template.loader import render_to_string
+from django.utils import translation
 from shared_files import SAMPLES
 
+from host.composer import submit
 from host.importers import import_transcript
 from host.importers.following import Follower
 from host.importers.live import follow_step
 from host.models import FollowedFile, Session
+from host.sidebar import row_context
 from host.usage import context_tokens, session_usage
 
 EPIC = "claude-code-2.x-epic"
@@ -267,11 +271,36 @@ def test_damaged_lines_are_reported_and_skipped(owner: User, tmp_path: Path) -> 
     a summary, and imports the readable records."""
     (tmp_path / "damaged.jsonl").write_bytes((SAMPLES / "claude-code-damaged.jsonl").read_bytes())
     out, err = StringIO(), StringIO()
-    call_command(
-        "follow_sessions", str(tmp_path), "--once", "--owner", "ada", stdout=out, stderr=err
-    )
+    with translation.override("en"):
+        call_command(
+            "follow_sessions", str(tmp_path), "--once", "--owner", "ada", stdout=out, stderr=err
+        )
     assert f"{tmp_path / 'damaged.jsonl'}:11: skipped: not valid JSON" in err.getvalue()
     assert ":4: repaired: lone surrogates stored as U+FFFD" in err.getvalue()
     assert "3 damaged lines" in out.getvalue()
     session = Session.objects.get(owner=owner)
     assert session.turns == 5
+
+
+@pytest.mark.django_db
+def test_a_followed_session_is_of_its_runtime_and_takes_no_input_here(
+    owner: User, tmp_path: Path
+) -> None:
+    """A followed log's sessions are its runtime's (listed with it and the model); the composer
+    refuses input for them, saying it belongs in the terminal, and logs nothing."""
+    for name in ("codex-fork.jsonl", f"{EPIC}.jsonl"):
+        (tmp_path / name).write_bytes((SAMPLES / name).read_bytes())
+    Follower([tmp_path], owner).once()
+    codex = Session.objects.get(owner=owner, external_id__startswith="019ab3e2")
+    claude = Session.objects.get(owner=owner, external_id__startswith="7c3e91d2")
+    assert (codex.runtime, claude.runtime) == ("codex", "claude")
+    row = render_to_string("chat/_session_row.html", row_context(codex))
+    assert "Codex · gpt-5.2-codex" in row
+    revision = codex.revision
+    result = submit(codex, owner, "run the tests again", client_id="c-1")
+    assert (result.kind, result.text) == (
+        "error",
+        "this session runs in Codex: type its input in its terminal",
+    )
+    codex.refresh_from_db()
+    assert codex.revision == revision
