@@ -23,6 +23,7 @@ from django.contrib.auth.models import User
 from django.core.management import call_command
 from django.db import connection
 from django.template.loader import render_to_string
+from django.test import Client
 from django.utils import translation
 from shared_files import SAMPLES
 
@@ -304,3 +305,7 @@ def test_a_followed_session_is_of_its_runtime_and_takes_no_input_here(
     )
     codex.refresh_from_db()
     assert codex.revision == revision
+    client = Client()
+    client.force_login(owner)
+    page = client.get(f"/s/{codex.pk}/", HTTP_ACCEPT_LANGUAGE="en").content.decode()
+    assert 'This conversation runs in <span translate="no">Codex</span>: type its input' in page
