@@ -107,9 +107,10 @@ def _renamed(line: bytes, index: int) -> bytes:
         payload["call_id"] = f"{payload['call_id']}-{index}"
     info = payload.get("info") if isinstance(payload.get("info"), dict) else None
     if info and isinstance(info.get("total_token_usage"), dict):
-        total = info["total_token_usage"]
-        for key in ("input_tokens", "cached_input_tokens", "output_tokens"):
-            total[key] = total.get(key, 0) + 1_000_000 * (index + 1)
+        total, step = info["total_token_usage"], 1_000_000 * (index + 1)
+        # Every bucket grows (uncached input = input − cached too): the totals never go down.
+        for key, times in (("input_tokens", 2), ("cached_input_tokens", 1), ("output_tokens", 1)):
+            total[key] = total.get(key, 0) + times * step
     return (json.dumps(record) + "\n").encode()
 
 
@@ -156,19 +157,21 @@ def run() -> None:
     """Print the three figures (module docstring), with the load average beside them."""
     owner = demo_user()
     load = Path("/proc/loadavg").read_text().split()[:3] if Path("/proc/loadavg").exists() else []
-    print(f"follow_sessions (load average {' '.join(load)})")
+    print(f"follow_sessions (load average {' '.join(load)})", flush=True)
     rate, parse_rate, messages, size = first_scan(owner)
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(
         f"  first scan: {messages} messages at {rate:.0f} messages/s "
         f"(read-only parse: {parse_rate:.0f} records/s), {size:.1f} MiB of logs, "
-        f"peak RSS {rss:.0f} MiB"
+        f"peak RSS {rss:.0f} MiB",
+        flush=True,
     )
     times = sorted(append_latency(owner))
     if times:
         p95 = times[min(len(times) - 1, int(len(times) * 0.95))]
         print(
             f"  append -> event: {len(times)}/{APPENDS} appends, "
-            f"p50 {statistics.median(times) * 1000:.0f} ms, p95 {p95 * 1000:.0f} ms"
+            f"p50 {statistics.median(times) * 1000:.0f} ms, p95 {p95 * 1000:.0f} ms",
+            flush=True,
         )
     print(f"  idle, {IDLE_FILES} logs watched: {idle_cpu(owner):.1f} % of a core")

@@ -309,3 +309,31 @@ def test_a_followed_session_is_of_its_runtime_and_takes_no_input_here(
     client.force_login(owner)
     page = client.get(f"/s/{codex.pk}/", HTTP_ACCEPT_LANGUAGE="en").content.decode()
     assert 'This conversation runs in <span translate="no">Codex</span>: type its input' in page
+
+
+@pytest.mark.django_db
+def test_a_response_settled_half_way_counts_with_its_last_line(
+    owner: User, django_user_model: Any, tmp_path: Path
+) -> None:
+    """A response whose first line (streamed, few output tokens) is settled before its last
+    line arrives: the last line's usage replaces the first's, as a whole import counts it."""
+    lines = [json.loads(line) for line in (SAMPLES / f"{EPIC}.jsonl").read_text().splitlines()]
+    prompt = next(line for line in lines if line["type"] == "user")
+    answer = next(line for line in lines if line["type"] == "assistant")
+    usage = {"input_tokens": 5, "output_tokens": 1, "cache_read_input_tokens": 700,
+             "cache_creation_input_tokens": 30}  # fmt: skip
+    reading = [{"type": "text", "text": "Reading the code."}]
+    first_message = {**answer["message"], "id": "msg_split", "content": reading, "usage": usage}
+    first = {**answer, "uuid": "a-1", "message": first_message}
+    done = [{"type": "text", "text": "Done."}]
+    last_message = {**first_message, "content": done, "usage": {**usage, "output_tokens": 120}}
+    last = {**first, "uuid": "a-2", "message": last_message}
+    text = [json.dumps(line) + "\n" for line in (prompt, first, last)]
+    right = expected(django_user_model, tmp_path / "whole", {"split.jsonl": "".join(text).encode()})
+    log = tmp_path / "split.jsonl"
+    log.write_text(text[0] + text[1])
+    follow_step(log, owner, settle=True)
+    append(log, text[2].encode())
+    follow_step(log, owner, settle=True)
+    assert figures(owner) == right
+    assert session_usage(Session.objects.get(owner=owner)).output == 120
