@@ -6,8 +6,9 @@ Three figures, each from a short run:
   while a ``Follower`` runs its loop (file events, 0.5 s stat polls) in a thread; each time is
   from the append to the commit of the follower event that carries it (``event_committed``:
   what every open tab of the conversation is then sent). p50 / p95 in milliseconds.
-- **idle CPU**: 1 000 small logs under the folder, imported once, then the loop left to run for
-  ``IDLE_SECONDS`` with nothing appended: the process's CPU time over the wall time (% of a core).
+- **idle CPU**: 1 000 small logs under the folder, last written an hour ago, imported once, then
+  the loop left to run for ``IDLE_SECONDS`` with nothing appended: the process's CPU time over
+  the wall time (% of a core).
 - **first scan**: ``COPIES`` copies of the project's samples (new session ids) imported by
   ``Follower.once`` (messages/s, the process's peak RSS) beside a read-only parse of the same
   files (``read_lines``: records/s).
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import resource
 import statistics
 import tempfile
@@ -121,7 +123,9 @@ def idle_cpu(owner: object) -> float:
     for index in range(IDLE_FILES):
         sub = folder / f"{index % 20:02d}"
         sub.mkdir(exist_ok=True)
-        (sub / f"{index}.jsonl").write_text(record.replace("019ab3e2", f"{index:08x}") + "\n")
+        path = sub / f"{index}.jsonl"
+        path.write_text(record.replace("019ab3e2", f"{index:08x}") + "\n")
+        os.utime(path, (time.time() - 3600, time.time() - 3600))  # quiet for an hour
     Follower([folder], owner).once()  # type: ignore[arg-type]
     follower = Follower([folder], owner)  # type: ignore[arg-type]
     follower.reconcile()  # the loop's own first look, outside the measure

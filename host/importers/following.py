@@ -15,6 +15,7 @@ Main logs are read before subagent logs, so a subagent finds its main's session.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections.abc import Callable, Iterable
@@ -23,6 +24,7 @@ from pathlib import Path
 
 from asgiref.sync import sync_to_async
 from django.contrib.auth.models import User
+from django.db import connections
 
 from host.importers.live import Step, follow_step, main_log_of
 
@@ -128,23 +130,33 @@ class Follower:
         last_reconcile = time.monotonic()
         folders = [folder for folder in self.folders if folder.exists()]
         changed: set[Path] = set()
+        woken = asyncio.Event()
+        last_poll = time.monotonic()
 
         async def watch() -> None:
             if not folders:
                 return
             async for events in awatch(*folders, step=50, rust_timeout=1000):
                 changed.update(Path(path) for _, path in events if path.endswith(".jsonl"))
+                woken.set()
 
         watcher = asyncio.ensure_future(watch())
         try:
             while True:
-                await asyncio.sleep(POLL)
+                # A file event is read at once; without one, the next poll is due.
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(woken.wait(), POLL)
+                woken.clear()
                 fresh = sorted(changed, key=lambda path: (main_log_of(path) is not None, path))
                 changed.clear()
                 await sync_to_async(self.look)(fresh)
-                await sync_to_async(self.poll)()
+                if time.monotonic() - last_poll >= POLL:
+                    await sync_to_async(self.poll)()
+                    last_poll = time.monotonic()
                 if time.monotonic() - last_reconcile >= reconcile_every:
                     await sync_to_async(self.reconcile)()
                     last_reconcile = time.monotonic()
         finally:
             watcher.cancel()
+            # The thread that ran the steps keeps its connection otherwise.
+            await sync_to_async(connections.close_all)()

@@ -8,12 +8,16 @@ session's copy made from the 2.x log here; they are appended in chunks that cut 
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import os
 import random
 import subprocess
 import sys
 import threading
+import time
+from collections.abc import Callable
 from io import StringIO
 from pathlib import Path
 from typing import Any
@@ -337,3 +341,45 @@ def test_a_response_settled_half_way_counts_with_its_last_line(
     follow_step(log, owner, settle=True)
     assert figures(owner) == right
     assert session_usage(Session.objects.get(owner=owner)).output == 120
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_loop_reads_appends_as_they_come(
+    owner: User, django_user_model: Any, tmp_path: Path
+) -> None:
+    """``follow_sessions`` without ``--once``: its loop (file events, polls) imports each
+    append within seconds, until stopped."""
+    name = "codex-fork.jsonl"
+    data = (SAMPLES / name).read_bytes()
+    right = expected(django_user_model, tmp_path / "whole", {name: data})
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    follower = Follower([logs], owner, quiet=0.1)
+    loop = asyncio.new_event_loop()
+    task = loop.create_task(follower.run())
+
+    def run_loop() -> None:
+        with contextlib.suppress(asyncio.CancelledError):
+            loop.run_until_complete(task)
+        connection.close()
+
+    thread = threading.Thread(target=run_loop)
+    thread.start()
+    try:
+        half = data.index(b"\n", len(data) // 2) + 1
+        append(logs / name, data[:half])
+        wait_for(lambda: FollowedFile.objects.filter(offset=half).exists())
+        append(logs / name, data[half:])
+        wait_for(lambda: figures(owner) == right)
+    finally:
+        loop.call_soon_threadsafe(task.cancel)
+        thread.join()
+        loop.close()
+
+
+def wait_for(condition: Callable[[], bool], seconds: float = 20) -> None:
+    """Return once ``condition()`` holds; fail after ``seconds``."""
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, "the follower did not catch up"
+        time.sleep(0.05)
