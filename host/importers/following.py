@@ -100,19 +100,21 @@ class Follower:
                     seen.changed = now
                 seen.device, seen.inode, seen.size = identity
                 seen.settled = False
-                self.step(path, settle=False)
+                if self.step(path, settle=False).waiting:
+                    seen.size = -1  # its main log has no session yet: look again next time
             elif not seen.settled and now - seen.changed >= self.quiet:
                 seen.settled = True
                 self.step(path, settle=True)
 
-    def step(self, path: Path, *, settle: bool) -> None:
-        """Read ``path`` until nothing waits (``Step.more``), reporting each step."""
+    def step(self, path: Path, *, settle: bool) -> Step:
+        """Read ``path`` until nothing waits (``Step.more``), reporting each step; return the
+        last."""
         while True:
             step = follow_step(path, self.owner, settle=settle)
             if step.lines or step.failed or step.notes:
                 self.report(step)
             if not step.more:
-                return
+                return step
 
     def once(self) -> None:
         """Import everything there and settle it: ``--once``."""

@@ -383,3 +383,24 @@ def wait_for(condition: Callable[[], bool], seconds: float = 20) -> None:
     while not condition():
         assert time.monotonic() < deadline, "the follower did not catch up"
         time.sleep(0.05)
+
+
+@pytest.mark.django_db
+def test_a_subagent_log_seen_before_its_main_is_read_once_the_main_is(
+    owner: User, django_user_model: Any, tmp_path: Path
+) -> None:
+    """A subagent's log written before its main's first line waits, and is read on a later
+    look though it did not change meanwhile."""
+    contents = {name: (SAMPLES / name).read_bytes() for name in (f"{EPIC}.jsonl", *SUBAGENTS)}
+    right = expected(django_user_model, tmp_path / "whole", contents)
+    logs = tmp_path / "logs"
+    for name in SUBAGENTS:
+        append(logs / name, contents[name])
+    follower = Follower([logs], owner, quiet=0)
+    follower.reconcile()
+    follower.reconcile()  # quiet since: they would settle now
+    assert not Session.objects.filter(owner=owner).exists()
+    append(logs / f"{EPIC}.jsonl", contents[f"{EPIC}.jsonl"])
+    follower.reconcile()
+    follower.reconcile()  # the quiet logs settle
+    assert figures(owner) == right
