@@ -99,8 +99,9 @@ class Follower:
                 if seen.size >= 0:  # not the first sight
                     seen.changed = now
                 seen.device, seen.inode, seen.size = identity
-                seen.settled = False
-                if self.step(path, settle=False).waiting:
+                step = self.step(path, settle=False)
+                seen.settled = step.settled  # a log settled before (a restart) needs no more
+                if step.waiting:
                     seen.size = -1  # its main log has no session yet: look again next time
             elif not seen.settled and now - seen.changed >= self.quiet:
                 seen.settled = True

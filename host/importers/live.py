@@ -43,7 +43,8 @@ class Step:
     ``lines``: lines read (blank and damaged ones included); ``messages``: messages stored;
     ``notes``: the damaged lines repaired or skipped (``path:line: reason``); ``failed``: why
     the log is no longer followed ("" while it is); ``more``: complete lines wait beyond
-    ``MAX_PART``; ``waiting``: a subagent log whose main log has no session yet.
+    ``MAX_PART``; ``waiting``: a subagent log whose main log has no session yet; ``settled``:
+    nothing of the log is left queued (its last response counted), so it needs no settling.
     """
 
     path: Path
@@ -54,6 +55,7 @@ class Step:
     failed: str = ""
     more: bool = False
     waiting: bool = False
+    settled: bool = True
 
 
 def main_log_of(path: Path) -> Path | None:
@@ -109,7 +111,8 @@ def _step(handle: BinaryIO, owner: User, step: Step, settle: bool) -> None:
         row.device, row.inode, row.offset, row.lines, row.state = stat.st_dev, stat.st_ino, 0, 0, {}
     part = _read_part(handle, row.offset)
     step.more = len(part) >= MAX_PART
-    if not part and (not settle or row.state.get("settled", True)):
+    step.settled = row.state.get("settled", True)
+    if not part and (not settle or step.settled):
         if rereading is not None:
             row.save()
         return
@@ -123,7 +126,7 @@ def _step(handle: BinaryIO, owner: User, step: Step, settle: bool) -> None:
     importer = _importer(step, owner, row, records, rereading)
     if importer is None:
         if step.waiting:
-            step.lines, step.notes = 0, []
+            step.lines, step.notes, step.settled = 0, [], False
             return
         row.offset += len(part)
         row.save()
@@ -146,6 +149,7 @@ def _step(handle: BinaryIO, owner: User, step: Step, settle: bool) -> None:
     row.offset += len(part)
     kind = CODEX if isinstance(importer, CodexImporter) else CLAUDE
     row.state = {"format": kind, "importer": importer.state(), "settled": settle}
+    step.settled = settle
     row.save()
 
 
