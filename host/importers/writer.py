@@ -139,6 +139,16 @@ class SessionWriter:
             )
         )
 
+    @property
+    def turn_started(self) -> bool:
+        """Whether a tool result since the latest model call has started a turn already."""
+        return self._turn_since_call
+
+    def continue_turn(self) -> None:
+        """Note that the current turn goes on: further tool results of the latest call start
+        no turn (undoes ``end_call`` when a followed log's response was counted early)."""
+        self._turn_since_call = True
+
     def end_call(self) -> None:
         """Note that a model call ended: the next tool result is input to a new call (a turn)."""
         self._turn_since_call = False
