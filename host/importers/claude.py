@@ -126,9 +126,16 @@ class _Stream:
         self.response, self.usage, self.model, self.counted = "", None, "", False
 
     def settle(self) -> None:
-        """Close the open response now (a followed log went quiet), remembering which."""
+        """Close the open response now (a followed log went quiet), remembering which.
+
+        The results of its tool calls that came already keep their one turn: more results of
+        the same call start none, as when the next response closes it.
+        """
         self.settled = self.response or self.settled
+        answered = self.writer.turn_started
         self.close_response()
+        if answered:
+            self.writer.continue_turn()
 
     def state(self) -> dict[str, Any]:
         """Return this stream as JSON-ready values (``_Stream.restore`` reads them)."""
@@ -357,7 +364,12 @@ class ClaudeImporter:
         model = named if isinstance(named, str) and not synthetic else ""
         response = message.get("id") or line.get("requestId") or line["uuid"]
         if response != stream.response:
+            # More of a response settled early: its call goes on (its results' turn too).
+            goes_on = not stream.response and str(response) == stream.settled
+            answered = stream.writer.turn_started
             stream.close_response()
+            if goes_on and answered:
+                stream.writer.continue_turn()
             stream.response = str(response)
             counted = self.ledger.first_sighting(stream.response)
             stream.counted = counted and stream.response != stream.settled

@@ -404,3 +404,41 @@ def test_a_subagent_log_seen_before_its_main_is_read_once_the_main_is(
     follower.reconcile()
     follower.reconcile()  # the quiet logs settle
     assert figures(owner) == right
+
+
+def interleaved() -> bytes:
+    """A Claude Code log whose one response calls two tools on two lines, each followed by its
+    result before the response's next line (as Claude Code writes parallel calls)."""
+    lines = [json.loads(line) for line in (SAMPLES / f"{EPIC}.jsonl").read_text().splitlines()]
+    prompt = next(line for line in lines if line["type"] == "user")
+    answer = next(line for line in lines if line["type"] == "assistant")
+    out = [prompt]
+    for index in (1, 2):
+        call = {"type": "tool_use", "id": f"toolu_{index}", "name": "Read", "input": {"n": index}}
+        message = {**answer["message"], "id": "msg_parallel", "content": [call]}
+        out.append({**answer, "uuid": f"call-{index}", "message": message})
+        result = {"type": "tool_result", "tool_use_id": f"toolu_{index}", "content": "ok"}
+        out.append({**prompt, "uuid": f"result-{index}", "message": {"role": "user",
+                    "content": [result]}})  # fmt: skip
+    final = {**answer["message"], "id": "msg_final", "content": [{"type": "text", "text": "Ok."}]}
+    out.append({**answer, "uuid": "final", "message": final})
+    own = "5e55e55e-0000-4000-8000-00000000000c"
+    return "".join(json.dumps({**line, "sessionId": own}) + "\n" for line in out).encode()
+
+
+@pytest.mark.django_db
+def test_settling_after_every_line_ends_exact(
+    owner: User, django_user_model: Any, tmp_path: Path
+) -> None:
+    """Each line appended alone and the log settled after it (a log quiet between every
+    line): turns, usage and messages end as a whole import's, parallel tool calls too."""
+    contents = {name: (SAMPLES / name).read_bytes() for name in (f"{EPIC}.jsonl", *SUBAGENTS)}
+    contents["parallel.jsonl"] = interleaved()
+    right = expected(django_user_model, tmp_path / "whole", contents)
+    logs = tmp_path / "logs"
+    follower = Follower([logs], owner, quiet=0)
+    for name, data in contents.items():
+        for line in data.splitlines(keepends=True):
+            append(logs / name, line)
+            follower.step((logs / name).absolute(), settle=True)
+    assert figures(owner) == right
