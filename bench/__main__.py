@@ -8,7 +8,8 @@ only what one handoff costs (``bench/handoff_cost.py``, about ten seconds), ``im
 import rate beside a read-only parse (``bench/import_rate.py``, under a minute), ``briefs`` only the
 brief evaluation (``bench/briefs.py``: each log's brief against its probes, under a minute),
 ``soak`` the outage soak (``bench/soak.py``: private PostgreSQL and Redis cut under load),
-``chromium`` five real Chromium tabs on a long imported log (``bench/chromium_tabs.py``).
+``chromium`` five real Chromium tabs on a long imported log (``bench/chromium_tabs.py``),
+``follow`` following live logs (``bench/follow.py``: append → event, idle CPU, first scan).
 
 ``briefs --markdown`` rewrites the generated part of ``docs/briefs.md`` (the count of logs
 run, the table, each brief) instead of printing the table.
@@ -41,6 +42,7 @@ GROUPS = {
     "handoff": ("handoff_cost",),
     "briefs": ("briefs",),
     "import": ("import_rate",),
+    "follow": ("follow",),
 }
 """The benchmarks one name runs (modules of ``bench``, each with ``run()``), in order."""
 EVERYTHING = (

@@ -87,7 +87,7 @@ from handoff.core.tokens import TokenLabel, TokenReading
 from handoff.core.trigger import Metrics, threshold
 from handoff.exceptions import PhaseError
 from handoff.models import HandoffRecord, MainState
-from handoff.services import HostSession, SessionController, SessionObservation
+from handoff.services import PRODUCT_RUNTIME, HostSession, SessionController, SessionObservation
 from handoff.settings_store import SettingsValues
 from handoff.status import record_dict
 
@@ -367,6 +367,7 @@ def guard(session_id: str, steps: list[StepResult]) -> Guarded:
             archived=bool(source.archived),
             subagent=source.parent_id is not None,
             has_redirect=found.redirect_to is not None,
+            other_runtime=source.runtime != PRODUCT_RUNTIME,
         )
     )
     if refusal is not None or found.state is None:

@@ -28,6 +28,8 @@ from handoff import degradation
 from handoff.settings_store import SettingsStore, SettingsValues
 
 SESSION_CONTROLLER = "session_controller"
+PRODUCT_RUNTIME = "product"
+"""``HostSession.runtime`` of a session that runs in this product (any other: in a terminal)."""
 WORKSPACE_REGISTRY = "workspace_registry"
 AGENT_PRESETS = "agent_presets"
 MODEL_SELECTION = "model_selection"
@@ -62,7 +64,9 @@ class HostSession(Protocol):
     """A host's session as the handoff reads it (seed 003 §6.1; DESIGN.md, session).
 
     ``status`` is ``idle``, ``running``, ``disposed`` …; ``revision`` the log's sequence number;
-    ``context_window`` the window the transcript stated (tokens; 0 or ``None`` when unknown).
+    ``context_window`` the window the transcript stated (tokens; 0 or ``None`` when unknown);
+    ``runtime`` where it runs: ``PRODUCT_RUNTIME`` (here), else another runtime's name
+    (``claude``, ``codex``: a followed log, whose handoff the guard refuses).
     The model the handoff's tables point at is ``settings.HANDOFF_SESSION_MODEL``
     (``handoff.session_model`` says what it must have besides).
     """
@@ -97,6 +101,8 @@ class HostSession(Protocol):
     def compactions(self) -> int: ...
     @property
     def context_window(self) -> int | None: ...
+    @property
+    def runtime(self) -> str: ...
 
 
 # A session as the services take it: the host's object or its id.

@@ -21,7 +21,16 @@ from django.db import IntegrityError, transaction
 
 from common import sql
 from host import compaction, log, runtime
-from host.models import InboxItem, InboxStage, Message, Role, Session, SessionStatus, SourceKind
+from host.models import (
+    InboxItem,
+    InboxStage,
+    Message,
+    Role,
+    Runtime,
+    Session,
+    SessionStatus,
+    SourceKind,
+)
 from host.signals import StepRejected, announce, before_step
 from host.usage import MAX_CALL_TOKENS, Usage
 
@@ -44,6 +53,11 @@ class InvalidInput(ValueError):
 class SessionClosed(InvalidInput):
     """The session is finished or disposed (a helper agent's conversation that ended): the post
     is well formed but the session takes no more input. The API answers 409, a state conflict."""
+
+
+class InputElsewhere(SessionClosed):
+    """The session runs in another runtime (a followed Claude Code or Codex log): its input
+    belongs to that runtime's terminal, never to this product (README, follow_sessions)."""
 
 
 @dataclass(frozen=True)
@@ -81,7 +95,8 @@ def post_message(
     buckets in tokens (``uncached_input``, ``output``, ``cache_read``, ``cache_write``,
     integers from 0 to ``MAX_CALL_TOKENS``, missing ones 0, also checked when given as a
     ``Usage``); ``client_id`` at most 200 characters. Raises ``InvalidInput`` for bad input
-    and ``SessionClosed`` (an ``InvalidInput``) for a disposed or finished session, with
+    and ``SessionClosed`` (an ``InvalidInput``) for a disposed or finished session and
+    ``InputElsewhere`` (a ``SessionClosed``) for a session of another runtime, with
     nothing changed. A retry with a known
     ``client_id`` returns the first answer (``created`` False) whatever else it carries. Runs
     in one transaction: a crash or a failing receiver half-way leaves nothing logged, relayed
@@ -89,6 +104,10 @@ def post_message(
     (``common.sql.retried_transaction``).
     """
     buckets = _validate(role, content, usage, client_id)
+    if session.runtime != Runtime.PRODUCT:
+        raise InputElsewhere(
+            f"this session runs in {Runtime(session.runtime).label}: type its input in its terminal"
+        )
     if client_id is not None:
         first = _first_answer(session, client_id)
         if first is not None:

@@ -279,3 +279,38 @@ def record_compaction(session: Session, summary: str, *, trigger: str) -> Sessio
             effective_chars=len(summary), context_tokens=0, context_seq=0
         )
         return event
+
+
+def replace_usage(session: Session, response_id: str, usage: Usage) -> None:
+    """Give the message carrying ``response_id``'s usage the figures ``usage`` (tokens) instead.
+
+    For a response whose lines arrived after it was counted (a followed log appended to while
+    the response was still written): the projection's buckets move by the difference, and the
+    context figure follows when that message is still the latest call. No message carrying
+    ``response_id`` (the response was not counted here): nothing changes.
+    """
+    with transaction.atomic():
+        message = Message.objects.filter(session=session, response_id=response_id).first()
+        if message is None:
+            return
+        before = Usage(
+            message.uncached_input_tokens or 0,
+            message.output_tokens or 0,
+            message.cache_read_tokens or 0,
+            message.cache_write_tokens or 0,
+        )
+        Message.objects.filter(pk=message.pk).update(
+            uncached_input_tokens=usage.uncached_input,
+            output_tokens=usage.output,
+            cache_read_tokens=usage.cache_read,
+            cache_write_tokens=usage.cache_write,
+        )
+        projection = UsageProjection.objects.filter(session=session)
+        projection.update(
+            uncached_input_tokens=F("uncached_input_tokens")
+            + (usage.uncached_input - before.uncached_input),
+            output_tokens=F("output_tokens") + (usage.output - before.output),
+            cache_read_tokens=F("cache_read_tokens") + (usage.cache_read - before.cache_read),
+            cache_write_tokens=F("cache_write_tokens") + (usage.cache_write - before.cache_write),
+        )
+        projection.filter(context_seq=message.seq).update(context_tokens=usage.prompt)

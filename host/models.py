@@ -51,6 +51,15 @@ class PermissionPreset(models.TextChoices):
     CUSTOM = "custom", _("Custom")
 
 
+class Runtime(models.TextChoices):
+    """Where a session runs: here, or in a Claude Code or Codex terminal whose log is followed
+    (``manage.py follow_sessions``): its input belongs to that terminal."""
+
+    PRODUCT = "product", _("Session Handoff")
+    CLAUDE = "claude", _("Claude Code")
+    CODEX = "codex", _("Codex")
+
+
 class Session(models.Model):
     """One conversation. A main has no parent; a subagent's ``parent`` is the main that owns it."""
 
@@ -113,6 +122,13 @@ class Session(models.Model):
         _("context window"),
         default=0,
         help_text=_("Tokens, when the transcript states it; 0 = look up by model."),
+    )
+    runtime = models.CharField(
+        _("runtime"),
+        max_length=10,
+        choices=Runtime.choices,
+        default=Runtime.PRODUCT,
+        help_text=_("Where the session runs; another runtime's input belongs to its terminal."),
     )
     external_id = models.CharField(
         _("external id"),
@@ -402,6 +418,49 @@ class Activity(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind} on {self.session_id}"
+
+
+class FollowedFile(models.Model):
+    """A session log ``manage.py follow_sessions`` follows: how far it was imported.
+
+    ``offset`` (bytes, always just after a newline) and ``lines`` (how many lines that is) are
+    written in the transaction that imports those lines, with ``state`` (the importer's parse
+    state between parts, JSON) and ``session`` (the session the log feeds), so a restart goes on
+    where the last commit ended and nothing is imported twice. ``device`` and ``inode`` name the
+    file read: another file at the path, or a file shorter than ``offset``, is read again from
+    its start. ``failed`` says why following stopped (a record breaking its format's rules, the
+    session imported already by ``import_transcript``); "" while followed.
+    """
+
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, verbose_name=_("owner"), on_delete=models.CASCADE
+    )
+    path = models.CharField(_("path"), max_length=1024)
+    device = models.BigIntegerField(_("device"), default=0)
+    inode = models.BigIntegerField(_("inode"), default=0)
+    offset = models.PositiveBigIntegerField(_("offset"), default=0)
+    lines = models.PositiveBigIntegerField(_("lines"), default=0)
+    session = models.ForeignKey(
+        Session,
+        verbose_name=_("session"),
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+    )
+    state = models.JSONField(_("state"), default=dict, blank=True)
+    failed = models.CharField(_("failed"), max_length=1024, blank=True)
+    updated = models.DateTimeField(_("updated"), auto_now=True)
+
+    class Meta:
+        verbose_name = _("followed file")
+        verbose_name_plural = _("followed files")
+        constraints = [
+            models.UniqueConstraint(fields=["owner", "path"], name="followed_file_once"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.path} @ {self.offset}"
 
 
 class ApiToken(models.Model):

@@ -9,6 +9,7 @@ NOT_IDLE = "not-idle"
 ARCHIVED = "archived"
 SUBAGENT = "subagent"
 ALREADY_REDIRECTED = "already-redirected"
+OTHER_RUNTIME = "other-runtime"
 
 MESSAGES = {
     NOT_A_MAIN: "the session is not a registered main",
@@ -16,18 +17,26 @@ MESSAGES = {
     ARCHIVED: "the session is archived",
     SUBAGENT: "the session is a subagent",
     ALREADY_REDIRECTED: "the session has already been handed off",
+    OTHER_RUNTIME: (
+        "the session runs in its own runtime (Claude Code or Codex): its successor must be a "
+        "session of that runtime, which this product cannot start yet"
+    ),
 }
 
 
 @dataclass(frozen=True)
 class GuardFacts:
-    """The five things the guard checks, as booleans read from the host and the state."""
+    """The six things the guard checks, as booleans read from the host and the state.
+
+    ``other_runtime``: the session runs in a Claude Code or Codex terminal (a followed log).
+    """
 
     registered_main: bool
     idle: bool
     archived: bool
     subagent: bool
     has_redirect: bool
+    other_runtime: bool = False
 
 
 def guard_refusal(facts: GuardFacts) -> str | None:
@@ -40,6 +49,8 @@ def guard_refusal(facts: GuardFacts) -> str | None:
         return ARCHIVED
     if facts.has_redirect:
         return ALREADY_REDIRECTED
+    if facts.other_runtime:
+        return OTHER_RUNTIME
     if not facts.idle:
         return NOT_IDLE
     return None

@@ -15,17 +15,18 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from django.contrib.auth.models import User
 
+from host import log
 from host.importers.errors import TranscriptError
 from host.importers.lines import JsonObject, LineReader
 from host.importers.render import IMAGE, block_text, compact_json
 from host.importers.responses import ResponseLedger
-from host.importers.writer import Pending, SessionWriter, new_session
+from host.importers.writer import MAX_NAME, Pending, SessionWriter, new_session
 from host.models import Role, Session, SourceKind
 from host.usage import Usage
 
@@ -100,13 +101,18 @@ def error_flag(block: JsonObject) -> bool | None:
 
 @dataclass
 class _Stream:
-    """One session's writer plus the API response still collecting lines."""
+    """One session's writer plus the API response still collecting lines.
+
+    ``settled`` is the response ``settle`` closed last: more lines of it (a followed log's
+    response still being written) replace the usage it was counted with.
+    """
 
     writer: SessionWriter
     response: str = ""
     usage: Usage | None = None
     model: str = ""
     counted: bool = False
+    settled: str = ""
 
     def close_response(self) -> None:
         """Give the response its last line's usage (unless counted before), end its call and
@@ -115,7 +121,44 @@ class _Stream:
             self.writer.attach_usage(self.usage, self.model, self.response)
         self.writer.end_call()
         self.writer.settle()
+        if self.usage is not None and self.response and self.response == self.settled:
+            log.replace_usage(self.writer.session, self.response[:MAX_NAME], self.usage)
         self.response, self.usage, self.model, self.counted = "", None, "", False
+
+    def settle(self) -> None:
+        """Close the open response now (a followed log went quiet), remembering which.
+
+        The results of its tool calls that came already keep their one turn: more results of
+        the same call start none, as when the next response closes it.
+        """
+        self.settled = self.response or self.settled
+        answered = self.writer.turn_started
+        self.close_response()
+        if answered:
+            self.writer.continue_turn()
+
+    def state(self) -> dict[str, Any]:
+        """Return this stream as JSON-ready values (``_Stream.restore`` reads them)."""
+        return {
+            "writer": self.writer.state(),
+            "response": self.response,
+            "usage": asdict(self.usage) if self.usage else None,
+            "model": self.model,
+            "counted": self.counted,
+            "settled": self.settled,
+        }
+
+    @classmethod
+    def restore(cls, state: dict[str, Any]) -> _Stream:
+        """Return the stream ``state()`` described."""
+        return cls(
+            SessionWriter.restore(state["writer"]),
+            response=state["response"],
+            usage=Usage(**state["usage"]) if state["usage"] else None,
+            model=state["model"],
+            counted=state["counted"],
+            settled=state["settled"],
+        )
 
 
 class ClaudeImporter:
@@ -123,7 +166,11 @@ class ClaudeImporter:
 
     ``subagent_of`` set: the file is a 2.x ``subagents/agent-*.jsonl`` and all its lines go to
     one subagent session with ``external_id`` ``<main id>:<file stem>``. ``ledger`` (shared by
-    the files of one import) says which responses were counted already.
+    the files of one import) says which responses were counted already. ``rereading``: the
+    session this log fed before it was replaced (``new_session``).
+
+    A followed log is fed in parts (``feed``), ``settle`` when it goes quiet, and kept between
+    parts as ``state()`` (``ClaudeImporter.restore``); ``run`` imports a whole file.
     """
 
     def __init__(
@@ -133,11 +180,13 @@ class ClaudeImporter:
         *,
         subagent_of: Session | None = None,
         ledger: ResponseLedger | None = None,
+        rereading: Session | None = None,
     ) -> None:
         self.path = path
         self.owner = owner
         self.subagent_of = subagent_of
         self.ledger = ledger or ResponseLedger(owner)
+        self.rereading = rereading
         self.main: _Stream | None = None
         self._sidechains: dict[str, _Stream] = {}
         self._sidechain_root: dict[str, str] = {}
@@ -149,14 +198,55 @@ class ClaudeImporter:
         Raises ``TranscriptError`` for a malformed line or a log without a session id, and
         ``AlreadyImported`` when the main exists already.
         """
-        for number, line in lines:
-            self._line(LineReader(self.path, number), line)
+        self.feed(lines)
         if self.main is None:
             raise TranscriptError(self.path, None, "no session id in this log")
-        streams = [self.main, *self._sidechains.values()]
+        streams = self.streams()
         for stream in streams:
             stream.close_response()
         return [stream.writer.finish(f"Imported {self.path.stem}") for stream in streams]
+
+    def feed(self, lines: Iterable[tuple[int, JsonObject]]) -> None:
+        """Import ``lines``, keeping the open response queued (more of its lines may follow).
+
+        Raises ``TranscriptError`` for a malformed line, ``AlreadyImported`` as ``run``.
+        """
+        for number, line in lines:
+            self._line(LineReader(self.path, number), line)
+
+    def streams(self) -> list[_Stream]:
+        """Return the streams opened so far: the main (or the subagent) first."""
+        return [] if self.main is None else [self.main, *self._sidechains.values()]
+
+    def settle(self) -> None:
+        """Close every open response and append what is queued (the log went quiet)."""
+        for stream in self.streams():
+            stream.settle()
+
+    def writers(self) -> list[SessionWriter]:
+        """Return the writers of the sessions opened so far, the main (or subagent) first."""
+        return [stream.writer for stream in self.streams()]
+
+    def state(self) -> dict[str, Any]:
+        """Return what this importer holds between parts of a followed log, JSON-ready."""
+        return {
+            "main": self.main.state() if self.main else None,
+            "sidechains": {root: stream.state() for root, stream in self._sidechains.items()},
+            "sidechain_root": self._sidechain_root,
+            "tool_names": self._tool_names,
+        }
+
+    def restore(self, state: dict[str, Any]) -> None:
+        """Take up the state ``state()`` returned (the sessions as stored now)."""
+        self.main = _Stream.restore(state["main"]) if state["main"] else None
+        self._sidechains = {
+            root: _Stream.restore(stream) for root, stream in state["sidechains"].items()
+        }
+        self._sidechain_root = state["sidechain_root"]
+        self._tool_names = state["tool_names"]
+        for stream in self.streams():
+            if stream.response:  # queued, not stored: another file's copy must not count it
+                self.ledger.first_sighting(stream.response)
 
     def _line(self, reader: LineReader, line: JsonObject) -> None:
         kind = line["type"]
@@ -191,10 +281,18 @@ class ClaudeImporter:
 
     def _open(self, session_id: str) -> _Stream:
         if self.subagent_of is None:
-            return _Stream(new_session(self.owner, session_id, path=self.path))
+            return _Stream(
+                new_session(self.owner, session_id, path=self.path, rereading=self.rereading)
+            )
         external_id = f"{self.subagent_of.external_id}:{self.path.stem}"
         return _Stream(
-            new_session(self.owner, external_id, path=self.path, parent=self.subagent_of)
+            new_session(
+                self.owner,
+                external_id,
+                path=self.path,
+                parent=self.subagent_of,
+                rereading=self.rereading,
+            )
         )
 
     def _sidechain(self, line: JsonObject, main: Session) -> _Stream | None:
@@ -209,7 +307,11 @@ class ClaudeImporter:
         stream = self._sidechains.get(root)
         if stream is None:
             writer = new_session(
-                self.owner, f"{main.external_id}:sidechain-{root}", path=self.path, parent=main
+                self.owner,
+                f"{main.external_id}:sidechain-{root}",
+                path=self.path,
+                parent=main,
+                rereading=self.rereading,
             )
             stream = self._sidechains[root] = _Stream(writer)
         return stream
@@ -262,9 +364,15 @@ class ClaudeImporter:
         model = named if isinstance(named, str) and not synthetic else ""
         response = message.get("id") or line.get("requestId") or line["uuid"]
         if response != stream.response:
+            # More of a response settled early: its call goes on (its results' turn too).
+            goes_on = not stream.response and str(response) == stream.settled
+            answered = stream.writer.turn_started
             stream.close_response()
+            if goes_on and answered:
+                stream.writer.continue_turn()
             stream.response = str(response)
-            stream.counted = self.ledger.first_sighting(stream.response)
+            counted = self.ledger.first_sighting(stream.response)
+            stream.counted = counted and stream.response != stream.settled
         raw_usage = message.get("usage")
         if not synthetic and isinstance(raw_usage, dict):
             stream.usage, stream.model = usage_of(reader, raw_usage), model

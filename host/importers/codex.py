@@ -24,14 +24,17 @@ import contextlib
 import json
 import re
 from collections.abc import Iterable
+from dataclasses import asdict
 from datetime import datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 from django.contrib.auth.models import User
 
 from host.importers.errors import TranscriptError
 from host.importers.lines import JsonObject, LineReader
 from host.importers.render import block_text, compact_json
+from host.importers.responses import ResponseLedger
 from host.importers.writer import Pending, SessionWriter, new_session
 from host.models import Role, Session, SourceKind
 from host.usage import Usage
@@ -106,11 +109,19 @@ def usage_increase(reader: LineReader, before: Usage, after: Usage) -> Usage:
 
 
 class CodexImporter:
-    """Imports one Codex rollout into one main session."""
+    """Imports one Codex rollout into one main session.
 
-    def __init__(self, path: Path, owner: User) -> None:
+    Each call's usage carries a response id, ``<session id>@<cumulative total>`` (the totals
+    only grow), so a rollout read again (``rereading``: the session it fed before it was
+    replaced) counts each call once (``host.importers.responses``). A followed rollout is fed in
+    parts (``feed``), ``settle`` when it goes quiet, and kept between parts as ``state()``.
+    """
+
+    def __init__(self, path: Path, owner: User, *, rereading: Session | None = None) -> None:
         self.path = path
         self.owner = owner
+        self.rereading = rereading
+        self.ledger = ResponseLedger(owner)
         self.writer: SessionWriter | None = None
         self.model = ""
         self._total = Usage()
@@ -124,11 +135,45 @@ class CodexImporter:
         Raises ``TranscriptError`` for a malformed line or a rollout without ``session_meta``
         first, ``AlreadyImported`` when the session exists already.
         """
-        for number, line in lines:
-            self._line(LineReader(self.path, number), line)
+        self.feed(lines)
         if self.writer is None:
             raise TranscriptError(self.path, None, "no session_meta line in this rollout")
         return [self.writer.finish(f"Imported {self.path.stem}")]
+
+    def feed(self, lines: Iterable[tuple[int, JsonObject]]) -> None:
+        """Import ``lines``; a call's items stay queued until its usage arrives.
+
+        Raises ``TranscriptError`` for a malformed line, ``AlreadyImported`` as ``run``.
+        """
+        for number, line in lines:
+            self._line(LineReader(self.path, number), line)
+
+    def settle(self) -> None:
+        """Append what is queued (the rollout went quiet)."""
+        if self.writer is not None:
+            self.writer.flush()
+
+    def writers(self) -> list[SessionWriter]:
+        """Return ``[the session's writer]`` once ``session_meta`` was read, else ``[]``."""
+        return [] if self.writer is None else [self.writer]
+
+    def state(self) -> dict[str, Any]:
+        """Return what this importer holds between parts of a followed rollout, JSON-ready."""
+        return {
+            "writer": self.writer.state() if self.writer else None,
+            "model": self.model,
+            "total": asdict(self._total),
+            "tool_names": self._tool_names,
+            "replay_until": self._replay_until.isoformat() if self._replay_until else None,
+        }
+
+    def restore(self, state: dict[str, Any]) -> None:
+        """Take up the state ``state()`` returned (the session as stored now)."""
+        self.writer = SessionWriter.restore(state["writer"]) if state["writer"] else None
+        self.model = state["model"]
+        self._total = Usage(**state["total"])
+        self._tool_names = state["tool_names"]
+        self._replay_until = timestamp_of(state["replay_until"])
 
     def _line(self, reader: LineReader, line: JsonObject) -> None:
         payload = reader.obj(line, "payload")
@@ -160,7 +205,9 @@ class CodexImporter:
     def _session_meta(self, reader: LineReader, payload: JsonObject) -> None:
         if self.writer is not None:
             return
-        self.writer = new_session(self.owner, reader.text(payload, "id"), path=self.path)
+        self.writer = new_session(
+            self.owner, reader.text(payload, "id"), path=self.path, rereading=self.rereading
+        )
         if isinstance(payload.get("cwd"), str):
             self.writer.cwd = payload["cwd"]
         started = timestamp_of(payload.get("timestamp"))
@@ -271,6 +318,7 @@ class CodexImporter:
             total = cumulative_usage(reader, reader.obj(info, "total_token_usage"))
             call = usage_increase(reader, self._total, total)
             self._total = total
-            if call.total:
-                writer.attach_usage(call, self.model)
+            response = f"{writer.session.external_id}@{total.total}"
+            if call.total and self.ledger.first_sighting(response):
+                writer.attach_usage(call, self.model, response)
                 writer.settle()

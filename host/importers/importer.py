@@ -36,10 +36,14 @@ def detect_format(path: Path, notes: list[LineNote] | None = None) -> str:
     if first is None:
         raise TranscriptError(path, None, "no valid record in this transcript")
     number, line = first
-    return _format_of(path, number, line)
+    return format_of(path, number, line)
 
 
-def _format_of(path: Path, number: int, line: JsonObject) -> str:
+def format_of(path: Path, number: int, line: JsonObject) -> str:
+    """Return ``"codex"`` or ``"claude-code"`` for a log whose first record is ``line``.
+
+    Raises ``TranscriptError`` (at ``path:number``) when it belongs to neither format.
+    """
     if line["type"] in CODEX_TYPES and isinstance(line.get("payload"), dict):
         return CODEX
     if line["type"] in CLAUDE_TYPES or "sessionId" in line:

@@ -90,20 +90,30 @@ def read_lines(
     """
     with path.open("rb") as handle:
         for number, raw in enumerate(handle, start=1):
-            if not raw.strip():
-                continue
-            try:
-                value, repairs = _parse(raw)
-            except ValueError as exc:
-                reason = "only NUL bytes" if not raw.strip(PADDING) else f"not valid JSON ({exc})"
-                _note(notes, path, number, f"skipped: {reason}")
-                continue
-            if not isinstance(value, dict) or not isinstance(value.get("type"), str):
-                _note(notes, path, number, 'skipped: not a JSON object with a "type"')
-                continue
-            if repairs:
-                _note(notes, path, number, f"repaired: {'; '.join(repairs)}")
-            yield number, value
+            value = parse_line(path, number, raw, notes)
+            if value is not None:
+                yield number, value
+
+
+def parse_line(
+    path: Path, number: int, raw: bytes, notes: list[LineNote] | None = None
+) -> JsonObject | None:
+    """Return the record of line ``number`` of ``path`` (``raw``: its bytes), None when blank
+    or damaged beyond reading; repairs and skips are noted as ``read_lines`` says."""
+    if not raw.strip():
+        return None
+    try:
+        value, repairs = _parse(raw)
+    except ValueError as exc:
+        reason = "only NUL bytes" if not raw.strip(PADDING) else f"not valid JSON ({exc})"
+        _note(notes, path, number, f"skipped: {reason}")
+        return None
+    if not isinstance(value, dict) or not isinstance(value.get("type"), str):
+        _note(notes, path, number, 'skipped: not a JSON object with a "type"')
+        return None
+    if repairs:
+        _note(notes, path, number, f"repaired: {'; '.join(repairs)}")
+    return value
 
 
 def _note(notes: list[LineNote] | None, path: Path, number: int, reason: str) -> None:

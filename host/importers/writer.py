@@ -11,7 +11,7 @@ back.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path, PurePath
 from typing import Any
 
@@ -80,13 +80,17 @@ class SessionWriter:
     """Appends one session's messages and events, keeping what the finish step writes back.
 
     ``cwd`` (latest seen) and ``context_window`` (tokens, 0 = unknown) are written to the session
-    by ``finish``, with the title and, for subagents, the status ``finished``.
+    by ``finish``, with the title and, for subagents, the status ``finished``. ``known`` (the
+    external ids the session has already) and ``known_compactions`` (how many of the log's
+    first compactions it has recorded) make a re-read of a replaced log add only what is new.
     """
 
     session: Session
     cwd: str = ""
     context_window: int = 0
     title: str = ""
+    known: frozenset[str] = frozenset()
+    known_compactions: int = 0
     _buffer: list[Pending] = field(default_factory=list)
     _batch: list[Pending | _ModelSelection] = field(default_factory=list)
     _open_compaction: str | None = None
@@ -100,6 +104,8 @@ class SessionWriter:
         results of one call count once.
         """
         self.close_compaction()
+        if pending.external_id and pending.external_id[:MAX_NAME] in self.known:
+            return
         if pending.role == Role.TOOL and not self._turn_since_call:
             pending.starts_turn = True
         self._turn_since_call = self._turn_since_call or pending.starts_turn
@@ -149,6 +155,16 @@ class SessionWriter:
                 carrier=True,
             )
         )
+
+    @property
+    def turn_started(self) -> bool:
+        """Whether a tool result since the latest model call has started a turn already."""
+        return self._turn_since_call
+
+    def continue_turn(self) -> None:
+        """Note that the current turn goes on: further tool results of the latest call start
+        no turn (undoes ``end_call`` when a followed log's response was counted early)."""
+        self._turn_since_call = True
 
     def end_call(self) -> None:
         """Note that a model call ended: the next tool result is input to a new call (a turn)."""
@@ -281,6 +297,9 @@ class SessionWriter:
         if self._open_compaction is None:
             return False
         trigger, self._open_compaction = self._open_compaction, None
+        if self.known_compactions:
+            self.known_compactions -= 1
+            return True
         self._write()
         log.record_compaction(self.session, summary, trigger=trigger)
         return True
@@ -299,6 +318,11 @@ class SessionWriter:
         """
         self.flush()
         self.close_compaction()
+        return self.write_back(fallback_title)
+
+    def write_back(self, fallback_title: str, *, created: bool = True) -> Session:
+        """Write title, cwd, workspace, window and status back as ``finish`` does, leaving what
+        is queued (and an open compaction) queued; announce the session (``created``: as new)."""
         cwd = self.cwd[:MAX_PATH]
         fields: dict[str, object] = {"title": self.title or fallback_title, "cwd": cwd}
         if self.context_window:
@@ -315,9 +339,52 @@ class SessionWriter:
             fields["workspace"] = workspace_for(self.session.owner, cwd)
         Session.objects.filter(pk=self.session.pk).update(**fields)
         # One transaction per file (the importer's): the session shows once, whole, at commit.
-        announce(self.session.pk, created=True)
+        announce(self.session.pk, created=created)
         self.session.refresh_from_db()
         return self.session
+
+    def state(self) -> dict[str, Any]:
+        """Return what this writer holds as JSON-ready values: ``restore`` makes it again.
+
+        Shape: ``{"session": id, "cwd", "context_window", "title", "buffer": [Pending as a
+        dict, usage as its four buckets], "open_compaction", "turn_since_call", "rereading":
+        bool (``known`` is read again from the session), "known_compactions"}``.
+        """
+        return {
+            "session": str(self.session.pk),
+            "cwd": self.cwd,
+            "context_window": self.context_window,
+            "title": self.title,
+            "buffer": [asdict(pending) for pending in self._buffer],
+            "open_compaction": self._open_compaction,
+            "turn_since_call": self._turn_since_call,
+            "rereading": bool(self.known),
+            "known_compactions": self.known_compactions,
+        }
+
+    @classmethod
+    def restore(cls, state: dict[str, Any]) -> SessionWriter:
+        """Return the writer ``state()`` described, on its session as stored now.
+
+        Raises ``Session.DoesNotExist`` when the session was deleted meanwhile.
+        """
+        buffer = [
+            Pending(**{**item, "usage": Usage(**item["usage"]) if item["usage"] else None})
+            for item in state["buffer"]
+        ]
+        session = Session.objects.get(pk=state["session"])
+        known = resumed_writer(session).known if state["rereading"] else frozenset()
+        return cls(
+            session,
+            known=known,
+            known_compactions=state["known_compactions"],
+            cwd=state["cwd"],
+            context_window=state["context_window"],
+            title=state["title"],
+            _buffer=buffer,
+            _open_compaction=state["open_compaction"],
+            _turn_since_call=state["turn_since_call"],
+        )
 
     def _note_prompt(self, content: str) -> None:
         if not self.title:
@@ -333,17 +400,44 @@ def workspace_for(owner: User, path: str) -> Workspace:
 
 
 def new_session(
-    owner: User, external_id: str, *, path: Path, parent: Session | None = None
+    owner: User,
+    external_id: str,
+    *,
+    path: Path,
+    parent: Session | None = None,
+    rereading: Session | None = None,
 ) -> SessionWriter:
     """Create the session for a transcript and return its writer.
 
     Raises ``AlreadyImported`` when a main with this ``external_id`` (the transcript's session
     id, cut to ``MAX_NAME``) already exists for ``owner``: re-importing a file adds nothing.
+    ``rereading`` (a log followed again from its start because it was replaced) is the session
+    the log fed: when it, or one of its subagents, has ``external_id``, that session's writer is
+    returned, knowing what it has.
     """
     external_id = external_id[:MAX_NAME]
+    if rereading is not None:
+        fed = Session.objects.filter(owner=owner, external_id=external_id)
+        found = fed.filter(pk=rereading.pk).first() or fed.filter(parent=rereading).first()
+        if found is not None:
+            return resumed_writer(found)
     if parent is None:
         existing = Session.objects.filter(owner=owner, external_id=external_id).first()
         if existing is not None:
             raise AlreadyImported(path, external_id, str(existing.pk))
     session = Session.objects.create(owner=owner, external_id=external_id, parent=parent)
     return SessionWriter(session)
+
+
+def resumed_writer(session: Session) -> SessionWriter:
+    """Return a writer appending to ``session`` that skips the messages it has (by external id)
+    and its log's first ``session.compactions`` compactions: a log read again from its start."""
+    ids = Message.objects.filter(session=session).exclude(external_id="")
+    return SessionWriter(
+        session,
+        cwd=session.cwd,
+        context_window=session.context_window,
+        title=session.title,
+        known=frozenset(ids.values_list("external_id", flat=True)),
+        known_compactions=session.compactions,
+    )

@@ -51,6 +51,11 @@ def run_now(source: Session) -> attempts.AttemptOutcome:
         ("archived", "the session is archived"),
         ("redirected", "the session has already been handed off"),
         ("running", "the session is not idle"),
+        (
+            "other-runtime",
+            "the session runs in its own runtime (Claude Code or Codex): its successor must be a "
+            "session of that runtime, which this product cannot start yet",
+        ),
     ],
 )
 def test_guard_refusal_makes_no_record(setup, refusal):
@@ -68,6 +73,8 @@ def test_guard_refusal_makes_no_record(setup, refusal):
         store.add_redirect(source.pk, other.pk, None)
     elif setup == "running":
         Session.objects.filter(pk=source.pk).update(status="running")
+    elif setup == "other-runtime":  # a followed Claude Code log
+        Session.objects.filter(pk=source.pk).update(runtime="claude")
     outcome = attempts.run(session.pk, manual=True)
     assert (outcome.outcome, outcome.detail) == ("refused", refusal)
     assert not HandoffRecord.objects.exists()

@@ -35,6 +35,7 @@ class Conversation(models.Model):
     request_config = None
     compactions = 0
     context_window = 32_000
+    runtime = "product"  # it runs here (handoff.services.PRODUCT_RUNTIME)
 
     # Named for mypy: its Django plugin reads the project's settings, which do not install this.
     objects: ClassVar[models.Manager[Conversation]] = models.Manager()
