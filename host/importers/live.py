@@ -141,6 +141,7 @@ def _step(handle: BinaryIO, owner: User, step: Step, settle: bool) -> None:
         if session.runtime != runtime:  # its input belongs to the runtime's terminal
             Session.objects.filter(pk=session.pk).update(runtime=runtime)
             session.runtime = runtime
+        writer.write_settled()
         writer.write_back(f"Imported {step.path.stem}", created=session.pk not in before)
         step.messages += _announce_entries(session, before.get(session.pk))
     writers = importer.writers()

@@ -189,6 +189,12 @@ class SessionWriter:
         self.settle()
         self._write()
 
+    def write_settled(self) -> None:
+        """Write the batch now (what ``settle`` moved there); messages still waiting for their
+        usage stay queued. A followed log's step ends with this, so its offset is stored with
+        every entry it settled (docs/design.md, following live logs)."""
+        self._write()
+
     def select_model(self, model: str) -> None:
         """Log a model selection (source ``transcript``) when ``model`` differs from the model
         of the log at this point; it is written with the batch (``flush``)."""
