@@ -662,6 +662,9 @@ class Digest:
     fields; ``closed`` the ids of the summary's pending tasks the log reports closed
     (before the summary, of its compacted entries any id); ``failed_edits``; ``staged`` the
     files staged and not committed since (a commit takes them all; each one of ``files``);
+    ``deleted`` the files removed (``rm``) whose deletion no commit took yet, path → [the
+    ``rm``'s log entry, 1 once a ``git add`` staged it] (at most ``MAX_FILES``), ``last_commit``
+    the log entry of the latest commit;
     ``summary_at`` the index of the compaction summary (what the log did after it closes its
     tasks, ``offline_brief.done_since``); ``followups`` the follow-ups filed since the latest
     request ("X-5 (what)", the first ``MAX_ITEMS``).
@@ -721,6 +724,8 @@ class Digest:
     answer_missing: bool = False
     summary_at: int = -1
     followups: list[Said] = field(default_factory=list)
+    deleted: dict[str, list[int]] = field(default_factory=dict)
+    last_commit: int = 0
 
     def read(self, entries: Sequence[Entry]) -> Digest:
         """Fold ``entries`` (the log's next entries, oldest first) into this digest; return it.
@@ -968,6 +973,7 @@ class Digest:
             touch.actions.pop(STAGED, None)
             touch.actions.pop(COMMITTED, None)
             self.staged.discard(path)
+            self.deleted.pop(path, None)  # written again
         touch.actions[action] = touch.actions.get(action, 0) + 1
         touch.last = index
         if len(self.files) > MAX_FILES:
@@ -1012,26 +1018,27 @@ class Digest:
             for op, operands in file_operations(text):
                 if op != "git commit":  # its operands are flags
                     operands = [absolute(o, self.cwd) for o in operands]
-                self._file_operation(op, operands, listing, index)
+                self._file_operation(op, operands, listing, index, output.seq)
         if not text or not verifies(text) or (ok is None and not (pipe and output.seq)):
             return
         self._run(Command(text, outcome or NOT_SHOWN, ok, index, output.seq))
 
     def _file_operation(
-        self, op: str, operands: list[str], listing: str | None, index: int
+        self, op: str, operands: list[str], listing: str | None, index: int, seq: int
     ) -> None:
         """Apply one file operation of a successful command to the files as they stand
-        (``listing``: the command's output when it lists the staged files, else None)."""
+        (``listing``: the command's output when it lists the staged files, else None; ``seq``:
+        the log entry of the command's result)."""
         if op == "mv" and len(operands) >= 2:
             for source in operands[:-1]:
                 self._move(source, operands[-1], index)
         elif op == "rm":
             for path in operands:
-                self._drop(path)
+                self._drop(path, seq)
         elif op == "git add":
             self._stage(operands, listing, index)
         elif op == "git commit":
-            self._commit(operands, index)
+            self._commit(operands, index, seq)
 
     def _move(self, source: str, target: str, index: int) -> None:
         """``mv source target``: the file stands under its new path ("moved from …"); moved
@@ -1045,14 +1052,23 @@ class Digest:
         if origin != f"{MOVED_FROM}{target}":
             actions[origin] = 1
         self.staged.discard(source)
+        self.deleted.pop(target, None)
         if not is_generated_path(target):
             self.files[target] = FileTouch(target, actions, index)
 
-    def _drop(self, path: str) -> None:
-        """``rm path``: the file (or every file under the folder) no longer stands."""
-        for known in [p for p in self.files if p == path or p.startswith(path + "/")]:
-            del self.files[known]
-            self.staged.discard(known)
+    def _drop(self, path: str, seq: int) -> None:
+        """``rm path`` (``seq``: its result's log entry): the file (or every file under the
+        folder) no longer stands; its deletion is a change of its own, unstaged until a ``git
+        add`` takes it (``deleted``)."""
+        known = [p for p in self.files if p == path or p.startswith(path + "/")]
+        for gone in known:
+            del self.files[gone]
+            self.staged.discard(gone)
+        for gone in known or ([path] if _FILE_LIKE.search(path) else []):
+            self.deleted.pop(gone, None)
+            self.deleted[gone] = [seq, 0]
+        while len(self.deleted) > MAX_FILES:
+            del self.deleted[next(iter(self.deleted))]
 
     def _stage(self, operands: list[str], listing: str | None, index: int) -> None:
         """``git add``: the paths it names, the files touched under a folder it names, or
@@ -1068,13 +1084,19 @@ class Digest:
         for path in dict.fromkeys(paths):
             self._touch(path, STAGED, index)
             self.staged.add(path)
+        for path, state in self.deleted.items():
+            if everything or any(path == o or path.startswith(f"{o}/") for o in named):
+                state[1] = 1
 
-    def _commit(self, flags: list[str], index: int) -> None:
-        """``git commit``: everything staged before it is committed; with ``-a`` also every
-        file the log edited."""
+    def _commit(self, flags: list[str], index: int, seq: int) -> None:
+        """``git commit`` (``seq``: its result's log entry): everything staged before it is
+        committed, deletions too; with ``-a`` also every file the log edited or deleted."""
         paths = set(self.staged)
-        if any(f in ("-a", "--all") or (f.startswith("-a") and f[1:].isalpha()) for f in flags):
+        every = any(f in ("-a", "--all") or (f.startswith("-a") and f[1:].isalpha()) for f in flags)
+        if every:
             paths |= {p for p, t in self.files.items() if any(map(_changed, t.actions))}
+        self.deleted = {p: s for p, s in self.deleted.items() if not (every or s[1])}
+        self.last_commit = seq
         for path in sorted(paths):
             touch = self.files.get(path)
             if touch is not None:

@@ -121,6 +121,7 @@ _TASK_FILE = re.compile(r"(?<![\w/.-])([\w./-]*\w\.[A-Za-z]\w{0,7})\b")
 # Why a pending item is open.
 NOT_DONE_SINCE = "pending in the compaction summary; nothing later in the log did it"
 FILED_FOR_LATER = "a follow-up filed at the end, not done in this log"
+NOT_COMMITTED = "not committed (no `git add` staged the deletion before the later commit)"
 _QUOTED = re.compile(r"[\"“]([^\"”]{3,300})[\"”]")
 
 
@@ -255,6 +256,9 @@ def artifacts_of(d: Digest, cwd: str) -> list[str]:
             said = f"{clip(what, 160)} " if what.strip() else ""
             items.append(f"{full} — {said}(before the last compaction)")
             listed.add(full)
+    for path, seq in uncommitted_deletions(d):
+        items.append(f"{path} — deleted (log #{seq}), {NOT_COMMITTED}")
+        listed.add(path)
     for item in inherited(d.predecessor.get("artifacts", [])):
         path = str(item).split(" — ")[0]
         if path not in listed and not str(item).startswith("workspace: "):
@@ -263,6 +267,13 @@ def artifacts_of(d: Digest, cwd: str) -> list[str]:
     if not listed:
         items += [f"{path} — mentioned by the assistant" for path in d.mentioned]
     return unique(items, MAX_ARTIFACTS)
+
+
+def uncommitted_deletions(d: Digest) -> list[tuple[str, int]]:
+    """The files removed (``rm``, each with its log entry) whose deletion a later commit did
+    not take (no ``git add`` staged it before): uncommitted work the log shows, so the session
+    is not finished (docs/design.md, "Verified means it passed")."""
+    return [(path, seq) for path, (seq, _) in d.deleted.items() if seq < d.last_commit]
 
 
 def _shown(command: Command) -> str:
@@ -305,7 +316,8 @@ def finished(d: Digest) -> bool:
     succeeded and nothing is left open."""
     if d.last_after is None:
         return d.answer_missing and not leftovers(d)
-    return d.finished_said and not _GOING_ON.search(d.last_after)
+    said = d.finished_said and not _GOING_ON.search(d.last_after)
+    return said and not uncommitted_deletions(d)
 
 
 def recent_texts(d: Digest) -> list[Said]:
@@ -403,12 +415,21 @@ def leftovers(d: Digest) -> list[str]:
         if t.status != "completed" and t.text not in d.done_tasks
     ]
     items += [cited(f"{_shown(c)} — its latest run failed", c.seq) for c in d.failures]
+    items += deletions_to_commit(d)
     items += stated_open(d)
     if not d.todos:
         tasks = BULLET.findall(summary_section(d.summary, "pending"))
         items += [f"{t} — {NOT_DONE_SINCE}" for t in tasks if summary_task_open(d, t)]
         items += inherited(d.predecessor.get("pending", []))
     return items
+
+
+def deletions_to_commit(d: Digest) -> list[str]:
+    """The deletions the commit after them did not take, each saying why it is open."""
+    return [
+        f"Commit the deletion of {path} (log #{seq}), {NOT_COMMITTED}"
+        for path, seq in uncommitted_deletions(d)
+    ]
 
 
 def followups(d: Digest) -> list[str]:
@@ -447,7 +468,7 @@ def next_steps_of(d: Digest, done: bool, pending: list[str]) -> list[str]:
     stated = [f"As the last assistant message says: {clip(t)}" for t in stated_next(last)]
     left = open_work(last) if isinstance(last, Said) else []
     stated += [f"Finish what the last assistant message leaves open: {item}" for item in left]
-    steps = [*doing, *stated, state]
+    steps = [*deletions_to_commit(d), *doing, *stated, state]
     if not doing and not stated:
         steps += [str(t) for t in d.predecessor.get("next_steps", [])[:1]]
     return unique(steps) or ["Continue from the goal and the artifacts."]

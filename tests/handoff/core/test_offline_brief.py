@@ -539,3 +539,44 @@ def test_a_follow_up_filed_at_the_end_is_pending_with_its_id_even_when_the_work_
         "log (log #4)"
     ]
     assert brief["next_steps"][0].startswith("The session reports its work finished")
+
+
+def removed_then_committed(commit: str) -> list[dict[str, str]]:
+    return [
+        say("user", "Drop the dev config and the old migration, and commit it all"),
+        call("Bash", {"command": "rm config/dev.toml migrations/0003_old.py"}),
+        result("Bash", ""),
+        call("Bash", {"command": commit}),
+        result("Bash", "[main 4e5f6a7] Drop old files\n 2 files changed"),
+        say("assistant", "Done: everything is committed in 4e5f6a7."),
+    ]
+
+
+def test_a_deletion_no_add_staged_before_the_commit_stays_uncommitted_and_open():
+    log = removed_then_committed("git add -A migrations && git commit -m 'Drop old files'")
+    brief = offline_brief(log, cwd="/w")
+
+    open_item = (
+        "Commit the deletion of /w/config/dev.toml (log #3), not committed (no `git add` "
+        "staged the deletion before the later commit)"
+    )
+    assert brief["pending"] == [open_item]
+    assert brief["next_steps"][0] == open_item
+    assert brief["artifacts"][1].startswith("/w/config/dev.toml — deleted (log #3), not committed")
+    assert not any("0003_old.py" in item for item in brief["artifacts"])
+
+
+@pytest.mark.parametrize(
+    "commit",
+    [
+        "git add -A && git commit -m 'Drop old files'",
+        "git add -A config migrations && git commit -m 'Drop old files'",
+        "git commit -a -m 'Drop old files'",
+    ],
+)
+def test_a_deletion_staged_before_the_commit_is_committed_and_the_work_finished(commit: str):
+    brief = offline_brief(removed_then_committed(commit), cwd="/w")
+
+    assert brief["pending"] == []
+    assert brief["next_steps"][0].startswith("The session reports its work finished")
+    assert brief["artifacts"] == ["workspace: /w"]
