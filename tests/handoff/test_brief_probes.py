@@ -207,7 +207,11 @@ def test_the_table_ends_with_a_row_over_all_logs_when_there_are_several() -> Non
 
 
 # Probes committed before the code that meets them: what the brief still gets wrong.
-NOT_MET: dict[str, str] = {}
+NOT_MET: dict[str, str] = {
+    "claude-code-2.x-epic": "export.py and test_export.py, committed before the compaction, read "
+    "as only written; the suite's pass at #53 reads as current though tests/test_cli.py was "
+    "edited after it",
+}
 
 
 @pytest.mark.parametrize(
