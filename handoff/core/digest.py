@@ -827,6 +827,9 @@ class Digest:
             self.predecessor = parse_predecessor(content)
         elif role == "assistant" and entry.get("tool_name"):
             self._call(index, entry["tool_name"], tool_input(content), entry)
+        elif role == "tool" and entry.get("compacted"):  # before the summary: files only
+            self._closing(content, entry)
+            self._result(entry.get("tool_name", ""), _said(content, entry, index), None, True)
         elif role == "tool":
             error = entry.get("tool_error")
             failed = self.results_failed or outcome_of(content, error=error)[1] is False
@@ -926,12 +929,14 @@ class Digest:
             return
         self.pending_calls = [*self.pending_calls, (index, tool, args)][-MAX_PENDING:]
 
-    def _result(self, tool: str, output: Said, error: bool | None) -> None:
+    def _result(
+        self, tool: str, output: Said, error: bool | None, files_only: bool = False
+    ) -> None:
         call = next((c for c in self.pending_calls if c[1] == tool or not tool), None)
         if call is None:
             return
         self.pending_calls.remove(call)
-        self._apply(*call, output=output, error=error)
+        self._apply(*call, output=output, error=error, files_only=files_only)
 
     def _apply(
         self,
@@ -941,9 +946,11 @@ class Digest:
         *,
         output: Said,
         error: bool | None = None,
+        files_only: bool = False,
     ) -> None:
         """Fold in a tool call's result: ``output`` and the runtime's error flag ``error``
-        (True failed, False succeeded, None not said)."""
+        (True failed, False succeeded, None not said); ``files_only`` (a call the compaction
+        summarized) changes the files as they stand and records no run."""
         edits = edits_of(tool, args, self.cwd)
         if edits:
             if error or _TOOL_ERROR.search(output):
@@ -952,7 +959,7 @@ class Digest:
             for path, action in edits:
                 self._touch(path, action, index)
         elif tool in SHELL_TOOLS:
-            self._command(index, tool, command_text(args), output, error)
+            self._command(index, tool, command_text(args), output, error, files_only)
         elif tool in POLL_TOOLS:
             self._poll(str(args.get("session_id", "")), output)
         elif tool in QUESTION_TOOLS or output.startswith(_ANSWERED):
@@ -981,15 +988,25 @@ class Digest:
             del self.files[oldest]
             self.staged.discard(oldest)
 
-    def _command(self, index: int, tool: str, text: str, output: Said, error: bool | None) -> None:
+    def _command(
+        self,
+        index: int,
+        tool: str,
+        text: str,
+        output: Said,
+        error: bool | None,
+        files_only: bool = False,
+    ) -> None:
         running = _RUNNING.search(output)
         if running and _exit_code(output) is None:
+            if files_only:  # its end is not in the context
+                return
             if running.group(1):
                 self.sessions[running.group(1)] = (index, text)
                 while len(self.sessions) > MAX_PENDING:
                     del self.sessions[next(iter(self.sessions))]
             return
-        self._record(index, text, output, error, claude_bash=tool == "Bash")
+        self._record(index, text, output, error, claude_bash=tool == "Bash", files_only=files_only)
 
     def _poll(self, session_id: str, output: Said) -> None:
         started = self.sessions.get(session_id)
@@ -1001,12 +1018,20 @@ class Digest:
             self._record(index, text, output, None)
 
     def _record(
-        self, index: int, text: str, output: Said, error: bool | None, *, claude_bash: bool = False
+        self,
+        index: int,
+        text: str,
+        output: Said,
+        error: bool | None,
+        *,
+        claude_bash: bool = False,
+        files_only: bool = False,
     ) -> None:
         """Record a command's run: its outcome from the output and the runtime's flag
         (``outcome_of``); a Claude Code ``Bash`` result states any non-zero exit ("Exit code
         N"), so one without it, not flagged and not piped succeeded, as does a run the runtime
-        flags as a success; a piped check whose text does not tell is ``NOT_SHOWN``."""
+        flags as a success; a piped check whose text does not tell is ``NOT_SHOWN``. A
+        successful run changes the files as they stand; ``files_only`` records no run."""
         pipe = piped(text)
         outcome, ok = outcome_of(output, error=error, piped=pipe)
         if ok is None and output.seq and not pipe and (claude_bash or error is False):
@@ -1019,7 +1044,12 @@ class Digest:
                 if op != "git commit":  # its operands are flags
                     operands = [absolute(o, self.cwd) for o in operands]
                 self._file_operation(op, operands, listing, index, output.seq)
-        if not text or not verifies(text) or (ok is None and not (pipe and output.seq)):
+        if (
+            files_only
+            or not text
+            or not verifies(text)
+            or (ok is None and not (pipe and output.seq))
+        ):
             return
         self._run(Command(text, outcome or NOT_SHOWN, ok, index, output.seq))
 

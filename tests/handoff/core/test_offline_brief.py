@@ -580,3 +580,32 @@ def test_a_deletion_staged_before_the_commit_is_committed_and_the_work_finished(
     assert brief["pending"] == []
     assert brief["next_steps"][0].startswith("The session reports its work finished")
     assert brief["artifacts"] == ["workspace: /w"]
+
+
+def compacted(entry: dict[str, str]) -> dict[str, object]:
+    return {**entry, "compacted": True}
+
+
+def test_files_committed_before_a_compaction_read_committed_and_its_runs_verify_nothing():
+    summary = "Summary:\n1. Primary Request and Intent:\n   Write the CSV export.\n"
+    log = [
+        *map(
+            compacted,
+            [
+                call("Write", {"file_path": "/w/export.py", "content": "x"}),
+                result("Write", "File created successfully at: /w/export.py"),
+                call("Write", {"file_path": "/w/notes.md", "content": "x"}),
+                result("Write", "File created successfully at: /w/notes.md"),
+                call("Bash", {"command": "pytest -q"}),
+                result("Bash", "4 passed in 0.12s"),
+                call("Bash", {"command": "git add export.py && git commit -m 'Export'"}),
+                result("Bash", "[main 5b21e07] Export\n 1 file changed"),
+            ],
+        ),
+        say("system", summary, "compaction"),
+        say("assistant", "The export is written."),
+    ]
+    brief = offline_brief(log, cwd="/w")
+
+    assert brief["artifacts"][1:] == ["/w/export.py — written, committed", "/w/notes.md — written"]
+    assert brief["verified"] == []
