@@ -196,11 +196,15 @@ _SHELL_PREFIXES = (["bash", "-lc"], ["bash", "-c"], ["sh", "-c"], ["zsh", "-lc"]
 @dataclass
 class FileTouch:
     """A file written or edited: its path, what was done (each action and how many times, in
-    the order first done), the last entry index."""
+    the order first done), the last entry index; ``changed`` / ``changed_seq`` the entry index
+    and log entry number of the result of its last change (a write, edit or move; staging and
+    committing change nothing), -1 / 0 when none was read."""
 
     path: str
     actions: dict[str, int]
     last: int
+    changed: int = -1
+    changed_seq: int = 0
 
 
 @dataclass(frozen=True)
@@ -776,7 +780,10 @@ class Digest:
     def to_json(self) -> dict[str, Any]:
         """This digest as JSON-ready data (``from_json`` reads it back)."""
         data = {name: getattr(self, name) for name in self.__dataclass_fields__}
-        data["files"] = [[t.path, list(t.actions.items()), t.last] for t in self.files.values()]
+        data["files"] = [
+            [t.path, list(t.actions.items()), t.last, t.changed, t.changed_seq]
+            for t in self.files.values()
+        ]
         data["todos"] = [[t.text, t.status] for t in self.todos]
         for name in ("runs", "failures"):
             data[name] = [list(astuple(c)) for c in data[name]]
@@ -799,7 +806,7 @@ class Digest:
         """Read back what ``to_json`` wrote; ``KeyError`` / ``TypeError`` / ``ValueError`` when
         ``data`` is not such a digest."""
         d = cls(**{name: data[name] for name in cls.__dataclass_fields__})
-        d.files = {p: FileTouch(p, dict(actions), last) for p, actions, last in data["files"]}
+        d.files = {p: FileTouch(p, dict(actions), *rest) for p, actions, *rest in data["files"]}
         d.todos = [Todo(*t) for t in data["todos"]]
         d.runs = [Command(*c) for c in data["runs"]]
         d.failures = [Command(*c) for c in data["failures"]]
@@ -957,7 +964,7 @@ class Digest:
                 self.failed_edits += 1
                 return
             for path, action in edits:
-                self._touch(path, action, index)
+                self._touch(path, action, index, output.seq)
         elif tool in SHELL_TOOLS:
             self._command(index, tool, command_text(args), output, error, files_only)
         elif tool in POLL_TOOLS:
@@ -972,7 +979,9 @@ class Digest:
         if RULE.search(answer.split(" → ", 1)[-1]):
             self.rule_answers = _first_distinct(self.rule_answers, answer)
 
-    def _touch(self, path: str, action: str, index: int) -> None:
+    def _touch(self, path: str, action: str, index: int, seq: int = 0) -> None:
+        """Note ``action`` on ``path`` at the ``index``-th entry (``seq``: the log entry of the
+        result that shows it)."""
         if is_generated_path(path):
             return
         touch = self.files.setdefault(path, FileTouch(path, {}, index))
@@ -981,6 +990,7 @@ class Digest:
             touch.actions.pop(COMMITTED, None)
             self.staged.discard(path)
             self.deleted.pop(path, None)  # written again
+            touch.changed, touch.changed_seq = index, seq
         touch.actions[action] = touch.actions.get(action, 0) + 1
         touch.last = index
         if len(self.files) > MAX_FILES:
@@ -1038,7 +1048,7 @@ class Digest:
             outcome, ok = "exit code 0", True
         if ok:
             for path, action in written_paths(text):
-                self._touch(absolute(path, self.cwd), action, index)
+                self._touch(absolute(path, self.cwd), action, index, output.seq)
             listing = output if lists_staged(text) else None
             for op, operands in file_operations(text):
                 if op != "git commit":  # its operands are flags
@@ -1061,7 +1071,7 @@ class Digest:
         the log entry of the command's result)."""
         if op == "mv" and len(operands) >= 2:
             for source in operands[:-1]:
-                self._move(source, operands[-1], index)
+                self._move(source, operands[-1], index, seq)
         elif op == "rm":
             for path in operands:
                 self._drop(path, seq)
@@ -1070,7 +1080,7 @@ class Digest:
         elif op == "git commit":
             self._commit(operands, index, seq)
 
-    def _move(self, source: str, target: str, index: int) -> None:
+    def _move(self, source: str, target: str, index: int, seq: int) -> None:
         """``mv source target``: the file stands under its new path ("moved from …"); moved
         back where it came from, it is as before the move."""
         if not _FILE_LIKE.search(target) and _FILE_LIKE.search(source):
@@ -1084,7 +1094,7 @@ class Digest:
         self.staged.discard(source)
         self.deleted.pop(target, None)
         if not is_generated_path(target):
-            self.files[target] = FileTouch(target, actions, index)
+            self.files[target] = FileTouch(target, actions, index, index, seq)
 
     def _drop(self, path: str, seq: int) -> None:
         """``rm path`` (``seq``: its result's log entry): the file (or every file under the

@@ -48,6 +48,7 @@ from handoff.core.digest import (
     Entry,
     Said,
     absolute,
+    covers,
     digest,
     intents,
     is_generated_path,
@@ -58,6 +59,7 @@ from handoff.core.digest import (
 from handoff.core.digest import section as summary_section
 from handoff.core.said import (
     BULLET,
+    ITEM_CHARS,
     MAX_ITEMS,
     RULE,
     RULE_WORDS,
@@ -75,6 +77,9 @@ from handoff.core.said import (
 )
 
 MAX_ARTIFACTS = 40
+# Files named in a Verified item as changed after its check ran (``changed_after``).
+MAX_CHANGED = 2
+MAX_NAME = 60
 # The compaction summary's sections that tell how problems were solved (decisions) and what
 # was tried and failed (uncertainties).
 SOLVED_SECTIONS = ("problem solving", "errors and fixes")
@@ -289,13 +294,63 @@ def _latest_runs(d: Digest) -> list[Command]:
 def verified_of(d: Digest) -> list[str]:
     """Commands whose latest run passed, each citing the entry with its outcome, oldest first,
     the latest ``MAX_ITEMS``; a run with no entry to cite, or one that only stages files
-    (``git add``), is not verified."""
+    (``git add``), is not verified. A check followed by changes to files it covers says so
+    (``changed_after``): it vouches for the files as they were when it ran."""
     own = [
-        cited(_shown(c), c.seq)
+        _verified_item(c, changed_after(d, c))
         for c in _latest_runs(d)
         if c.ok and c.seq and not only_stages(c.text)
     ]
     return unique([*inherited(d.predecessor.get("verified", [])), *own][-MAX_ITEMS:])
+
+
+def _verified_item(run: Command, note: str) -> str:
+    """ "`command` → outcome (log #N)" and ``note``, the command and outcome clipped so the
+    note and the pointer are never cut."""
+    suffix = f" (log #{run.seq})"
+    return clip(_shown(run), ITEM_CHARS - len(suffix) - len(note)) + suffix + note
+
+
+def changed_after(d: Digest, check: Command) -> str:
+    """ ", before later edits to X (log #N) and Y (log #M)": the files ``check`` covers that
+    the log wrote, edited or moved after it ran and no later passing run of the same intent
+    (``covers``) checked again (the first ``MAX_CHANGED``, each citing the result of its last
+    change; more are counted), or "" when none or ``check`` only records the work (``git
+    commit`` / ``git push``). A check that names no path covers every file;
+    one that names paths, the files at or under them (docs/design.md, "Verified means it
+    passed")."""
+    scopes = [scope for head, scope in intents(check.text).items() if not head.startswith("git")]
+    if not scopes:
+        return ""
+    roots = [absolute(path, d.cwd) for scope in scopes for path in scope]
+    whole = any(not scope for scope in scopes)
+    reruns = [r.index for r in d.latest_runs.values() if r.ok and covers(r, check)]
+    changed = sorted(
+        (
+            t
+            for t in d.files.values()
+            if t.changed > check.index
+            and not any(index > t.changed for index in reruns)
+            and (whole or any(t.path == r or t.path.startswith(f"{r}/") for r in roots))
+        ),
+        key=lambda t: t.changed,
+    )
+    if not changed:
+        return ""
+    named = [
+        clip(_relative(t.path, d.cwd), MAX_NAME)
+        + (f" (log #{t.changed_seq})" if t.changed_seq else "")
+        for t in changed[:MAX_CHANGED]
+    ]
+    more = len(changed) - len(named)
+    listed = ", ".join(named[:-1]) + (" and " if len(named) > 1 else "") + named[-1]
+    files = f" and {more} more file{'s' if more > 1 else ''}" if more else ""
+    return f", before later edits to {listed}{files}"
+
+
+def _relative(path: str, cwd: str) -> str:
+    root = cwd.rstrip("/") + "/"
+    return path[len(root) :] if cwd and path.startswith(root) else path
 
 
 def not_shown(d: Digest) -> list[str]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 from test_digest import call, result, say
@@ -609,3 +610,47 @@ def test_files_committed_before_a_compaction_read_committed_and_its_runs_verify_
 
     assert brief["artifacts"][1:] == ["/w/export.py — written, committed", "/w/notes.md — written"]
     assert brief["verified"] == []
+
+
+def checked_then_edited(check: str, *after: dict[str, str]) -> dict[str, Any]:
+    log = [
+        say("user", "Make the CLI tests pass"),
+        call("Bash", {"command": check}),
+        result("Bash", "15 passed in 0.37s"),
+        call("Edit", {"file_path": "/w/tests/test_cli.py", "old_string": "a", "new_string": "b"}),
+        result("Edit", "The file /w/tests/test_cli.py has been updated."),
+        call("Write", {"file_path": "/w/README.md", "content": "x"}),
+        result("Write", "The file /w/README.md has been updated."),
+        *after,
+        say("assistant", "All green."),
+    ]
+    return offline_brief(log, cwd="/w")
+
+
+def test_a_check_followed_by_edits_to_files_it_covers_says_so():
+    brief = checked_then_edited("pytest -q")
+
+    assert brief["verified"] == [
+        "`pytest -q` → 15 passed in 0.37s (log #3), before later edits to tests/test_cli.py "
+        "(log #5) and README.md (log #7)"
+    ]
+
+
+def test_edits_outside_a_checks_paths_or_checked_again_after_leave_it_as_it_is():
+    assert checked_then_edited("pytest -q src")["verified"] == [
+        "`pytest -q src` → 15 passed in 0.37s (log #3)"
+    ]
+    assert checked_then_edited("pytest tests/test_cli.py")["verified"][0].endswith(
+        "(log #3), before later edits to tests/test_cli.py (log #5)"
+    )
+    rerun = checked_then_edited(
+        "pytest -q", call("Bash", {"command": "pytest -q"}), result("Bash", "15 passed in 0.4s")
+    )
+    assert rerun["verified"] == ["`pytest -q` → 15 passed in 0.4s (log #9)"]
+    broader = checked_then_edited(
+        "pytest tests/test_cli.py", call("Bash", {"command": "pytest"}), result("Bash", "16 passed")
+    )
+    assert broader["verified"] == [
+        "`pytest tests/test_cli.py` → 15 passed in 0.37s (log #3)",
+        "`pytest` → 16 passed (log #9)",
+    ]
