@@ -83,6 +83,11 @@ MAX_RUNS = 100
 MAX_PENDING = 100
 # Decisions kept from the start of each source (see ``offline_brief.decisions_of``).
 HEAD_ITEMS = 2 * MAX_ITEMS
+# Command-line options kept as run or tested (``Digest.exercised``, the latest).
+MAX_EXERCISED = 500
+# A command-line option as a command or a test names it ("--json", "--dry-run").
+OPTION = re.compile(r"(?<![\w-])--[a-z][a-z0-9]*(?:-[a-z0-9]+)*\b")
+_TEST_PATH = re.compile(r"(?:^|/)tests?/|(?:^|/)test_[^/]*$|[._-](?:test|spec)\.\w+$")
 # Todo items marked completed kept (the latest).
 MAX_DONE = 500
 DONE = "completed"
@@ -249,6 +254,12 @@ def is_request(entry: Entry) -> bool:
         and bool(content)
         and not content.startswith(("<", "Caveat:"))
     )
+
+
+def is_test_path(path: str) -> bool:
+    """Return whether ``path`` is a test file (``tests/…``, ``test_x.py``, ``x_test.go``,
+    ``x.test.ts``, ``x.spec.js``)."""
+    return _TEST_PATH.search(path) is not None
 
 
 def is_generated_path(path: str) -> bool:
@@ -668,7 +679,9 @@ class Digest:
     files staged and not committed since (a commit takes them all; each one of ``files``);
     ``deleted`` the files removed (``rm``) whose deletion no commit took yet, path → [the
     ``rm``'s log entry, 1 once a ``git add`` staged it] (at most ``MAX_FILES``), ``last_commit``
-    the log entry of the latest commit;
+    the log entry of the latest commit; ``exercised`` the command-line options (``--json``) a
+    successful command ran or a test file written or edited names (the latest
+    ``MAX_EXERCISED``): what the log shows run or tested;
     ``summary_at`` the index of the compaction summary (what the log did after it closes its
     tasks, ``offline_brief.done_since``); ``followups`` the follow-ups filed since the latest
     request ("X-5 (what)", the first ``MAX_ITEMS``).
@@ -730,6 +743,7 @@ class Digest:
     followups: list[Said] = field(default_factory=list)
     deleted: dict[str, list[int]] = field(default_factory=dict)
     last_commit: int = 0
+    exercised: list[str] = field(default_factory=list)
 
     def read(self, entries: Sequence[Entry]) -> Digest:
         """Fold ``entries`` (the log's next entries, oldest first) into this digest; return it.
@@ -965,6 +979,8 @@ class Digest:
                 return
             for path, action in edits:
                 self._touch(path, action, index, output.seq)
+            if any(map(is_test_path, (path for path, _ in edits))):
+                self._exercise(json.dumps(args))
         elif tool in SHELL_TOOLS:
             self._command(index, tool, command_text(args), output, error, files_only)
         elif tool in POLL_TOOLS:
@@ -978,6 +994,13 @@ class Digest:
         self.answers = _first_distinct(self.answers, answer)
         if RULE.search(answer.split(" → ", 1)[-1]):
             self.rule_answers = _first_distinct(self.rule_answers, answer)
+
+    def _exercise(self, text: str) -> None:
+        """Note the command-line options ``text`` names as run or tested (``exercised``)."""
+        found = set(OPTION.findall(text))
+        if found:
+            kept = [o for o in self.exercised if o not in found]
+            self.exercised = [*kept, *sorted(found)][-MAX_EXERCISED:]
 
     def _touch(self, path: str, action: str, index: int, seq: int = 0) -> None:
         """Note ``action`` on ``path`` at the ``index``-th entry (``seq``: the log entry of the
@@ -1047,6 +1070,7 @@ class Digest:
         if ok is None and output.seq and not pipe and (claude_bash or error is False):
             outcome, ok = "exit code 0", True
         if ok:
+            self._exercise(text)
             for path, action in written_paths(text):
                 self._touch(absolute(path, self.cwd), action, index, output.seq)
             listing = output if lists_staged(text) else None

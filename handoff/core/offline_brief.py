@@ -27,7 +27,8 @@ predecessor's log):
 - next_steps: the current state (the last assistant message) and what comes next; a finished
   session says first that it is finished and that the successor waits for the next request;
 - uncertainties: what the log cannot tell: successes stated only in prose ("stated, not
-  verified: …"), checks whose outcome is not shown, the summary's failed attempts ("tried, did
+  verified: …"), behaviour of an option nothing ran or tested ("claimed, not shown in the log:
+  …"), checks whose outcome is not shown, the summary's failed attempts ("tried, did
   not work: …"), leftovers of a finished session, and that no model wrote the brief
   (docs/design.md, "Verified means it passed").
 """
@@ -42,6 +43,7 @@ from typing import Any
 from handoff.core.brief import validate_brief
 from handoff.core.digest import (
     NOT_SHOWN,
+    OPTION,
     Command,
     Digest,
     Ends,
@@ -99,6 +101,11 @@ _CLAIMED = re.compile(
     r"|^(?:it|this|the \w+)(?: now| also)* (?:handles|supports)\b",
     re.IGNORECASE,
 )
+# A statement of what something does ("--json prints the days", "it returns 2").
+_BEHAVES = re.compile(
+    r"\b(?:prints|outputs|returns|writes|emits|shows|accepts|rejects|exits with)\b", re.I
+)
+UNSHOWN = "claimed, not shown in the log"
 # A claim of a check the assistant ran itself: backed only by a command it names.
 _CHECKED = re.compile(r"\b(?:checked|confirmed|made sure) that\b", re.IGNORECASE)
 # A statement that leans on the sentence before it ("It is not committed yet").
@@ -412,20 +419,32 @@ def stated_unverified(d: Digest) -> list[str]:
     """Successes of the last two exchanges stated only in prose ("stated, not verified: …",
     seed 000: verified kept apart): a test or build claim with no passing check in its
     exchange before it, a check the assistant says it ran ("I checked that `x` prints …") with
-    no recorded run of that command."""
+    no recorded run of that command; and what an option does, stated with nothing in the log
+    running or testing the option ("claimed, not shown in the log: …", ``unshown``)."""
     starts = [r.position for r in d.requests]
     items = []
     for text in recent_texts(d):
         begun = max((p for p in starts if p < text.position), default=-1)
         ran = [c for c in d.runs if c.ok and begun < c.index < text.position]
         for clause, _ in clauses(text):
-            if not _CLAIMED.search(clause) or _NOT_DONE.search(clause):
+            if _NOT_DONE.search(clause):
+                continue
+            if not _CLAIMED.search(clause):
+                items += [cited(f"{UNSHOWN}: {clause}", text.seq)] if unshown(d, clause) else []
                 continue
             checked = _CHECKED.search(clause)
             if (checked and any(c.text in clause for c in ran)) or (ran and not checked):
                 continue
             items.append(cited(f"stated, not verified: {clause}", text.seq))
     return items
+
+
+def unshown(d: Digest, clause: str) -> bool:
+    """Whether ``clause`` states what an option does ("--json prints the days as a list") and
+    names an option no successful command ran and no test file written or edited names
+    (``Digest.exercised``): a behaviour claimed, not shown in the log."""
+    options = OPTION.findall(clause) if _BEHAVES.search(clause) else []
+    return any(option not in d.exercised for option in options)
 
 
 def summary_task_open(d: Digest, task: str) -> bool:

@@ -654,3 +654,29 @@ def test_edits_outside_a_checks_paths_or_checked_again_after_leave_it_as_it_is()
         "`pytest tests/test_cli.py` → 15 passed in 0.37s (log #3)",
         "`pytest` → 16 passed (log #9)",
     ]
+
+
+def option_claimed(*shown: dict[str, str]) -> list[str]:
+    patch = "*** Begin Patch\n*** Update File: cli.py\n+    add('--json', action='store_true')\n"
+    log = [
+        say("user", "Add a --json flag"),
+        call("apply_patch", patch + "*** End Patch\n"),
+        result("apply_patch", "Success. Updated the following files:\nM cli.py"),
+        *shown,
+        say("assistant", "--json prints the forecast as a JSON list; the flag is documented."),
+    ]
+    return offline_brief(log, cwd="/w")["uncertainties"]
+
+
+def test_what_an_option_does_stated_with_nothing_running_or_testing_it_is_only_claimed():
+    assert option_claimed()[0] == (
+        "claimed, not shown in the log: --json prints the forecast as a JSON list (log #4)"
+    )
+
+
+def test_an_option_a_test_names_or_a_command_ran_is_not_a_mere_claim():
+    test = {"file_path": "/w/tests/test_cli.py", "content": "main(['Oslo', '--json'])"}
+    tested = [call("Write", test), result("Write", "File created successfully")]
+    ran = [call("Bash", {"command": "skycast Oslo --json"}), result("Bash", '[{"day": 1}]')]
+    for shown in (tested, ran):
+        assert not any(item.startswith("claimed") for item in option_claimed(*shown))
