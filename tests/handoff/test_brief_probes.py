@@ -221,20 +221,7 @@ def test_the_table_ends_with_a_row_over_all_logs_when_there_are_several() -> Non
     assert lines[4] == "| all logs | — | — | 1/2 | 0/4 | — | — | — | — | 1/1 | 0/0 | 1/2 right |"
 
 
-# Probes committed before the code that meets them: what the brief still gets wrong.
-NOT_MET: dict[str, str] = {}
-
-
-@pytest.mark.parametrize(
-    "probes",
-    [
-        pytest.param(p, marks=pytest.mark.xfail(reason=NOT_MET[p.name], strict=True))
-        if p.name in NOT_MET
-        else p
-        for p in briefs.load_all()
-    ],
-    ids=lambda probes: probes.name,
-)
+@pytest.mark.parametrize("probes", briefs.load_all(), ids=lambda probes: probes.name)
 def test_the_brief_of_each_probed_log_holds_its_probes(probes: LogProbes) -> None:
     if not probes.path().is_file():  # a shared transcript, or a log that comes with a fix
         pytest.skip(f"{probes.path()} is not in this checkout")
