@@ -850,7 +850,8 @@ class Digest:
             self._call(index, entry["tool_name"], tool_input(content), entry)
         elif role == "tool" and entry.get("compacted"):  # before the summary: files only
             self._closing(content, entry)
-            self._result(entry.get("tool_name", ""), _said(content, entry, index), None, True)
+            said, error = _said(content, entry, index), entry.get("tool_error")
+            self._result(entry.get("tool_name", ""), said, error, files_only=True)
         elif role == "tool":
             error = entry.get("tool_error")
             failed = self.results_failed or outcome_of(content, error=error)[1] is False

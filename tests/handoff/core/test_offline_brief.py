@@ -599,6 +599,8 @@ def test_files_committed_before_a_compaction_read_committed_and_its_runs_verify_
                 result("Write", "File created successfully at: /w/notes.md"),
                 call("Bash", {"command": "pytest -q"}),
                 result("Bash", "4 passed in 0.12s"),
+                call("Bash", {"command": "git add notes.md && git commit -m 'Notes'"}),
+                {**result("Bash", "ruff....Failed\n[main 1a2b3c4] Notes"), "tool_error": True},
                 call("Bash", {"command": "git add export.py && git commit -m 'Export'"}),
                 result("Bash", "[main 5b21e07] Export\n 1 file changed"),
             ],
