@@ -19,7 +19,8 @@ log (samples/README.md):
 
 Every "(log #N)" an item cites must name an entry of the log, and a Verified item's entry must
 be a tool result whose runtime did not report failure and that shows the outcome the item
-quotes; a pointer that does not is a *bad pointer*.
+quotes (its later pointers, to the edits made after the check, results not flagged as failed);
+a pointer that does not is a *bad pointer*.
 
 The brief is the one ``handoff now`` would seed: the log imported, the embedded summarizer run
 on the session's effective context (all inside a rolled-back transaction). The targets are
@@ -249,7 +250,7 @@ def backs(item: str, entry: Entry | None, name: str) -> bool:
         return False
     if name != "verified":
         return True
-    if entry.role != "tool" or entry.tool_error:
+    if not _shows_success(entry):
         return False
     outcome = _OUTCOME.search(item)
     said = outcome.group(1) if outcome else ""
@@ -260,15 +261,22 @@ def backs(item: str, entry: Entry | None, name: str) -> bool:
 
 def bad_pointers(brief: Mapping[str, Any], entries: Mapping[int, Entry]) -> tuple[int, list[str]]:
     """How many "(log #N)" pointers the brief holds, and the items whose pointer does not back
-    them (``backs``), as "field: item"."""
+    them (``backs``), as "field: item". A Verified item's later pointers ("…, before later
+    edits to X (log #N)") name the result of each edit: a tool result not flagged as failed."""
     count, bad = 0, []
     for name in BRIEF_FIELDS:
         for item in _items(brief, name):
-            for seq in _POINTER.findall(item):
+            for place, seq in enumerate(_POINTER.findall(item)):
                 count += 1
-                if not backs(item, entries.get(int(seq)), name):
+                entry = entries.get(int(seq))
+                edit = name == "verified" and place > 0
+                if not (_shows_success(entry) if edit else backs(item, entry, name)):
                     bad.append(f"{name}: {item}")
     return count, bad
+
+
+def _shows_success(entry: Entry | None) -> bool:
+    return entry is not None and entry.role == "tool" and not entry.tool_error
 
 
 def score(

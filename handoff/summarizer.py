@@ -52,9 +52,13 @@ VERIFIED_MEANS = (
     "checker or test run printed no findings or failures; a check piped through tail, grep "
     "or head counts only by what it printed, and one whose outcome is not shown goes to "
     'uncertainties as "ran, outcome not shown: …". A commit a hook rejected is no commit. '
-    "A check that failed earlier and passed later is verified by the passing run. Artifacts "
-    "are the files as they stand at the end: a moved file under its new path, deleted files "
-    "left out, files only read or unchanged left out, staged or committed as the log shows. "
+    "A check that failed earlier and passed later is verified by the passing run; one followed "
+    'by edits to files it covers says so ("…, before later edits to X (log #N)"). What the '
+    "final report says a feature does, with nothing in the log running or testing it, is "
+    'an uncertainty ("claimed, not shown in the log: …"), not done. Artifacts are the files '
+    "as they stand at the end: a moved file under its new path, deleted files left out unless "
+    "a later commit did not take the deletion, files only read or unchanged left out, staged "
+    "or committed as the log shows. "
     "Decisions are choices made: attempts that failed and options rejected go to "
     'uncertainties as "tried, did not work: …". Pending holds only what nothing later in the '
     "log closed, each item saying why it is open, and follow-ups filed at the end with their id."

@@ -48,10 +48,14 @@ DEFAULT_PRESET = "default"
 # What ``effective_context`` returns of each message, and how many rows it fetches at a time.
 CONTEXT_FIELDS = ("role", "source_kind", "content", "tool_name", "seq", "tool_error")
 CONTEXT_CHUNK = 200
-# The tools whose calls write files (Claude Code's, Codex's ``apply_patch``): their calls and
-# results before the last compaction come with the effective context (issue 16: the files
-# edited before it, which its summary may not name).
-FILE_TOOLS = ("Edit", "MultiEdit", "Write", "NotebookEdit", "apply_patch")
+# The tools whose calls change files (Claude Code's edits, Codex's ``apply_patch``, and the
+# shell commands of both, which move, remove, stage and commit them): their calls and results
+# before the last compaction come with the effective context (issue 16: the files changed and
+# committed before it, which its summary may not name).
+FILE_TOOLS = (
+    "Edit", "MultiEdit", "Write", "NotebookEdit", "apply_patch",
+    "Bash", "exec_command", "shell", "local_shell", "container.exec",
+)  # fmt: skip
 AGENT_PRESETS: dict[str, dict[str, Any]] = {
     "default": {"options": {}, "realm": ()},
     "planner": {"options": {}, "realm": ("plan_mode", "compaction")},

@@ -83,6 +83,11 @@ MAX_RUNS = 100
 MAX_PENDING = 100
 # Decisions kept from the start of each source (see ``offline_brief.decisions_of``).
 HEAD_ITEMS = 2 * MAX_ITEMS
+# Command-line options kept as run or tested (``Digest.exercised``, the latest).
+MAX_EXERCISED = 500
+# A command-line option as a command or a test names it ("--json", "--dry-run").
+OPTION = re.compile(r"(?<![\w-])--[a-z][a-z0-9]*(?:-[a-z0-9]+)*\b")
+_TEST_PATH = re.compile(r"(?:^|/)tests?/|(?:^|/)test_[^/]*$|[._-](?:test|spec)\.\w+$")
 # Todo items marked completed kept (the latest).
 MAX_DONE = 500
 DONE = "completed"
@@ -196,11 +201,15 @@ _SHELL_PREFIXES = (["bash", "-lc"], ["bash", "-c"], ["sh", "-c"], ["zsh", "-lc"]
 @dataclass
 class FileTouch:
     """A file written or edited: its path, what was done (each action and how many times, in
-    the order first done), the last entry index."""
+    the order first done), the last entry index; ``changed`` / ``changed_seq`` the entry index
+    and log entry number of the result of its last change (a write, edit or move; staging and
+    committing change nothing), -1 / 0 when none was read."""
 
     path: str
     actions: dict[str, int]
     last: int
+    changed: int = -1
+    changed_seq: int = 0
 
 
 @dataclass(frozen=True)
@@ -245,6 +254,12 @@ def is_request(entry: Entry) -> bool:
         and bool(content)
         and not content.startswith(("<", "Caveat:"))
     )
+
+
+def is_test_path(path: str) -> bool:
+    """Return whether ``path`` is a test file (``tests/…``, ``test_x.py``, ``x_test.go``,
+    ``x.test.ts``, ``x.spec.js``)."""
+    return _TEST_PATH.search(path) is not None
 
 
 def is_generated_path(path: str) -> bool:
@@ -662,6 +677,11 @@ class Digest:
     fields; ``closed`` the ids of the summary's pending tasks the log reports closed
     (before the summary, of its compacted entries any id); ``failed_edits``; ``staged`` the
     files staged and not committed since (a commit takes them all; each one of ``files``);
+    ``deleted`` the files removed (``rm``) whose deletion no commit took yet, path → [the
+    ``rm``'s log entry, 1 once a ``git add`` staged it] (at most ``MAX_FILES``), ``last_commit``
+    the log entry of the latest commit; ``exercised`` the command-line options (``--json``) a
+    successful command ran or a test file written or edited names (the latest
+    ``MAX_EXERCISED``): what the log shows run or tested;
     ``summary_at`` the index of the compaction summary (what the log did after it closes its
     tasks, ``offline_brief.done_since``); ``followups`` the follow-ups filed since the latest
     request ("X-5 (what)", the first ``MAX_ITEMS``).
@@ -721,6 +741,9 @@ class Digest:
     answer_missing: bool = False
     summary_at: int = -1
     followups: list[Said] = field(default_factory=list)
+    deleted: dict[str, list[int]] = field(default_factory=dict)
+    last_commit: int = 0
+    exercised: list[str] = field(default_factory=list)
 
     def read(self, entries: Sequence[Entry]) -> Digest:
         """Fold ``entries`` (the log's next entries, oldest first) into this digest; return it.
@@ -771,7 +794,10 @@ class Digest:
     def to_json(self) -> dict[str, Any]:
         """This digest as JSON-ready data (``from_json`` reads it back)."""
         data = {name: getattr(self, name) for name in self.__dataclass_fields__}
-        data["files"] = [[t.path, list(t.actions.items()), t.last] for t in self.files.values()]
+        data["files"] = [
+            [t.path, list(t.actions.items()), t.last, t.changed, t.changed_seq]
+            for t in self.files.values()
+        ]
         data["todos"] = [[t.text, t.status] for t in self.todos]
         for name in ("runs", "failures"):
             data[name] = [list(astuple(c)) for c in data[name]]
@@ -794,7 +820,7 @@ class Digest:
         """Read back what ``to_json`` wrote; ``KeyError`` / ``TypeError`` / ``ValueError`` when
         ``data`` is not such a digest."""
         d = cls(**{name: data[name] for name in cls.__dataclass_fields__})
-        d.files = {p: FileTouch(p, dict(actions), last) for p, actions, last in data["files"]}
+        d.files = {p: FileTouch(p, dict(actions), *rest) for p, actions, *rest in data["files"]}
         d.todos = [Todo(*t) for t in data["todos"]]
         d.runs = [Command(*c) for c in data["runs"]]
         d.failures = [Command(*c) for c in data["failures"]]
@@ -822,6 +848,10 @@ class Digest:
             self.predecessor = parse_predecessor(content)
         elif role == "assistant" and entry.get("tool_name"):
             self._call(index, entry["tool_name"], tool_input(content), entry)
+        elif role == "tool" and entry.get("compacted"):  # before the summary: files only
+            self._closing(content, entry)
+            said, error = _said(content, entry, index), entry.get("tool_error")
+            self._result(entry.get("tool_name", ""), said, error, files_only=True)
         elif role == "tool":
             error = entry.get("tool_error")
             failed = self.results_failed or outcome_of(content, error=error)[1] is False
@@ -921,12 +951,14 @@ class Digest:
             return
         self.pending_calls = [*self.pending_calls, (index, tool, args)][-MAX_PENDING:]
 
-    def _result(self, tool: str, output: Said, error: bool | None) -> None:
+    def _result(
+        self, tool: str, output: Said, error: bool | None, files_only: bool = False
+    ) -> None:
         call = next((c for c in self.pending_calls if c[1] == tool or not tool), None)
         if call is None:
             return
         self.pending_calls.remove(call)
-        self._apply(*call, output=output, error=error)
+        self._apply(*call, output=output, error=error, files_only=files_only)
 
     def _apply(
         self,
@@ -936,18 +968,22 @@ class Digest:
         *,
         output: Said,
         error: bool | None = None,
+        files_only: bool = False,
     ) -> None:
         """Fold in a tool call's result: ``output`` and the runtime's error flag ``error``
-        (True failed, False succeeded, None not said)."""
+        (True failed, False succeeded, None not said); ``files_only`` (a call the compaction
+        summarized) changes the files as they stand and records no run."""
         edits = edits_of(tool, args, self.cwd)
         if edits:
             if error or _TOOL_ERROR.search(output):
                 self.failed_edits += 1
                 return
             for path, action in edits:
-                self._touch(path, action, index)
+                self._touch(path, action, index, output.seq)
+            if any(map(is_test_path, (path for path, _ in edits))):
+                self._exercise(json.dumps(args))
         elif tool in SHELL_TOOLS:
-            self._command(index, tool, command_text(args), output, error)
+            self._command(index, tool, command_text(args), output, error, files_only)
         elif tool in POLL_TOOLS:
             self._poll(str(args.get("session_id", "")), output)
         elif tool in QUESTION_TOOLS or output.startswith(_ANSWERED):
@@ -960,7 +996,16 @@ class Digest:
         if RULE.search(answer.split(" → ", 1)[-1]):
             self.rule_answers = _first_distinct(self.rule_answers, answer)
 
-    def _touch(self, path: str, action: str, index: int) -> None:
+    def _exercise(self, text: str) -> None:
+        """Note the command-line options ``text`` names as run or tested (``exercised``)."""
+        found = set(OPTION.findall(text))
+        if found:
+            kept = [o for o in self.exercised if o not in found]
+            self.exercised = [*kept, *sorted(found)][-MAX_EXERCISED:]
+
+    def _touch(self, path: str, action: str, index: int, seq: int = 0) -> None:
+        """Note ``action`` on ``path`` at the ``index``-th entry (``seq``: the log entry of the
+        result that shows it)."""
         if is_generated_path(path):
             return
         touch = self.files.setdefault(path, FileTouch(path, {}, index))
@@ -968,6 +1013,8 @@ class Digest:
             touch.actions.pop(STAGED, None)
             touch.actions.pop(COMMITTED, None)
             self.staged.discard(path)
+            self.deleted.pop(path, None)  # written again
+            touch.changed, touch.changed_seq = index, seq
         touch.actions[action] = touch.actions.get(action, 0) + 1
         touch.last = index
         if len(self.files) > MAX_FILES:
@@ -975,15 +1022,25 @@ class Digest:
             del self.files[oldest]
             self.staged.discard(oldest)
 
-    def _command(self, index: int, tool: str, text: str, output: Said, error: bool | None) -> None:
+    def _command(
+        self,
+        index: int,
+        tool: str,
+        text: str,
+        output: Said,
+        error: bool | None,
+        files_only: bool = False,
+    ) -> None:
         running = _RUNNING.search(output)
         if running and _exit_code(output) is None:
+            if files_only:  # its end is not in the context
+                return
             if running.group(1):
                 self.sessions[running.group(1)] = (index, text)
                 while len(self.sessions) > MAX_PENDING:
                     del self.sessions[next(iter(self.sessions))]
             return
-        self._record(index, text, output, error, claude_bash=tool == "Bash")
+        self._record(index, text, output, error, claude_bash=tool == "Bash", files_only=files_only)
 
     def _poll(self, session_id: str, output: Said) -> None:
         started = self.sessions.get(session_id)
@@ -995,45 +1052,60 @@ class Digest:
             self._record(index, text, output, None)
 
     def _record(
-        self, index: int, text: str, output: Said, error: bool | None, *, claude_bash: bool = False
+        self,
+        index: int,
+        text: str,
+        output: Said,
+        error: bool | None,
+        *,
+        claude_bash: bool = False,
+        files_only: bool = False,
     ) -> None:
         """Record a command's run: its outcome from the output and the runtime's flag
         (``outcome_of``); a Claude Code ``Bash`` result states any non-zero exit ("Exit code
         N"), so one without it, not flagged and not piped succeeded, as does a run the runtime
-        flags as a success; a piped check whose text does not tell is ``NOT_SHOWN``."""
+        flags as a success; a piped check whose text does not tell is ``NOT_SHOWN``. A
+        successful run changes the files as they stand; ``files_only`` records no run."""
         pipe = piped(text)
         outcome, ok = outcome_of(output, error=error, piped=pipe)
         if ok is None and output.seq and not pipe and (claude_bash or error is False):
             outcome, ok = "exit code 0", True
         if ok:
+            self._exercise(text)
             for path, action in written_paths(text):
-                self._touch(absolute(path, self.cwd), action, index)
+                self._touch(absolute(path, self.cwd), action, index, output.seq)
             listing = output if lists_staged(text) else None
             for op, operands in file_operations(text):
                 if op != "git commit":  # its operands are flags
                     operands = [absolute(o, self.cwd) for o in operands]
-                self._file_operation(op, operands, listing, index)
-        if not text or not verifies(text) or (ok is None and not (pipe and output.seq)):
+                self._file_operation(op, operands, listing, index, output.seq)
+        if (
+            files_only
+            or not text
+            or not verifies(text)
+            or (ok is None and not (pipe and output.seq))
+        ):
             return
         self._run(Command(text, outcome or NOT_SHOWN, ok, index, output.seq))
 
     def _file_operation(
-        self, op: str, operands: list[str], listing: str | None, index: int
+        self, op: str, operands: list[str], listing: str | None, index: int, seq: int
     ) -> None:
         """Apply one file operation of a successful command to the files as they stand
-        (``listing``: the command's output when it lists the staged files, else None)."""
+        (``listing``: the command's output when it lists the staged files, else None; ``seq``:
+        the log entry of the command's result)."""
         if op == "mv" and len(operands) >= 2:
             for source in operands[:-1]:
-                self._move(source, operands[-1], index)
+                self._move(source, operands[-1], index, seq)
         elif op == "rm":
             for path in operands:
-                self._drop(path)
+                self._drop(path, seq)
         elif op == "git add":
             self._stage(operands, listing, index)
         elif op == "git commit":
-            self._commit(operands, index)
+            self._commit(operands, index, seq)
 
-    def _move(self, source: str, target: str, index: int) -> None:
+    def _move(self, source: str, target: str, index: int, seq: int) -> None:
         """``mv source target``: the file stands under its new path ("moved from …"); moved
         back where it came from, it is as before the move."""
         if not _FILE_LIKE.search(target) and _FILE_LIKE.search(source):
@@ -1045,14 +1117,23 @@ class Digest:
         if origin != f"{MOVED_FROM}{target}":
             actions[origin] = 1
         self.staged.discard(source)
+        self.deleted.pop(target, None)
         if not is_generated_path(target):
-            self.files[target] = FileTouch(target, actions, index)
+            self.files[target] = FileTouch(target, actions, index, index, seq)
 
-    def _drop(self, path: str) -> None:
-        """``rm path``: the file (or every file under the folder) no longer stands."""
-        for known in [p for p in self.files if p == path or p.startswith(path + "/")]:
-            del self.files[known]
-            self.staged.discard(known)
+    def _drop(self, path: str, seq: int) -> None:
+        """``rm path`` (``seq``: its result's log entry): the file (or every file under the
+        folder) no longer stands; its deletion is a change of its own, unstaged until a ``git
+        add`` takes it (``deleted``)."""
+        known = [p for p in self.files if p == path or p.startswith(path + "/")]
+        for gone in known:
+            del self.files[gone]
+            self.staged.discard(gone)
+        for gone in known or ([path] if _FILE_LIKE.search(path) else []):
+            self.deleted.pop(gone, None)
+            self.deleted[gone] = [seq, 0]
+        while len(self.deleted) > MAX_FILES:
+            del self.deleted[next(iter(self.deleted))]
 
     def _stage(self, operands: list[str], listing: str | None, index: int) -> None:
         """``git add``: the paths it names, the files touched under a folder it names, or
@@ -1068,13 +1149,19 @@ class Digest:
         for path in dict.fromkeys(paths):
             self._touch(path, STAGED, index)
             self.staged.add(path)
+        for path, state in self.deleted.items():
+            if everything or any(path == o or path.startswith(f"{o}/") for o in named):
+                state[1] = 1
 
-    def _commit(self, flags: list[str], index: int) -> None:
-        """``git commit``: everything staged before it is committed; with ``-a`` also every
-        file the log edited."""
+    def _commit(self, flags: list[str], index: int, seq: int) -> None:
+        """``git commit`` (``seq``: its result's log entry): everything staged before it is
+        committed, deletions too; with ``-a`` also every file the log edited or deleted."""
         paths = set(self.staged)
-        if any(f in ("-a", "--all") or (f.startswith("-a") and f[1:].isalpha()) for f in flags):
+        every = any(f in ("-a", "--all") or (f.startswith("-a") and f[1:].isalpha()) for f in flags)
+        if every:
             paths |= {p for p, t in self.files.items() if any(map(_changed, t.actions))}
+        self.deleted = {p: s for p, s in self.deleted.items() if not (every or s[1])}
+        self.last_commit = seq
         for path in sorted(paths):
             touch = self.files.get(path)
             if touch is not None:

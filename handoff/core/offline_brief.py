@@ -27,7 +27,8 @@ predecessor's log):
 - next_steps: the current state (the last assistant message) and what comes next; a finished
   session says first that it is finished and that the successor waits for the next request;
 - uncertainties: what the log cannot tell: successes stated only in prose ("stated, not
-  verified: …"), checks whose outcome is not shown, the summary's failed attempts ("tried, did
+  verified: …"), behaviour of an option nothing ran or tested ("claimed, not shown in the log:
+  …"), checks whose outcome is not shown, the summary's failed attempts ("tried, did
   not work: …"), leftovers of a finished session, and that no model wrote the brief
   (docs/design.md, "Verified means it passed").
 """
@@ -42,12 +43,14 @@ from typing import Any
 from handoff.core.brief import validate_brief
 from handoff.core.digest import (
     NOT_SHOWN,
+    OPTION,
     Command,
     Digest,
     Ends,
     Entry,
     Said,
     absolute,
+    covers,
     digest,
     intents,
     is_generated_path,
@@ -58,6 +61,7 @@ from handoff.core.digest import (
 from handoff.core.digest import section as summary_section
 from handoff.core.said import (
     BULLET,
+    ITEM_CHARS,
     MAX_ITEMS,
     RULE,
     RULE_WORDS,
@@ -75,6 +79,9 @@ from handoff.core.said import (
 )
 
 MAX_ARTIFACTS = 40
+# Files named in a Verified item as changed after its check ran (``changed_after``).
+MAX_CHANGED = 2
+MAX_NAME = 60
 # The compaction summary's sections that tell how problems were solved (decisions) and what
 # was tried and failed (uncertainties).
 SOLVED_SECTIONS = ("problem solving", "errors and fixes")
@@ -94,6 +101,11 @@ _CLAIMED = re.compile(
     r"|^(?:it|this|the \w+)(?: now| also)* (?:handles|supports)\b",
     re.IGNORECASE,
 )
+# A statement of what something does ("--json prints the days", "it returns 2").
+_BEHAVES = re.compile(
+    r"\b(?:prints|outputs|returns|writes|emits|shows|accepts|rejects|exits with)\b", re.I
+)
+UNSHOWN = "claimed, not shown in the log"
 # A claim of a check the assistant ran itself: backed only by a command it names.
 _CHECKED = re.compile(r"\b(?:checked|confirmed|made sure) that\b", re.IGNORECASE)
 # A statement that leans on the sentence before it ("It is not committed yet").
@@ -121,6 +133,7 @@ _TASK_FILE = re.compile(r"(?<![\w/.-])([\w./-]*\w\.[A-Za-z]\w{0,7})\b")
 # Why a pending item is open.
 NOT_DONE_SINCE = "pending in the compaction summary; nothing later in the log did it"
 FILED_FOR_LATER = "a follow-up filed at the end, not done in this log"
+NOT_COMMITTED = "not committed (no `git add` staged the deletion before the later commit)"
 _QUOTED = re.compile(r"[\"“]([^\"”]{3,300})[\"”]")
 
 
@@ -255,6 +268,9 @@ def artifacts_of(d: Digest, cwd: str) -> list[str]:
             said = f"{clip(what, 160)} " if what.strip() else ""
             items.append(f"{full} — {said}(before the last compaction)")
             listed.add(full)
+    for path, seq in uncommitted_deletions(d):
+        items.append(f"{path} — deleted (log #{seq}), {NOT_COMMITTED}")
+        listed.add(path)
     for item in inherited(d.predecessor.get("artifacts", [])):
         path = str(item).split(" — ")[0]
         if path not in listed and not str(item).startswith("workspace: "):
@@ -263,6 +279,13 @@ def artifacts_of(d: Digest, cwd: str) -> list[str]:
     if not listed:
         items += [f"{path} — mentioned by the assistant" for path in d.mentioned]
     return unique(items, MAX_ARTIFACTS)
+
+
+def uncommitted_deletions(d: Digest) -> list[tuple[str, int]]:
+    """The files removed (``rm``, each with its log entry) whose deletion a later commit did
+    not take (no ``git add`` staged it before): uncommitted work the log shows, so the session
+    is not finished (docs/design.md, "Verified means it passed")."""
+    return [(path, seq) for path, (seq, _) in d.deleted.items() if seq < d.last_commit]
 
 
 def _shown(command: Command) -> str:
@@ -278,13 +301,63 @@ def _latest_runs(d: Digest) -> list[Command]:
 def verified_of(d: Digest) -> list[str]:
     """Commands whose latest run passed, each citing the entry with its outcome, oldest first,
     the latest ``MAX_ITEMS``; a run with no entry to cite, or one that only stages files
-    (``git add``), is not verified."""
+    (``git add``), is not verified. A check followed by changes to files it covers says so
+    (``changed_after``): it vouches for the files as they were when it ran."""
     own = [
-        cited(_shown(c), c.seq)
+        _verified_item(c, changed_after(d, c))
         for c in _latest_runs(d)
         if c.ok and c.seq and not only_stages(c.text)
     ]
     return unique([*inherited(d.predecessor.get("verified", [])), *own][-MAX_ITEMS:])
+
+
+def _verified_item(run: Command, note: str) -> str:
+    """ "`command` → outcome (log #N)" and ``note``, the command and outcome clipped so the
+    note and the pointer are never cut."""
+    suffix = f" (log #{run.seq})"
+    return clip(_shown(run), ITEM_CHARS - len(suffix) - len(note)) + suffix + note
+
+
+def changed_after(d: Digest, check: Command) -> str:
+    """ ", before later edits to X (log #N) and Y (log #M)": the files ``check`` covers that
+    the log wrote, edited or moved after it ran and no later passing run of the same intent
+    (``covers``) checked again (the first ``MAX_CHANGED``, each citing the result of its last
+    change; more are counted), or "" when none or ``check`` only records the work (``git
+    commit`` / ``git push``). A check that names no path covers every file;
+    one that names paths, the files at or under them (docs/design.md, "Verified means it
+    passed")."""
+    scopes = [scope for head, scope in intents(check.text).items() if not head.startswith("git")]
+    if not scopes:
+        return ""
+    roots = [absolute(path, d.cwd) for scope in scopes for path in scope]
+    whole = any(not scope for scope in scopes)
+    reruns = [r.index for r in d.latest_runs.values() if r.ok and covers(r, check)]
+    changed = sorted(
+        (
+            t
+            for t in d.files.values()
+            if t.changed > check.index
+            and not any(index > t.changed for index in reruns)
+            and (whole or any(t.path == r or t.path.startswith(f"{r}/") for r in roots))
+        ),
+        key=lambda t: t.changed,
+    )
+    if not changed:
+        return ""
+    named = [
+        clip(_relative(t.path, d.cwd), MAX_NAME)
+        + (f" (log #{t.changed_seq})" if t.changed_seq else "")
+        for t in changed[:MAX_CHANGED]
+    ]
+    more = len(changed) - len(named)
+    listed = ", ".join(named[:-1]) + (" and " if len(named) > 1 else "") + named[-1]
+    files = f" and {more} more file{'s' if more > 1 else ''}" if more else ""
+    return f", before later edits to {listed}{files}"
+
+
+def _relative(path: str, cwd: str) -> str:
+    root = cwd.rstrip("/") + "/"
+    return path[len(root) :] if cwd and path.startswith(root) else path
 
 
 def not_shown(d: Digest) -> list[str]:
@@ -305,7 +378,8 @@ def finished(d: Digest) -> bool:
     succeeded and nothing is left open."""
     if d.last_after is None:
         return d.answer_missing and not leftovers(d)
-    return d.finished_said and not _GOING_ON.search(d.last_after)
+    said = d.finished_said and not _GOING_ON.search(d.last_after)
+    return said and not uncommitted_deletions(d)
 
 
 def recent_texts(d: Digest) -> list[Said]:
@@ -345,20 +419,32 @@ def stated_unverified(d: Digest) -> list[str]:
     """Successes of the last two exchanges stated only in prose ("stated, not verified: …",
     seed 000: verified kept apart): a test or build claim with no passing check in its
     exchange before it, a check the assistant says it ran ("I checked that `x` prints …") with
-    no recorded run of that command."""
+    no recorded run of that command; and what an option does, stated with nothing in the log
+    running or testing the option ("claimed, not shown in the log: …", ``unshown``)."""
     starts = [r.position for r in d.requests]
     items = []
     for text in recent_texts(d):
         begun = max((p for p in starts if p < text.position), default=-1)
         ran = [c for c in d.runs if c.ok and begun < c.index < text.position]
         for clause, _ in clauses(text):
-            if not _CLAIMED.search(clause) or _NOT_DONE.search(clause):
+            if _NOT_DONE.search(clause):
+                continue
+            if not _CLAIMED.search(clause):
+                items += [cited(f"{UNSHOWN}: {clause}", text.seq)] if unshown(d, clause) else []
                 continue
             checked = _CHECKED.search(clause)
             if (checked and any(c.text in clause for c in ran)) or (ran and not checked):
                 continue
             items.append(cited(f"stated, not verified: {clause}", text.seq))
     return items
+
+
+def unshown(d: Digest, clause: str) -> bool:
+    """Whether ``clause`` states what an option does ("--json prints the days as a list") and
+    names an option no successful command ran and no test file written or edited names
+    (``Digest.exercised``): a behaviour claimed, not shown in the log."""
+    options = OPTION.findall(clause) if _BEHAVES.search(clause) else []
+    return any(option not in d.exercised for option in options)
 
 
 def summary_task_open(d: Digest, task: str) -> bool:
@@ -403,12 +489,21 @@ def leftovers(d: Digest) -> list[str]:
         if t.status != "completed" and t.text not in d.done_tasks
     ]
     items += [cited(f"{_shown(c)} — its latest run failed", c.seq) for c in d.failures]
+    items += deletions_to_commit(d)
     items += stated_open(d)
     if not d.todos:
         tasks = BULLET.findall(summary_section(d.summary, "pending"))
         items += [f"{t} — {NOT_DONE_SINCE}" for t in tasks if summary_task_open(d, t)]
         items += inherited(d.predecessor.get("pending", []))
     return items
+
+
+def deletions_to_commit(d: Digest) -> list[str]:
+    """The deletions the commit after them did not take, each saying why it is open."""
+    return [
+        f"Commit the deletion of {path} (log #{seq}), {NOT_COMMITTED}"
+        for path, seq in uncommitted_deletions(d)
+    ]
 
 
 def followups(d: Digest) -> list[str]:
@@ -447,7 +542,7 @@ def next_steps_of(d: Digest, done: bool, pending: list[str]) -> list[str]:
     stated = [f"As the last assistant message says: {clip(t)}" for t in stated_next(last)]
     left = open_work(last) if isinstance(last, Said) else []
     stated += [f"Finish what the last assistant message leaves open: {item}" for item in left]
-    steps = [*doing, *stated, state]
+    steps = [*deletions_to_commit(d), *doing, *stated, state]
     if not doing and not stated:
         steps += [str(t) for t in d.predecessor.get("next_steps", [])[:1]]
     return unique(steps) or ["Continue from the goal and the artifacts."]

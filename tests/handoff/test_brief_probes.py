@@ -142,6 +142,21 @@ def test_a_pointer_must_name_an_entry_and_a_verified_ones_a_success_showing_its_
     assert not score.perfect
 
 
+def test_a_verified_items_pointers_to_later_edits_must_name_results_not_flagged() -> None:
+    entries = {
+        7: Entry("tool", "15 passed in 0.40s", False),
+        8: Entry("tool", "The file /w/tests/test_cli.py has been updated.", False),
+        9: Entry("tool", "<tool_use_error>String not found</tool_use_error>", True),
+    }
+    edited = "`pytest -q` → 15 passed in 0.40s (log #7), before later edits to tests/test_cli.py"
+    verified = [f"{edited} (log #8)", f"{edited} (log #9)", f"{edited} (log #10)"]
+
+    score = briefs.score(brief(verified=verified), EPIC, entries)
+
+    assert score.pointers == 6
+    assert score.bad_pointers == [f"verified: {edited} (log #9)", f"verified: {edited} (log #10)"]
+
+
 def test_a_perfect_brief_scores_perfect() -> None:
     score = briefs.score(
         brief(

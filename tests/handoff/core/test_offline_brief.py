@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 from test_digest import call, result, say
@@ -539,3 +540,145 @@ def test_a_follow_up_filed_at_the_end_is_pending_with_its_id_even_when_the_work_
         "log (log #4)"
     ]
     assert brief["next_steps"][0].startswith("The session reports its work finished")
+
+
+def removed_then_committed(commit: str) -> list[dict[str, str]]:
+    return [
+        say("user", "Drop the dev config and the old migration, and commit it all"),
+        call("Bash", {"command": "rm config/dev.toml migrations/0003_old.py"}),
+        result("Bash", ""),
+        call("Bash", {"command": commit}),
+        result("Bash", "[main 4e5f6a7] Drop old files\n 2 files changed"),
+        say("assistant", "Done: everything is committed in 4e5f6a7."),
+    ]
+
+
+def test_a_deletion_no_add_staged_before_the_commit_stays_uncommitted_and_open():
+    log = removed_then_committed("git add -A migrations && git commit -m 'Drop old files'")
+    brief = offline_brief(log, cwd="/w")
+
+    open_item = (
+        "Commit the deletion of /w/config/dev.toml (log #3), not committed (no `git add` "
+        "staged the deletion before the later commit)"
+    )
+    assert brief["pending"] == [open_item]
+    assert brief["next_steps"][0] == open_item
+    assert brief["artifacts"][1].startswith("/w/config/dev.toml — deleted (log #3), not committed")
+    assert not any("0003_old.py" in item for item in brief["artifacts"])
+
+
+@pytest.mark.parametrize(
+    "commit",
+    [
+        "git add -A && git commit -m 'Drop old files'",
+        "git add -A config migrations && git commit -m 'Drop old files'",
+        "git commit -a -m 'Drop old files'",
+    ],
+)
+def test_a_deletion_staged_before_the_commit_is_committed_and_the_work_finished(commit: str):
+    brief = offline_brief(removed_then_committed(commit), cwd="/w")
+
+    assert brief["pending"] == []
+    assert brief["next_steps"][0].startswith("The session reports its work finished")
+    assert brief["artifacts"] == ["workspace: /w"]
+
+
+def compacted(entry: dict[str, str]) -> dict[str, object]:
+    return {**entry, "compacted": True}
+
+
+def test_files_committed_before_a_compaction_read_committed_and_its_runs_verify_nothing():
+    summary = "Summary:\n1. Primary Request and Intent:\n   Write the CSV export.\n"
+    log = [
+        *map(
+            compacted,
+            [
+                call("Write", {"file_path": "/w/export.py", "content": "x"}),
+                result("Write", "File created successfully at: /w/export.py"),
+                call("Write", {"file_path": "/w/notes.md", "content": "x"}),
+                result("Write", "File created successfully at: /w/notes.md"),
+                call("Bash", {"command": "pytest -q"}),
+                result("Bash", "4 passed in 0.12s"),
+                call("Bash", {"command": "git add notes.md && git commit -m 'Notes'"}),
+                {**result("Bash", "ruff....Failed\n[main 1a2b3c4] Notes"), "tool_error": True},
+                call("Bash", {"command": "git add export.py && git commit -m 'Export'"}),
+                result("Bash", "[main 5b21e07] Export\n 1 file changed"),
+            ],
+        ),
+        say("system", summary, "compaction"),
+        say("assistant", "The export is written."),
+    ]
+    brief = offline_brief(log, cwd="/w")
+
+    assert brief["artifacts"][1:] == ["/w/export.py — written, committed", "/w/notes.md — written"]
+    assert brief["verified"] == []
+
+
+def checked_then_edited(check: str, *after: dict[str, str]) -> dict[str, Any]:
+    log = [
+        say("user", "Make the CLI tests pass"),
+        call("Bash", {"command": check}),
+        result("Bash", "15 passed in 0.37s"),
+        call("Edit", {"file_path": "/w/tests/test_cli.py", "old_string": "a", "new_string": "b"}),
+        result("Edit", "The file /w/tests/test_cli.py has been updated."),
+        call("Write", {"file_path": "/w/README.md", "content": "x"}),
+        result("Write", "The file /w/README.md has been updated."),
+        *after,
+        say("assistant", "All green."),
+    ]
+    return offline_brief(log, cwd="/w")
+
+
+def test_a_check_followed_by_edits_to_files_it_covers_says_so():
+    brief = checked_then_edited("pytest -q")
+
+    assert brief["verified"] == [
+        "`pytest -q` → 15 passed in 0.37s (log #3), before later edits to tests/test_cli.py "
+        "(log #5) and README.md (log #7)"
+    ]
+
+
+def test_edits_outside_a_checks_paths_or_checked_again_after_leave_it_as_it_is():
+    assert checked_then_edited("pytest -q src")["verified"] == [
+        "`pytest -q src` → 15 passed in 0.37s (log #3)"
+    ]
+    assert checked_then_edited("pytest tests/test_cli.py")["verified"][0].endswith(
+        "(log #3), before later edits to tests/test_cli.py (log #5)"
+    )
+    rerun = checked_then_edited(
+        "pytest -q", call("Bash", {"command": "pytest -q"}), result("Bash", "15 passed in 0.4s")
+    )
+    assert rerun["verified"] == ["`pytest -q` → 15 passed in 0.4s (log #9)"]
+    broader = checked_then_edited(
+        "pytest tests/test_cli.py", call("Bash", {"command": "pytest"}), result("Bash", "16 passed")
+    )
+    assert broader["verified"] == [
+        "`pytest tests/test_cli.py` → 15 passed in 0.37s (log #3)",
+        "`pytest` → 16 passed (log #9)",
+    ]
+
+
+def option_claimed(*shown: dict[str, str]) -> list[str]:
+    patch = "*** Begin Patch\n*** Update File: cli.py\n+    add('--json', action='store_true')\n"
+    log = [
+        say("user", "Add a --json flag"),
+        call("apply_patch", patch + "*** End Patch\n"),
+        result("apply_patch", "Success. Updated the following files:\nM cli.py"),
+        *shown,
+        say("assistant", "--json prints the forecast as a JSON list; the flag is documented."),
+    ]
+    return offline_brief(log, cwd="/w")["uncertainties"]
+
+
+def test_what_an_option_does_stated_with_nothing_running_or_testing_it_is_only_claimed():
+    assert option_claimed()[0] == (
+        "claimed, not shown in the log: --json prints the forecast as a JSON list (log #4)"
+    )
+
+
+def test_an_option_a_test_names_or_a_command_ran_is_not_a_mere_claim():
+    test = {"file_path": "/w/tests/test_cli.py", "content": "main(['Oslo', '--json'])"}
+    tested = [call("Write", test), result("Write", "File created successfully")]
+    ran = [call("Bash", {"command": "skycast Oslo --json"}), result("Bash", '[{"day": 1}]')]
+    for shown in (tested, ran):
+        assert not any(item.startswith("claimed") for item in option_claimed(*shown))
