@@ -98,10 +98,11 @@ def whole_number(value: object) -> object:
 
 
 # A token count of one bucket: a JSON integer (5, or 5.0), never true, "5" or 5.5.
+# The bounds come before the validator, so the schema states them (minimum, maximum).
 TokenCount = Annotated[
     StrictInt,
-    BeforeValidator(whole_number),
     Field(ge=0, le=MAX_CALL_TOKENS, description="Tokens, a whole number."),
+    BeforeValidator(whole_number),
 ]
 # Text the log stores: PostgreSQL text cannot hold NUL, so ``host.intake`` refuses it (422).
 NO_NUL: JsonDict = {"pattern": "^[^\\u0000]*$"}

@@ -98,6 +98,8 @@ MESSAGES = "/api/sessions/{session_id}/messages"
         (HANDOFF, {"action": "now", "brief": {}}),
         (HANDOFF, {"action": "status", "brief": {"goal": "Ship it"}}),
         (MESSAGES, {"content": "x", "usage": {"output": 5.5}}),
+        (MESSAGES, {"content": "x", "usage": {"cache_read": -1}}),
+        (MESSAGES, {"content": "x", "usage": {"output": 10**9 + 1}}),
     ],
 )
 def test_a_body_the_api_refuses_is_one_the_schema_does_not_allow(
