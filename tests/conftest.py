@@ -21,6 +21,31 @@ collect_ignore = (
 )
 
 
+ON_POSTGRES = os.environ.get("DATABASE_URL", "").startswith("postgres")
+"""Whether this run's database is PostgreSQL (CI's second run; ``.ci/run``)."""
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """A test marked ``postgres`` skips, saying why, where the database is not PostgreSQL."""
+    if ON_POSTGRES:
+        return
+    skip = pytest.mark.skip(reason="needs PostgreSQL: set DATABASE_URL=postgres://…")
+    for item in items:
+        if item.get_closest_marker("postgres"):
+            item.add_marker(skip)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    """On PostgreSQL a test marked ``postgres`` that skips fails instead: the run that can
+    check it must not pass without it."""
+    outcome = yield
+    report = outcome.get_result()  # type: ignore[attr-defined]
+    if ON_POSTGRES and report.skipped and item.get_closest_marker("postgres"):
+        report.outcome = "failed"
+        report.longrepr = f"a PostgreSQL test skipped on PostgreSQL: {report.longrepr}"
+
+
 @pytest.fixture(autouse=True)
 def fresh_status_channel() -> None:
     """Each test probes its channel layer afresh: ``follower.channel`` keeps a probe's answer

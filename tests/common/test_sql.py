@@ -3,7 +3,6 @@ database killed runs again."""
 
 from __future__ import annotations
 
-import os
 import threading
 import uuid
 from typing import Any
@@ -47,10 +46,6 @@ def test_increment_by_adds_that_many(session: Session):
 
 
 @pytest.mark.postgres
-@pytest.mark.skipif(
-    not os.environ.get("DATABASE_URL", "").startswith("postgres"),
-    reason="needs DATABASE_URL pointing at PostgreSQL",
-)
 @pytest.mark.django_db(transaction=True)
 def test_a_transaction_killed_by_a_deadlock_runs_again_and_both_writers_finish(
     django_user_model: Any,

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import os
 import threading
 from collections.abc import AsyncIterator
 from typing import Any
@@ -388,10 +387,6 @@ async def test_an_event_reaches_the_page_while_page_requests_hold_the_shared_thr
 
 
 @pytest.mark.postgres
-@pytest.mark.skipif(
-    not os.environ.get("DATABASE_URL", "").startswith("postgres"),
-    reason="needs DATABASE_URL pointing at PostgreSQL (its connection pool)",
-)
 async def test_an_event_reaches_the_page_while_page_requests_hold_every_pooled_connection(ada):
     """Page renders (many browsers loading a page at once) hold the process's pool: the hub's
     sign-in check before the delivery has a connection of its own and does not wait."""

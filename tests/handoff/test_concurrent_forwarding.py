@@ -9,7 +9,6 @@ once by the successor, and no turn may be reported as stopped without finishing.
 
 from __future__ import annotations
 
-import os
 import threading
 
 import pytest
@@ -23,10 +22,6 @@ from host.models import Activity, Message, Role, Session, SessionStatus, SourceK
 
 pytestmark = [
     pytest.mark.postgres,
-    pytest.mark.skipif(
-        not os.environ.get("DATABASE_URL", "").startswith("postgres"),
-        reason="needs DATABASE_URL pointing at PostgreSQL",
-    ),
     pytest.mark.django_db(transaction=True),
 ]
 

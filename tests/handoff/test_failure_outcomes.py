@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from datetime import timedelta
 
 import pytest
@@ -153,10 +152,6 @@ def test_a_brief_the_database_cannot_store_fails_at_summarize_with_nothing_creat
 
 
 @pytest.mark.postgres
-@pytest.mark.skipif(
-    not os.environ.get("DATABASE_URL", "").startswith("postgres"),
-    reason="needs DATABASE_URL pointing at PostgreSQL",
-)
 def test_a_database_error_fails_the_attempt_naming_what_was_refused_never_the_statement(
     at_point,
 ):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import threading
 from typing import Any
 
@@ -198,10 +197,6 @@ def test_an_attempt_in_progress_refuses_a_second_one(at_point):
 
 
 @pytest.mark.postgres
-@pytest.mark.skipif(
-    not os.environ.get("DATABASE_URL", "").startswith("postgres"),
-    reason="needs DATABASE_URL pointing at PostgreSQL",
-)
 @pytest.mark.django_db(transaction=True)
 def test_two_workers_on_one_source_make_at_most_one_successor():
     source = make_source()

@@ -7,7 +7,6 @@ proxy's cut resets every connection, as a server restart does, and the pool stil
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from typing import Any
 
@@ -21,10 +20,6 @@ from bench.follower_site import database_url
 
 pytestmark = [
     pytest.mark.postgres,
-    pytest.mark.skipif(
-        not os.environ.get("DATABASE_URL", "").startswith("postgres"),
-        reason="needs DATABASE_URL pointing at PostgreSQL",
-    ),
     pytest.mark.django_db(transaction=True),
 ]
 

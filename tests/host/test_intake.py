@@ -335,10 +335,9 @@ def test_slash_compact_on_a_running_session_is_refused(session: Session):
     assert Message.objects.filter(session=session).count() == 1
 
 
+@pytest.mark.postgres  # concurrent writers
 @pytest.mark.django_db(transaction=True)
 def test_two_concurrent_retries_end_with_one_message(owner: AbstractBaseUser):
-    if connection.vendor != "postgresql":
-        pytest.skip("concurrent writers need PostgreSQL (set DATABASE_URL)")
     session = create_session(owner)
     Session.objects.filter(pk=session.pk).update(status=SessionStatus.RUNNING)
     results: list[PostResult] = []

@@ -97,10 +97,9 @@ def test_create_session_refuses_a_client_id_it_cannot_keep(owner: AbstractBaseUs
     assert not Session.objects.exists()
 
 
+@pytest.mark.postgres  # concurrent writers
 @pytest.mark.django_db(transaction=True)
 def test_two_concurrent_creates_with_one_client_id_end_with_one_session(owner: AbstractBaseUser):
-    if connection.vendor != "postgresql":
-        pytest.skip("concurrent writers need PostgreSQL (set DATABASE_URL)")
     created: list[Session] = []
     barrier = threading.Barrier(2)
 

@@ -7,7 +7,6 @@ PostgreSQL one test also terminates the worker's real connection.
 
 from __future__ import annotations
 
-import os
 import time
 from datetime import timedelta
 from typing import Any
@@ -150,10 +149,7 @@ def test_backoff_doubles_from_half_a_second_up_to_the_cap() -> None:
     assert all(0.75 * m <= d <= 1.25 * m for d, m in zip(delays, middles, strict=True))
 
 
-@pytest.mark.skipif(
-    not os.environ.get("DATABASE_URL", "").startswith("postgres"),
-    reason="terminating a backend needs PostgreSQL (set DATABASE_URL=postgres://…)",
-)
+@pytest.mark.postgres
 def test_the_worker_survives_its_postgresql_connection_being_terminated(
     monkeypatch: pytest.MonkeyPatch, sleeps: list[float]
 ) -> None:
