@@ -26,6 +26,8 @@ from django_htmx.middleware import HtmxDetails
 
 from common.caching import followed_page
 from host.composer import submit
+from host.folders import folder_rows
+from host.folders import switch_folder as switch_folder_of
 from host.forms import ComposerForm, NewSessionForm
 from host.models import LanguagePreference, Session
 from host.sidebar import LISTED, sidebar_page
@@ -195,3 +197,24 @@ def choose_language(request: HttpRequest) -> HttpResponseBase:
             user_id=request.user.pk, defaults={"language": language, "chosen": True}
         )
     return response
+
+
+@require_POST
+def switch_folder(request: HttpRequest) -> HttpResponse:
+    """Follow a runtime's sessions folder (``path``; ``on`` present: on, absent: off) for the
+    user, saved at once (README, "follow_sessions"); answer with its row in Settings as stored.
+
+    A path that is not a runtime's folder: 400, the row says so and nothing changes.
+    """
+    path = request.POST.get("path", "")
+    on = "on" in request.POST
+    rows = {row["path"]: row for row in folder_rows(request.user)}
+    try:
+        changed = switch_folder_of(request.user, path, on)
+    except ValueError as exc:
+        row = rows.get(path, {"runtime": "", "path": path, "exists": False, "on": False})
+        context = {"folder": row, "error": str(exc)}
+        return render(request, "chat/_followed_folder.html", context, status=400)
+    folder = rows[path] | {"on": on}
+    context = {"folder": folder, "saved": True, "changed": changed}
+    return render(request, "chat/_followed_folder.html", context)
