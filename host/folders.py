@@ -56,24 +56,24 @@ def runtime_folders(
     ]
 
 
-def switched_on(user: User) -> set[str]:
-    """Return the paths of the folders ``user`` follows (none by default)."""
-    return set(FollowedFolder.objects.filter(owner=user).values_list("path", flat=True))
+def switched_on(user_id: int) -> set[str]:
+    """Return the paths of the folders the user ``user_id`` follows (none by default)."""
+    return set(FollowedFolder.objects.filter(owner_id=user_id).values_list("path", flat=True))
 
 
-def folder_rows(user: User) -> list[dict[str, Any]]:
-    """Return each runtime folder as Settings shows it to ``user``:
+def folder_rows(user_id: int) -> list[dict[str, Any]]:
+    """Return each runtime folder as Settings shows it to the user ``user_id``:
     ``{"runtime", "path" (str), "exists", "on"}``."""
-    on = switched_on(user)
+    on = switched_on(user_id)
     return [
         {"runtime": f.runtime, "path": str(f.path), "exists": f.exists, "on": str(f.path) in on}
         for f in runtime_folders()
     ]
 
 
-def switch_folder(user: User, path: str, on: bool) -> bool:
-    """Follow (``on``) or stop following the runtime folder ``path`` for ``user``; return
-    whether that changed anything (a repeated switch changes nothing).
+def switch_folder(user_id: int, path: str, on: bool) -> bool:
+    """Follow (``on``) or stop following the runtime folder ``path`` for the user ``user_id``;
+    return whether that changed anything (a repeated switch changes nothing).
 
     Raises ``ValueError`` when ``path`` is not one of ``runtime_folders()``: a user follows only
     the runtimes' folders, never a path of their choosing. A change is announced in its
@@ -83,11 +83,11 @@ def switch_folder(user: User, path: str, on: bool) -> bool:
         raise ValueError(_("%(path)s is not a runtime's sessions folder.") % {"path": path})
     with transaction.atomic():
         if on:
-            changed = FollowedFolder.objects.get_or_create(owner=user, path=path)[1]
+            changed = FollowedFolder.objects.get_or_create(owner_id=user_id, path=path)[1]
         else:
-            changed = FollowedFolder.objects.filter(owner=user, path=path).delete()[0] > 0
+            changed = FollowedFolder.objects.filter(owner_id=user_id, path=path).delete()[0] > 0
         if changed:
-            folder_switched.send(sender=FollowedFolder, owner_id=user.pk, path=path, on=on)
+            folder_switched.send(sender=FollowedFolder, owner_id=user_id, path=path, on=on)
     return changed
 
 

@@ -6,7 +6,7 @@ else gets 404 for it, the same answer as for a session that does not exist.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 from urllib.parse import parse_qs, urlsplit
 from uuid import UUID
 
@@ -206,15 +206,16 @@ def switch_folder(request: HttpRequest) -> HttpResponse:
 
     A path that is not a runtime's folder: 400, the row says so and nothing changes.
     """
+    user_id = cast(int, request.user.pk)  # signed in (LoginRequiredMiddleware)
     path = request.POST.get("path", "")
     on = "on" in request.POST
-    rows = {row["path"]: row for row in folder_rows(request.user)}
+    rows = {row["path"]: row for row in folder_rows(user_id)}
+    context: dict[str, Any]
     try:
-        changed = switch_folder_of(request.user, path, on)
+        changed = switch_folder_of(user_id, path, on)
     except ValueError as exc:
-        row = rows.get(path, {"runtime": "", "path": path, "exists": False, "on": False})
-        context = {"folder": row, "error": str(exc)}
+        unknown = {"runtime": "", "path": path, "exists": False, "on": False}
+        context = {"folder": rows.get(path, unknown), "error": str(exc)}
         return render(request, "chat/_followed_folder.html", context, status=400)
-    folder = rows[path] | {"on": on}
-    context = {"folder": folder, "saved": True, "changed": changed}
+    context = {"folder": rows[path] | {"on": on}, "saved": True, "changed": changed}
     return render(request, "chat/_followed_folder.html", context)

@@ -80,4 +80,4 @@ def plugin_entry(html: str, session: Any) -> SafeString:
 @register.simple_tag
 def runtime_folders_of(user: Any) -> list[dict[str, Any]]:
     """The runtimes' folders as ``[{"runtime", "path", "exists", "on"}]``, ``on`` for ``user``."""
-    return folder_rows(user)
+    return folder_rows(user.pk)
