@@ -21,7 +21,7 @@ from uuid import UUID
 
 from host.models import Session, stored_language
 from host.sidebar import row_context
-from host.signals import SIDEBAR_FIELDS, entry_appended, session_changed
+from host.signals import SIDEBAR_FIELDS, entry_appended, folder_switched, session_changed
 from host.timeline import entry_of
 
 ROW = "chat/_session_row.html"
@@ -42,24 +42,30 @@ class Kind(StrEnum):
     SESSION_ENTRY = "session.entry"
     """``{"session_id", "seq", "fragments"}``: a line was appended to the session's log (other
     sources add fragments: the handoff's context meter)."""
+    FOLDER_SWITCHED = "folder.switched"
+    """``{"path", "on"}``: the user switched following a runtime's sessions folder on or off
+    (Settings shows the switch: ``static/followed-folders.js``)."""
 
 
 class SessionSource:
     """Session rows and log lines for the follower (see the module docstring)."""
 
-    scripts = ("chat-rows.js",)
-    """The session list's script: places the rows the events carry (``static/chat-rows.js``)."""
+    scripts = ("chat-rows.js", "followed-folders.js")
+    """The session list's script: places the rows the events carry (``static/chat-rows.js``);
+    the followed folders' switches in Settings (``static/followed-folders.js``)."""
 
     def __init__(self, outlet: Any) -> None:
         self.outlet = outlet
         """The follower's ``Outlet`` (publish, fragment, render, columns, row)."""
 
     def connect(self) -> None:
-        """Publish through ``outlet`` what ``session_changed`` and ``entry_appended`` announce."""
+        """Publish through ``outlet`` what ``session_changed``, ``entry_appended`` and
+        ``folder_switched`` announce."""
         session_changed.connect(
             self.session_changed, dispatch_uid="host.follow.session", weak=False
         )
         entry_appended.connect(self.entry_appended, dispatch_uid="host.follow.entry", weak=False)
+        folder_switched.connect(self.folder_switched, dispatch_uid="host.follow.folder", weak=False)
 
     def live_session(self, session_id: Any) -> Session | None:
         """Return the session as stored now with the other sources' columns annotated, or None
@@ -92,6 +98,10 @@ class SessionSource:
             "row_html": self.outlet.render(owner, ROW, row_context(session)),
             "fragments": fragments,
         }
+
+    def folder_switched(self, owner_id: int, path: str, on: bool, **kwargs: Any) -> None:
+        """Publish ``folder.switched`` to the user who switched the folder."""
+        self.outlet.publish(owner_id, Kind.FOLDER_SWITCHED, {"path": path, "on": on})
 
     def session_changed(self, session_id: Any, created: bool = False, **kwargs: Any) -> None:
         """Publish ``session.added`` (created) or ``session.updated`` with the session's row."""

@@ -528,3 +528,25 @@ def page_language(user_id: Any, negotiated: str) -> str:
             user_id=user_id, defaults={"language": negotiated, "chosen": False}
         )
     return negotiated
+
+
+class FollowedFolder(models.Model):
+    """A runtime's sessions folder (``host.folders.runtime_folders``) a user switched on in
+    Settings: ``follow_sessions`` without folders imports its logs into the user's sessions.
+    No row: not followed (the default; a person's sessions are imported only when they ask)."""
+
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, verbose_name=_("owner"), on_delete=models.CASCADE
+    )
+    path = models.CharField(_("path"), max_length=1024)
+    created = models.DateTimeField(_("created"), auto_now_add=True)
+
+    class Meta:
+        verbose_name = _("followed folder")
+        verbose_name_plural = _("followed folders")
+        constraints = [
+            models.UniqueConstraint(fields=["owner", "path"], name="followed_folder_once"),
+        ]
+
+    def __str__(self) -> str:
+        return self.path

@@ -32,6 +32,9 @@
   own windows (the handoff's Settings, read as its context meter reads them) returns that
   window, or None; without a positive answer the agent uses the host's table
   (``HOST_CONTEXT_WINDOWS``, then the window the session's transcript stated).
+- ``folder_switched(sender=FollowedFolder, owner_id=int, path=str, on=bool)``: a user switched
+  following a runtime's sessions folder on or off (``host.folders.switch_folder``). Sent inside
+  the writer's transaction, like ``session_changed``.
 """
 
 from __future__ import annotations
@@ -55,6 +58,7 @@ session_links = Signal()
 entry_appended = Signal()
 offline_reply = Signal()
 session_window = Signal()
+folder_switched = Signal()
 
 
 def announce(session_id: Any, *, created: bool = False) -> None:

@@ -17,6 +17,7 @@ urlpatterns: list[URLPattern] = [
     path("new/", views.new_session, name="new"),
     path("language/", login_not_required(views.choose_language), name="language"),
     path("sidebar/", views.sidebar, name="sidebar"),
+    path("folders/", views.switch_folder, name="folder"),
     path("s/<uuid:session_id>/", views.session_page, name="session"),
     path("s/<uuid:session_id>/messages/", views.messages, name="messages"),
     path("s/<uuid:session_id>/compose/", views.compose, name="compose"),

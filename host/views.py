@@ -6,7 +6,7 @@ else gets 404 for it, the same answer as for a session that does not exist.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 from urllib.parse import parse_qs, urlsplit
 from uuid import UUID
 
@@ -26,6 +26,8 @@ from django_htmx.middleware import HtmxDetails
 
 from common.caching import followed_page
 from host.composer import submit
+from host.folders import folder_rows
+from host.folders import switch_folder as switch_folder_of
 from host.forms import ComposerForm, NewSessionForm
 from host.models import LanguagePreference, Session
 from host.sidebar import LISTED, sidebar_page
@@ -195,3 +197,25 @@ def choose_language(request: HttpRequest) -> HttpResponseBase:
             user_id=request.user.pk, defaults={"language": language, "chosen": True}
         )
     return response
+
+
+@require_POST
+def switch_folder(request: HttpRequest) -> HttpResponse:
+    """Follow a runtime's sessions folder (``path``; ``on`` present: on, absent: off) for the
+    user, saved at once (README, "follow_sessions"); answer with its row in Settings as stored.
+
+    A path that is not a runtime's folder: 400, the row says so and nothing changes.
+    """
+    user_id = cast(int, request.user.pk)  # signed in (LoginRequiredMiddleware)
+    path = request.POST.get("path", "")
+    on = "on" in request.POST
+    rows = {row["path"]: row for row in folder_rows(user_id)}
+    context: dict[str, Any]
+    try:
+        changed = switch_folder_of(user_id, path, on)
+    except ValueError as exc:
+        unknown = {"runtime": "", "path": path, "exists": False, "on": False}
+        context = {"folder": rows.get(path, unknown), "error": str(exc)}
+        return render(request, "chat/_followed_folder.html", context, status=400)
+    context = {"folder": rows[path] | {"on": on}, "saved": True, "changed": changed}
+    return render(request, "chat/_followed_folder.html", context)

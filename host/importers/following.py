@@ -26,6 +26,7 @@ from asgiref.sync import sync_to_async
 from django.contrib.auth.models import User
 from django.db import connections
 
+from host.folders import followed_folders
 from host.importers.live import Step, follow_step, main_log_of
 
 # Seconds between stat polls of the active logs (at most half a second: README).
@@ -34,6 +35,8 @@ POLL = 0.5
 ACTIVE_FOR = 300.0
 # Seconds between full reconciles of the folders.
 RECONCILE = 300.0
+# Seconds between reads of the folders users switched on (``SwitchedFollower``).
+SWITCHES = 5.0
 # A log unchanged this many seconds is settled.
 QUIET = 2.0
 
@@ -53,11 +56,12 @@ class Seen:
 class Follower:
     """Follows ``folders`` (and single logs) for ``owner``; ``report`` receives each step.
 
-    ``quiet`` is ``QUIET`` (seconds) unless given.
+    ``quiet`` is ``QUIET`` (seconds) unless given. ``owner`` is None only for a
+    ``SwitchedFollower``, whose folders each have their own.
     """
 
     folders: list[Path]
-    owner: User
+    owner: User | None
     report: Callable[[Step], None] = lambda step: None
     quiet: float = QUIET
     seen: dict[Path, Seen] = field(default_factory=dict)
@@ -71,6 +75,14 @@ class Follower:
             elif folder.is_dir():
                 found.update(path.absolute() for path in folder.rglob("*.jsonl"))
         return sorted(found, key=lambda path: (main_log_of(path) is not None, str(path)))
+
+    def owner_of(self, path: Path) -> User:
+        """Return the user whose sessions the log at ``path`` feeds.
+
+        Raises ``LookupError`` when no user does (no ``owner``)."""
+        if self.owner is None:
+            raise LookupError(f"No user follows {path}.")
+        return self.owner
 
     def reconcile(self) -> None:
         """Look at every log under the folders; read those that changed, settle quiet ones."""
@@ -111,7 +123,7 @@ class Follower:
         """Read ``path`` until nothing waits (``Step.more``), reporting each step; return the
         last."""
         while True:
-            step = follow_step(path, self.owner, settle=settle)
+            step = follow_step(path, self.owner_of(path), settle=settle)
             if step.lines or step.failed or step.notes:
                 self.report(step)
             if not step.more:
@@ -131,19 +143,19 @@ class Follower:
 
         await sync_to_async(self.reconcile)()
         last_reconcile = time.monotonic()
-        folders = [folder for folder in self.folders if folder.exists()]
         changed: set[Path] = set()
         woken = asyncio.Event()
         last_poll = time.monotonic()
 
-        async def watch() -> None:
+        async def watch(folders: list[Path]) -> None:
             if not folders:
                 return
             async for events in awatch(*folders, step=50, rust_timeout=1000):
                 changed.update(Path(path) for _, path in events if path.endswith(".jsonl"))
                 woken.set()
 
-        watcher = asyncio.ensure_future(watch())
+        watched = [folder for folder in self.folders if folder.exists()]
+        watcher = asyncio.ensure_future(watch(watched))
         try:
             while True:
                 # A file event is read at once; without one, the next poll is due.
@@ -159,7 +171,68 @@ class Follower:
                 if time.monotonic() - last_reconcile >= reconcile_every:
                     await sync_to_async(self.reconcile)()
                     last_reconcile = time.monotonic()
+                # A folder that appeared, or one switched on or off: watch what is there now.
+                folders = [folder for folder in self.folders if folder.exists()]
+                if folders != watched:
+                    watcher.cancel()
+                    watched = folders
+                    watcher = asyncio.ensure_future(watch(watched))
         finally:
             watcher.cancel()
             # The thread that ran the steps keeps its connection otherwise.
             await sync_to_async(connections.close_all)()
+
+
+@dataclass
+class SwitchedFollower(Follower):
+    """Follows the folders users switched on in Settings, each for the user who did
+    (``host.folders.followed_folders``): ``follow_sessions`` without folders.
+
+    The switches are read again every ``SWITCHES`` seconds (at a poll) and at each reconcile; a
+    folder switched on is then reconciled at once, and one switched off is no longer read.
+    ``folders`` are the followed ones now; ``owner`` is None (each folder has its own).
+    """
+
+    owners: dict[Path, User] = field(default_factory=dict)
+    switches_read: float = -SWITCHES
+
+    def read_switches(self) -> bool:
+        """Read the switches now; return whether the followed folders changed."""
+        self.switches_read = time.monotonic()
+        owners = followed_folders()
+        if owners == self.owners:
+            return False
+        self.owners = owners
+        self.folders = list(owners)
+        self.seen = {path: seen for path, seen in self.seen.items() if self.folder_of(path)}
+        return True
+
+    def folder_of(self, path: Path) -> Path | None:
+        """Return the followed folder ``path`` is in (None: in none)."""
+        return next((folder for folder in self.owners if path.is_relative_to(folder)), None)
+
+    def owner_of(self, path: Path) -> User:
+        """Return the user who switched on the folder ``path`` is in (``look`` reads no
+        other)."""
+        return self.owners[self.folder_of(path) or path]
+
+    def look(self, paths: Iterable[Path]) -> None:
+        """``Follower.look`` at those of ``paths`` that are in a followed folder now."""
+        super().look(path for path in paths if self.folder_of(path) is not None)
+
+    def reconcile(self) -> None:
+        """Read the switches, then look at every log under the followed folders."""
+        self.read_switches()
+        super().reconcile()
+
+    def once(self) -> None:
+        """Read the switches, then import everything there and settle it: ``--once``."""
+        self.read_switches()
+        super().once()
+
+    def poll(self) -> None:
+        """Look at the active logs; every ``SWITCHES`` seconds read the switches first, and
+        reconcile when they changed."""
+        if time.monotonic() - self.switches_read >= SWITCHES and self.read_switches():
+            super().reconcile()
+        super().poll()

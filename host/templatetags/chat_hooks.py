@@ -11,6 +11,10 @@
   escaped) passed through each function of ``settings.HOST_PLUGIN_ENTRY_FILTERS`` (dotted paths
   of ``(html: SafeString, session: Session) -> SafeString``), in order.
 
+- ``{% runtime_folders_of user as folders %}``: the runtimes' session folders
+  (``host.folders.runtime_folders``), each with ``on`` (whether ``user`` follows it), for the
+  section the host adds to Settings → Conversation Collaboration (``settings_sections``).
+
 A missing setting counts as empty; ``host.checks`` refuses an unknown slot.
 """
 
@@ -25,6 +29,8 @@ from django.template.loader import get_template
 from django.utils.module_loading import import_string
 from django.utils.safestring import SafeString, mark_safe
 
+from host.folders import folder_rows
+
 register = template.Library()
 
 PAGE_SLOTS = (
@@ -32,8 +38,10 @@ PAGE_SLOTS = (
     "conversation_header",  # at the end of the conversation's header
     "conversation_panels",  # between the header and the log
     "conversation_composer",  # above the composer
+    "settings_sections",  # Settings → Conversation Collaboration, after the card's fields
 )
-"""The slots of the conversation page (``templates/chat/session.html``), top to bottom."""
+"""The slots of the conversation page (``templates/chat/session.html``), top to bottom, and of
+the settings card that a plugin's page renders (the host's sections there)."""
 
 
 def _hooks(name: str) -> list[Callable[..., Any]]:
@@ -67,3 +75,9 @@ def plugin_entry(html: str, session: Any) -> SafeString:
     for hook in _hooks("HOST_PLUGIN_ENTRY_FILTERS"):
         result = hook(result, session)
     return result
+
+
+@register.simple_tag
+def runtime_folders_of(user: Any) -> list[dict[str, Any]]:
+    """The runtimes' folders as ``[{"runtime", "path", "exists", "on"}]``, ``on`` for ``user``."""
+    return folder_rows(user.pk)

@@ -23,6 +23,7 @@ from asgi_site import AsgiServer, answer, conversation, off_loop, wait_following
 from django.contrib.sessions.models import Session as DjangoSession
 from django.core.management import call_command
 from django.test import Client
+from playwright.sync_api import expect
 
 from bench import follower_site
 from follower.events import prune_events
@@ -566,6 +567,24 @@ def test_a_settings_change_shows_in_every_open_tab(make_user, open_page):
     chat.get_by_role("switch", name="Automatic handoff").uncheck()
     other_chat.wait_for_function("() => !document.getElementById('handoff-switch').checked")
     assert first.problems == [] and second.problems == [] and chat.problems == []
+
+
+def test_a_followed_folders_switch_shows_in_the_users_other_tab(make_user, open_page):
+    """Switching a runtime's folder on in one tab shows it on in the user's other tab, and
+    off again; another user's switch stays off."""
+    ada, bob = make_user("ada"), make_user("bob")
+    first, second = open_page(ada, path="/settings/"), open_page(ada, path="/settings/")
+    others = open_page(bob, path="/settings/")
+    switch = "#folder-codex-on"
+
+    first.locator(switch).check()
+    expect(second.locator(switch)).to_be_checked()
+    first.locator(switch).uncheck()
+    expect(second.locator(switch)).not_to_be_checked()
+    expect(first.locator("#folder-codex .field-saved")).to_have_text("Saved")
+    others.wait_for_timeout(300)
+    expect(others.locator(switch)).not_to_be_checked()
+    assert first.problems == [] and second.problems == [] and others.problems == []
 
 
 def test_a_settings_change_during_the_panels_own_refresh_still_reaches_it(make_user, open_page):

@@ -128,11 +128,12 @@ def scripts() -> list[str]:
 
 
 def test_pages_load_the_transport_then_the_sources_scripts():
-    """The session list is the host's script and the jump rules the handoff's, both run over
-    the follower's transport, in ``FOLLOWER_SOURCES`` order."""
+    """The session list and the followed folders' switches are the host's scripts and the jump
+    rules the handoff's, all run over the follower's transport, in ``FOLLOWER_SOURCES`` order."""
     assert scripts() == [
         "/static/follower/follower.js",
         "/static/chat-rows.js",
+        "/static/followed-folders.js",
         "/static/handoff/jump.js",
     ]
     with override_settings(FOLLOWER_SOURCES=[MOONS]):

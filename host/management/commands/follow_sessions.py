@@ -3,10 +3,12 @@
 Imports the Claude Code session logs and Codex rollouts under each DIR (a single log may be
 named too) as their runtimes append to them, with the rules of ``import_transcript``, and keeps
 following them (``host.importers.following``) until stopped; ``--once`` imports what is there
-and exits. The first look at the folders prints its progress (logs, messages, rate) every
-``--progress`` seconds and a summary; then one line per log that gained lines. Each damaged
-line is printed as ``path:line: reason``; a log that cannot be imported is printed with why and
-no longer read.
+and exits. Without DIR it follows the runtimes' folders users switched on in Settings →
+Conversation Collaboration, each for the user who did (``SwitchedFollower``: switches made
+while it runs are picked up within seconds; with none on it idles). The first look at the
+folders prints its progress (logs, messages, rate) every ``--progress`` seconds and a
+summary; then one line per log that gained lines. Each damaged line is printed as
+``path:line: reason``; a log that cannot be imported is printed with why and no longer read.
 """
 
 from __future__ import annotations
@@ -16,10 +18,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandParser
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.utils.translation import gettext
 
-from host.importers.following import Follower
+from host.importers.following import Follower, SwitchedFollower
 from host.importers.live import Step
 from host.management.commands.import_transcript import resolve_owner
 
@@ -36,14 +38,25 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
-        """Follow the folders; return after one pass with ``--once``."""
-        owner = resolve_owner(options["owner"])
+        """Follow the folders (or the switched-on ones); return after one pass with ``--once``.
+
+        Raises ``CommandError`` for an unknown ``--owner``, or ``--owner`` without DIR.
+        """
+        if options["folders"]:
+            follower = Follower(
+                options["folders"], resolve_owner(options["owner"]), report=self.report
+            )
+        elif options["owner"] is not None:
+            raise CommandError(
+                gettext("--owner names whose sessions the named folders feed: name a DIR too.")
+            )
+        else:
+            follower = SwitchedFollower([], None, report=self.report)
         self.started = time.monotonic()
         self.last_progress = self.started
         self.every = options["progress"]
         self.totals = {"logs": 0, "lines": 0, "messages": 0, "damaged": 0, "failed": 0}
         self.first_scan = True
-        follower = Follower(options["folders"], owner, report=self.report)
         if options["once"]:
             follower.once()
             self.summary()
