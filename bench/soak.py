@@ -76,6 +76,8 @@ RACE_POSTS = 40
 """Concurrent posts per round, spread over the handed-off conversations."""
 STALL = 25.0
 """Seconds the first task worker stays stopped (the turn lease is 15 s)."""
+WORKER = ("task_worker", "--max-backoff", "1", "--idle-transaction-timeout", "10")
+"""The soak's task workers, as the Procfile runs them (a stalled one's idle transaction ends)."""
 QUIET = 120.0
 """Seconds at most to wait for the successors to answer every relayed input."""
 
@@ -147,7 +149,7 @@ class Soak:
         self.start_id = self.site.event_id()
         connections.close_all()  # the cut must not find this process holding connections
         self.workers = [
-            self._manage("task_worker", "--max-backoff", "1"),
+            self._manage(*WORKER),
             self._manage("recover_handoffs", "--every", "10"),
         ]
         self.tabs = [Tab(self.start_id) for _ in range(TABS)]
@@ -300,7 +302,7 @@ class Soak:
                 if round_ == 1:  # the one worker is answering round 0: stop it mid-turn
                     await asyncio.to_thread(self._after_the_cut, self._wait_for_a_running_turn)
                     stall = asyncio.create_task(self._stall(self.workers[0]))
-                    second = self._manage("task_worker", "--max-backoff", "1")
+                    second = self._manage(*WORKER)
                 posts = [
                     (f"race-{round_}-{n}", sources[n % len(sources)]) for n in range(RACE_POSTS)
                 ]

@@ -17,6 +17,13 @@ restart of the server, ``too many clients`` — and a task row whose worker was 
   start-up, after each outage, and every third of the lease from a thread of their own, so a
   worker busy with a long turn still sweeps.
 
+A worker stopped inside one of its transactions (SIGSTOP, a stalled host) holds that
+transaction's row locks, and every post to the sessions it locked waits for it. Started with
+``--idle-transaction-timeout`` (the Procfile does), its PostgreSQL connections have the server
+end a transaction left idle that long (``bound_idle_transactions``), which frees the locks; the
+stalled worker's writes then fail as after an outage, and its turn is fenced by its lease
+(docs/design.md, "A turn's writes are fenced by its lease").
+
 A worker killed half-way leaves the task row ``RUNNING`` until such a sweep; what the task
 itself wrote is as its own transactions left it (the handoff's recovery handles its records).
 """
@@ -32,6 +39,8 @@ from typing import Any
 from uuid import UUID
 
 from django.db import InterfaceError, OperationalError
+from django.db.backends.base.base import BaseDatabaseWrapper
+from django.db.backends.signals import connection_created
 from django.utils import timezone
 from django_tasks_db.compat import TaskResultStatus
 from django_tasks_db.management.commands.db_worker import Worker
@@ -48,6 +57,24 @@ TRANSIENT = (OperationalError, InterfaceError)
 FIRST_BACKOFF_SECONDS = 0.5
 # How often a busy worker looks for task rows its killed peers left running.
 SWEEP_SECONDS = 60.0
+
+
+def bound_idle_transactions(seconds: float) -> None:
+    """From now on, this process's PostgreSQL connections have the server end a transaction
+    left idle for ``seconds`` (``idle_in_transaction_session_timeout``), closing that session
+    and so releasing its locks; connections to other databases are left as they are.
+
+    For a task worker's own process only: its transactions are short writes, never held across
+    a model call, so only a stalled process leaves one idle that long.
+    """
+    milliseconds = max(1, round(seconds * 1000))
+
+    def configure(connection: BaseDatabaseWrapper, **kwargs: Any) -> None:
+        if connection.vendor == "postgresql":
+            with connection.cursor() as cursor:
+                cursor.execute(f"SET idle_in_transaction_session_timeout = {milliseconds}")
+
+    connection_created.connect(configure, weak=False, dispatch_uid="host.worker.idle")
 
 
 class WorkerLost(Exception):

@@ -7,19 +7,24 @@ PostgreSQL one test also terminates the worker's real connection.
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import time
 from datetime import timedelta
 from typing import Any
 
 import pytest
 from django.core.management import call_command
-from django.db import OperationalError, connection
+from django.db import OperationalError, connection, transaction
 from django.utils import timezone
 from django_tasks import task
 from django_tasks_db.compat import TaskResultStatus
 from django_tasks_db.models import DBTaskResult, DBTaskResultQuerySet
 
+from bench.follower_site import ROOT, database_url
 from host import worker
+from host.models import Session
 
 # The worker runs outside any transaction (it drops broken connections): so do these tests.
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -172,3 +177,48 @@ def test_the_worker_survives_its_postgresql_connection_being_terminated(
 
     assert terminated and len(sleeps) >= 1
     assert DBTaskResult.objects.get(pk=result.id).status == TaskResultStatus.SUCCESSFUL
+
+
+# A stand-in for a task worker stopped while it holds a row lock: its connections are set up as
+# the worker's are, it locks the session's row in a transaction and then does nothing (stalled).
+STALLED_WORKER = """
+import sys, time
+import django
+django.setup()
+from django.db import transaction
+from host.models import Session
+from host.worker import bound_idle_transactions
+bound_idle_transactions(float(sys.argv[2]))
+with transaction.atomic():
+    Session.objects.select_for_update().get(pk=sys.argv[1])
+    print("locked", flush=True)
+    time.sleep(30)
+"""
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_a_stalled_workers_transaction_ends_and_frees_the_rows_it_locked(
+    django_user_model: Any,
+) -> None:
+    session = Session.objects.create(owner=django_user_model.objects.create_user("ada"))
+    env = {
+        **os.environ,
+        "DATABASE_URL": database_url(),
+        "DJANGO_SETTINGS_MODULE": "config.settings",
+    }
+    stalled = subprocess.Popen(
+        [sys.executable, "-c", STALLED_WORKER, str(session.pk), "1"],
+        cwd=ROOT, env=env, stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert stalled.stdout is not None and stalled.stdout.readline().strip() == "locked"
+        started = time.monotonic()
+        with transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute("SET LOCAL lock_timeout = '10s'")  # without the bound: 30 s
+            Session.objects.filter(pk=session.pk).update(title="posted while it stalled")
+        assert time.monotonic() - started < 10
+    finally:
+        stalled.kill()
+        stalled.wait()
+    assert Session.objects.get(pk=session.pk).title == "posted while it stalled"

@@ -16,7 +16,7 @@ from django.core.management.base import CommandError
 from django.utils.autoreload import DJANGO_AUTORELOAD_ENV, run_with_reloader
 from django_tasks_db.management.commands import db_worker
 
-from host.worker import ResilientWorker
+from host.worker import ResilientWorker, bound_idle_transactions
 
 DEFAULT_MAX_BACKOFF = 30.0
 # Longer than any task here runs: a summary call times out after 180 s, an agent turn sooner.
@@ -53,9 +53,20 @@ class Command(db_worker.Command):
             "failed (default: %(default)s)",
         )
 
+        parser.add_argument(
+            "--idle-transaction-timeout",
+            type=positive_seconds,
+            metavar="SECONDS",
+            help="on PostgreSQL, the server ends a transaction of this process left idle longer "
+            "(a stalled worker), freeing its locks; only for a worker in a process of its own "
+            "(default: never)",
+        )
+
     def handle(self, *args: Any, **options: Any) -> None:
         """Run a ``ResilientWorker`` with db_worker's options (its reload too)."""
         self.configure_logging(options["verbosity"])
+        if options["idle_transaction_timeout"]:
+            bound_idle_transactions(options["idle_transaction_timeout"])
         batch, reload = options["batch"], options["reload"] and not options["batch"]
         queue_names = options["queue_name"].split(",")
         excluded = options["exclude_queues"].split(",") if options["exclude_queues"] else []
