@@ -195,8 +195,9 @@ HOST_PAGE_PANELS: dict[str, list[str]] = {
     "conversation_header": ["handoff/slots/lineage_links.html"],
     "conversation_panels": ["handoff/slots/panel.html"],
     "conversation_composer": ["handoff/slots/review_notice.html"],
-    "settings_sections": ["chat/_followed_folders.html"],
 }
+# The host's own sections under Settings → Conversation Collaboration (handoff_settings.views).
+HANDOFF_SETTINGS_SECTIONS = ["chat/_followed_folders.html"]
 HOST_TITLE_NOTES = ["handoff.web.panel.continued_note"]
 HOST_PLUGIN_ENTRY_FILTERS = ["handoff.web.log_links.brief_links"]
 

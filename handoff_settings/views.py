@@ -1,13 +1,16 @@
 """Settings → Conversation Collaboration (issue 3, §3).
 
 The card saves each field the moment it changes (one htmx POST per field). Only staff change the
-global settings: others see the card read-only and get 403 when they post.
+global settings: others see the card read-only and get 403 when they post. The host may add
+sections of its own under the card: ``settings.HANDOFF_SETTINGS_SECTIONS`` lists their
+templates, each rendered with the card page's context (none by default).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
@@ -85,6 +88,7 @@ def card(request: HttpRequest) -> HttpResponse:
         "version": values.version,
         "status_channel": _status_channel(),
         "base_template": base_template(),
+        "host_sections": getattr(settings, "HANDOFF_SETTINGS_SECTIONS", []),
     } | activity_context(request.user)
     return render(request, "settings/card.html", context)
 

@@ -13,7 +13,8 @@
 
 - ``{% runtime_folders_of user as folders %}``: the runtimes' session folders
   (``host.folders.runtime_folders``), each with ``on`` (whether ``user`` follows it), for the
-  section the host adds to Settings → Conversation Collaboration (``settings_sections``).
+  section the host adds to Settings → Conversation Collaboration
+  (``settings.HANDOFF_SETTINGS_SECTIONS``).
 
 A missing setting counts as empty; ``host.checks`` refuses an unknown slot.
 """
@@ -38,10 +39,8 @@ PAGE_SLOTS = (
     "conversation_header",  # at the end of the conversation's header
     "conversation_panels",  # between the header and the log
     "conversation_composer",  # above the composer
-    "settings_sections",  # Settings → Conversation Collaboration, after the card's fields
 )
-"""The slots of the conversation page (``templates/chat/session.html``), top to bottom, and of
-the settings card that a plugin's page renders (the host's sections there)."""
+"""The slots of the conversation page (``templates/chat/session.html``), top to bottom."""
 
 
 def _hooks(name: str) -> list[Callable[..., Any]]:
