@@ -72,6 +72,7 @@ INSTALLED_APPS = [
     "handoff.web",
     "handoff_settings",
     "follower",
+    "agent_hooks",
 ]
 
 MIDDLEWARE = [
