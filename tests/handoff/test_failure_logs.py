@@ -8,7 +8,7 @@ import logging
 import pytest
 from handoff_support import make_source
 
-from handoff import digests, operations, services
+from handoff import digests, inheritance, operations, services
 from handoff.core.phases import Phase
 from handoff.models import HandoffRecord, MainState
 from host.models import Session
@@ -56,3 +56,21 @@ def test_no_trigger_and_not_idle_leave_no_log_record(caplog):
     assert operations.run_attempt(busy.pk, manual=True).outcome == "refused"
     assert errors(caplog) == []
     assert not HandoffRecord.objects.exists()
+
+
+def test_a_successor_that_cannot_be_created_fails_at_prepare_with_nothing_created(
+    monkeypatch, caplog
+):
+    def refused(*args: object) -> None:
+        raise RuntimeError("the host refused the session")
+
+    monkeypatch.setattr(inheritance, "create_successor", refused)
+    source = make_source()
+    caplog.set_level(logging.INFO)
+    operations.run_attempt(source.pk, manual=True)
+    record = HandoffRecord.objects.get()
+    assert (record.phase, record.target_id, record.brief) == (Phase.FAILED, None, None)
+    assert record.error.startswith("prepare: the successor could not be created: RuntimeError")
+    assert Session.objects.count() == 1  # no draft
+    [logged] = errors(caplog)
+    assert logged.exc_info is not None and logged.exc_info[0] is RuntimeError
