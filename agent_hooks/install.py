@@ -404,8 +404,9 @@ def _with_status_line(
         outcome.lines.append("Installed the status line (the handoff meter).")
         return {**document, "statusLine": {"type": "command", "command": command}}
     outcome.lines.append(
-        "You have a status line of your own, left as it is. To show the handoff meter too, "
-        "make your status line command also run (same stdin) and print the output of:\n"
+        "You have a status line of your own, left as it is. To combine it with the handoff "
+        "meter, have your status line command pass its stdin on to this one and print its "
+        "line too:\n"
         f"  {command}"
     )
     return document
