@@ -35,12 +35,11 @@ empty or the server does not answer within 1 s).
 
 from __future__ import annotations
 
-import contextlib
+import _socket
+import _thread
 import json
 import os
-import socket
 import sys
-import threading
 import time
 from collections.abc import Callable
 
@@ -108,7 +107,9 @@ class Server:
 
     HTTP/1.1 over a plain socket, one connection per request: the server is on this machine
     (the installer refuses another), and ``http.client`` alone would triple the command's
-    start-up (its imports take longer than the interpreter's own start).
+    start-up (its imports take longer than the interpreter's own start). For the same reason
+    the command uses the interpreter's built-in ``_socket`` and ``_thread`` rather than
+    ``socket`` and ``threading`` (whose imports cost more than the rest of the run).
     """
 
     def __init__(self, url: str, token: str) -> None:
@@ -143,13 +144,36 @@ class Server:
             *(f"{name}: {value}" for name, value in headers.items()),
         ]
         request = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + body
-        with socket.create_connection((self.host, self.port), timeout=max(timeout, 0.01)) as sock:
+        sock = connect(self.host, self.port, max(timeout, 0.01))
+        try:
             sock.sendall(request)
             answer = receive(sock)
+        finally:
+            sock.close()
         return response_body(answer)
 
 
-def receive(sock: socket.socket) -> bytes:
+def connect(host: str, port: int, timeout: float) -> _socket.socket:
+    """Return a TCP connection to ``host``:``port`` (each of its addresses tried in turn), its
+    operations bounded by ``timeout`` seconds; raises ``OSError`` when none answers."""
+    failure: OSError = OSError(f"no address for {host}")
+    # The host as bytes: as text it would be encoded through the "idna" codec, one more import.
+    for family, kind, protocol, _, address in _socket.getaddrinfo(
+        host.encode("ascii"), port, 0, _socket.SOCK_STREAM
+    ):
+        sock = _socket.socket(family, kind, protocol)
+        sock.settimeout(timeout)
+        try:
+            sock.connect(address)
+        except OSError as exc:
+            sock.close()
+            failure = exc
+            continue
+        return sock
+    raise failure
+
+
+def receive(sock: _socket.socket) -> bytes:
     """Read until the server closes the connection; raises ``BadAnswer`` past the size limit."""
     chunks, size = [], 0
     while chunk := sock.recv(65536):
@@ -219,25 +243,28 @@ def parse_answer(body: bytes) -> tuple[dict[str, object] | None, bool]:
 
 
 def within(seconds: float, work: Callable[[], bytes]) -> bytes:
-    """Run ``work`` in a daemon thread and return its result if it ends within ``seconds``.
+    """Run ``work`` in a thread and return its result if it ends within ``seconds``.
 
-    Raises ``TimeoutError`` when it does not (the thread is left behind: it dies with the
-    process), and re-raises whatever ``work`` raised. A thread bounds the whole exchange, which
-    a socket timeout alone does not (it bounds each read, not a server trickling bytes).
+    Raises ``TimeoutError`` when it does not (the thread is left behind: the process exits
+    without waiting for it), and re-raises whatever ``work`` raised. A thread bounds the whole
+    exchange, which a socket timeout alone does not (it bounds each read, not a server
+    trickling bytes).
     """
     outcome: dict[str, bytes] = {}
     errors: list[BaseException] = []
+    finished = _thread.allocate_lock()
+    finished.acquire()
 
     def run() -> None:
         try:
             outcome["result"] = work()
         except BaseException as exc:  # handed to the caller below
             errors.append(exc)
+        finally:
+            finished.release()
 
-    thread = threading.Thread(target=run, daemon=True)
-    thread.start()
-    thread.join(max(seconds, 0.0))
-    if thread.is_alive():
+    _thread.start_new_thread(run, ())
+    if not finished.acquire(timeout=max(seconds, 0.0)):
         raise TimeoutError(f"no answer within {seconds:.1f} s")
     if errors:
         raise errors[0]
@@ -346,8 +373,10 @@ def main(argv: list[str] | None = None) -> int:
 
 def skip(reason: str) -> int:
     """Say on stderr why nothing was delivered; return the exit status 0."""
-    with contextlib.suppress(OSError, ValueError):
+    try:  # noqa: SIM105 (contextlib's import would cost more than this whole function)
         sys.stderr.write(f"session-handoff hook: skipped ({reason})\n")
+    except (OSError, ValueError):
+        pass
     return 0
 
 
