@@ -126,10 +126,36 @@ def test_xdg_config_home_holds_the_token_file(home, alice, tmp_path, monkeypatch
 
 def test_a_file_the_install_created_is_removed_by_uninstall(home, alice):
     settings = home / ".claude" / "settings.json"
-    install()
+    install("claude", "--status-line")
     assert settings.is_file()
     hooks("uninstall", "--runtime", "claude")
     assert not settings.exists()
+
+
+def test_a_crash_while_writing_the_settings_leaves_the_file_as_it_was(home, alice, monkeypatch):
+    settings = home / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_bytes(USER_SETTINGS)
+    real_replace = install_module.os.replace
+
+    def crash_on_settings(source: str, target: Any) -> None:
+        if Path(target) == settings:
+            raise OSError("disk full")
+        real_replace(source, target)
+
+    monkeypatch.setattr(install_module.os, "replace", crash_on_settings)
+    with pytest.raises(CommandError, match="disk full"):
+        install()
+    assert settings.read_bytes() == USER_SETTINGS
+    assert sorted(p.name for p in settings.parent.iterdir()) == [
+        "settings.json",
+        "settings.json.session-handoff.bak",
+    ], "no temporary file is left behind"
+
+    monkeypatch.setattr(install_module.os, "replace", real_replace)
+    install()
+    hooks("uninstall", "--runtime", "claude")
+    assert settings.read_bytes() == USER_SETTINGS
 
 
 def test_uninstall_after_other_changes_removes_only_ours_and_keeps_the_backup(home, alice):

@@ -84,6 +84,8 @@ class Command(BaseCommand):
                 lines = self.status(target, options)
         except InstallError as exc:
             raise CommandError(str(exc)) from exc
+        except OSError as exc:  # a write failed: the file it was replacing is as it was
+            raise CommandError(f"{exc.filename or ''} {exc.strerror or exc}".strip()) from exc
         for line in lines:
             self.stdout.write(line)
 
