@@ -51,8 +51,6 @@ MAX_ANSWER_BYTES = 1_000_000
 """Longest answer read from the server; a longer one counts as a bad answer."""
 RUNTIMES = ("claude", "codex")
 USAGE = "usage: hook.py --runtime claude|codex --server URL --token-file PATH [--status-line]"
-
-
 SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "fish", "busybox"})
 """Process names of the shells a runtime may run the command through (``sh -c``)."""
 
