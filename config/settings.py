@@ -41,7 +41,7 @@ SECRET_KEY = os.environ.get("DJANGO_SECRET_KEY") or load_or_create(BASE_DIR / ".
 ALLOWED_HOSTS = _env_list("DJANGO_ALLOWED_HOSTS", "localhost,127.0.0.1,[::1]")
 CSRF_TRUSTED_ORIGINS = _env_list("DJANGO_CSRF_TRUSTED_ORIGINS")
 
-# DJANGO_HTTPS=1 behind a TLS-terminating proxy that sets X-Forwarded-Proto (README, real mode):
+# DJANGO_HTTPS=1 behind a TLS-terminating proxy that sets X-Forwarded-Proto (docs/operations.md):
 # redirect plain HTTP, secure cookies only, and HSTS (subdomains included, preload marked) for
 # DJANGO_HSTS_SECONDS (a year; 0 turns HSTS off).
 HTTPS = _env_bool("DJANGO_HTTPS", False)
