@@ -22,11 +22,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from asgi_site import conversation, off_loop, wait_following
 from shared_files import ROOT, SAMPLES
 
 from handoff import operations
 from handoff.core.phases import Phase
 from handoff.models import HandoffRecord
+from handoff.tasks import attempt_task
 from host.demo import DEMO_PASSWORD, seed_demo
 from host.folders import runtime_folders
 from host.importers.live import follow_step
@@ -278,3 +280,29 @@ def test_axe_finds_no_violation(walk: Any, language: str, viewport: str, name: s
     stopped = [f"{page}: {found}" for page, found in findings.items() if isinstance(found, str)]
     assert name in findings, f"the walk stopped before {name}, at {stopped}"
     assert findings[name] == [], described(name, findings[name])
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("viewport", VIEWPORTS)
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_axe_finds_no_violation_on_the_successor_a_tab_followed_to(
+    make_user: Callable[..., Any], open_page: Callable[..., Any], language: str, viewport: str
+) -> None:
+    """The tab on which ``/handoff`` was typed follows to the successor by itself (the
+    follower's websocket, on Daphne: PostgreSQL only), and the page it shows then passes."""
+    if not AXE.exists():
+        pytest.fail(f"{AXE.relative_to(ROOT)} is missing: run `make test` (or `npm ci`) first")
+    ada = make_user("ada")
+    source = conversation(ada, "Weather CLI")
+    options = {"viewport": VIEWPORTS[viewport], "locale": LANGUAGES[language]}
+    page = open_page(ada, source, options=options | {"reduced_motion": "reduce"})
+    send(page, "/handoff")
+    page.locator("#composer-feedback .feedback").first.wait_for()
+    off_loop(lambda: attempt_task.call(str(source.pk), True))  # the task worker's job
+
+    successor = Session.objects.get(pk=HandoffRecord.objects.get(source=source).target_id)
+    page.wait_for_url(f"**/s/{successor.pk}/")
+    page.locator(".msg-plugin").first.wait_for()
+    wait_following(page, successor)
+    found = axe_violations(page)
+    assert found == [], described("the followed successor", found)
