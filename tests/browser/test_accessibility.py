@@ -250,8 +250,10 @@ def described(name: str, findings: Any) -> str:
 # Violations that belong to the screens' work in progress (the lead removes these marks after
 # merging it): (page, language or None for both, viewport or None for both) → what fixes it.
 PENDING: dict[tuple[str, str | None, str | None], str] = {
-    ("lineage", None, "phone"): "screens item 5: the Inheritance table's scroll region on a phone",
-    ("settings", None, "phone"): "screens item 5: the Inheritance table's scroll region on a phone",
+    # scrollable-region-focusable at .table-scroll: the English table is wider than a phone
+    # (the Chinese one fits, so nothing scrolls there).
+    ("lineage", "en", "phone"): "screens item 5: the Inheritance table's scroll region on a phone",
+    ("settings", "en", "phone"): "screens item 5: the Inheritance table's scroll region on a phone",
 }
 
 
