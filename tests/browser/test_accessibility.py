@@ -302,7 +302,8 @@ def test_axe_finds_no_violation_on_the_successor_a_tab_followed_to(
     page.locator("#composer-feedback .feedback").first.wait_for()
     off_loop(lambda: attempt_task.call(str(source.pk), True))  # the task worker's job
 
-    successor = Session.objects.get(pk=HandoffRecord.objects.get(source=source).target_id)
+    successor = HandoffRecord.objects.select_related("target").get(source=source).target
+    assert successor is not None
     page.wait_for_url(f"**/s/{successor.pk}/")
     page.locator(".msg-plugin").first.wait_for()
     wait_following(page, successor)
