@@ -9,6 +9,11 @@ export PATH := $(abspath $(BIN)):$(PATH)
 
 install: $(VENV)/.installed
 
+# axe-core for the browser tests' accessibility walk (package.json; node_modules is not committed).
+node_modules/.installed: package-lock.json
+	npm ci --no-audit --no-fund
+	touch $@
+
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
@@ -28,7 +33,7 @@ lint: install
 	$(BIN)/lint-imports
 	$(BIN)/mypy .
 
-test: install lint
+test: install lint node_modules/.installed
 	sh scripts/ensure-chromium
 	$(BIN)/pytest
 # The handoff on a second chat host (tests/plain_host): its own settings and test database.

@@ -145,22 +145,25 @@ def asgi_server(
 @pytest.fixture
 def open_page(browser: Any, asgi_server: AsgiServer) -> Iterator[Callable[..., Any]]:
     """Return ``open_page(user, session=None, *, path=None, server=asgi_server, wait=True,
-    config=None, setup=None)``: a signed-in page on a conversation (or ``path``, or the index).
+    config=None, setup=None, options=None)``: a signed-in page on a conversation (or ``path``,
+    or the index).
 
     Each user gets one browser context (one cookie jar) per server: two pages of one user are
     two tabs. ``config`` is merged into ``FAST``; ``wait=False`` does not wait for the follower;
-    ``setup(page)`` runs before the page loads (to route requests).
+    ``setup(page)`` runs before the page loads (to route requests); ``options`` (Playwright's
+    ``new_context`` arguments: ``viewport``, ``locale``…) make the user's context, so they
+    count on that user's first page only.
     ``page.problems`` collects the page's console errors and uncaught exceptions.
     """
     contexts: dict[tuple[int, int], Any] = {}
     if asgi_server.process is None:  # a test that failed with the server stopped
         asgi_server.start()
 
-    def context_of(user: Any, server: AsgiServer) -> Any:
+    def context_of(user: Any, server: AsgiServer, options: dict[str, Any]) -> Any:
         if (user.pk, server.port) not in contexts:
             client = Client()
             client.force_login(user)
-            context = browser.new_context(base_url=server.url)
+            context = browser.new_context(base_url=server.url, **options)
             context.set_default_timeout(PAGE_TIMEOUT_MS)
             cookie = client.cookies["sessionid"].value
             context.add_cookies([{"name": "sessionid", "value": cookie, "url": server.url}])
@@ -177,8 +180,9 @@ def open_page(browser: Any, asgi_server: AsgiServer) -> Iterator[Callable[..., A
         wait: bool = True,
         config: dict[str, Any] | None = None,
         setup: Callable[[Any], None] | None = None,
+        options: dict[str, Any] | None = None,
     ) -> Any:
-        page = context_of(user, server).new_page()
+        page = context_of(user, server, options or {}).new_page()
         if setup is not None:
             setup(page)
         page.problems = []

@@ -96,7 +96,7 @@ def test_record_page_shows_the_brief_and_inheritance_rendered(
     url = reverse("admin:handoff_handoffrecord_change", args=[handed_off.pk])
     html = admin_client.get(url).content.decode()
     assert "<strong>Goal:</strong> Ship the weather CLI" in html
-    assert "<h4>Next steps</h4>" in html and "<li>add --json</li>" in html
+    assert "<h3>Next steps</h3>" in html and "<li>add --json</li>" in html
     assert "&quot;goal&quot;" not in html and "not-inherited</td>" not in html
     assert '<td>Working directory</td><td class="outcome-inherited">inherited</td>' in html
     assert '<td class="outcome-not-inherited">not inherited</td><td translate="no">custom' in html
