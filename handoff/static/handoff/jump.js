@@ -1,4 +1,4 @@
-// The handoff's jump rules (docs/spec.md, Follower rules), over
+// The handoff's jump rules (seed 003 §6.5, defects B and C; DESIGN.md invariants 10–11), over
 // the page-wide follower's transport (follower/static/follower/follower.js, loaded before this module: its
 // window.__follower, its "follower:arriving" and "follower:snapshot" events).
 //
@@ -8,7 +8,7 @@
 //   across reconnects;
 // - a page showing the source opens the successor as soon as it is started: at once when the
 //   redirect event carries a started (not blank) row, else on the event that starts it. When
-//   no such event comes, the retry rule: refresh the session list, open the row once it is
+//   no such event comes, the seed's rule: refresh the session list, open the row once it is
 //   there and not blank, else try again (retryInterval ms apart, retryLimit tries), then give
 //   up quietly. Other pages only update their session list (the transport does);
 // - a page whose composer holds unsent text does not move: it shows a banner linking to the
@@ -104,7 +104,7 @@ document.addEventListener("follower:event", (event) => {
 });
 
 // Hold what events change while this page is likely to be left (follower.js, hold): a page
-// still here after holdLimit (a late start, the retry rule next) shows what it held.
+// still here after holdLimit (a late start, the seed's retries next) shows what it held.
 function holdAWhile() {
   follower.hold();
   setTimeout(() => {
@@ -132,7 +132,7 @@ function destination() {
 }
 
 // The event carried the successor's row: open it when started, else wait for its start and
-// fall back on the retry rule's refresh-and-retry when that does not come in time.
+// fall back on the seed's refresh-and-retry when that does not come in time.
 function startJump(row) {
   if (["retrying", "opening", "held"].includes(follower.jump)) return;
   follower.tries = 0;
