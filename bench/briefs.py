@@ -6,7 +6,7 @@ transcript, ``shared:transcripts/…``), what a successor needs, written by hand
 log (samples/README.md):
 
 - ``finished``: whether the log ends with the work done;
-- ``probes``: per brief field (seed 000, Brief schema), the facts the field must hold, each as
+- ``probes``: per brief field (docs/spec.md, Brief), the facts the field must hold, each as
   ``{"fact", "terms"}``: a brief item holds the fact when it contains every term (a term is a
   string, or a list of alternatives), matched without regard to case or wording around it;
 - ``must_not``: per brief field, what the field must not say (a failed run, a file moved,

@@ -1,6 +1,6 @@
 """Five real Chromium tabs on a long imported log: the successor's start → every tab showing it.
 
-Issue 17's "five real Chromium tabs feel it": Debian's Chromium (``/usr/bin/chromium``, driven
+Debian's Chromium (``/usr/bin/chromium``, driven
 by Playwright) opens five tabs of one signed-in user on the conversation page of a long real
 log (``../shared/transcripts/claude-code-2.1-auto-compact.jsonl``, 462 messages, imported with
 ``host.importers.import_transcript`` as ``manage.py import_transcript`` does, once per handoff
@@ -71,7 +71,7 @@ TABS = 5
 PATIENCE_MS = 30_000
 """How long a tab may take to show the successor before the run fails."""
 TARGET = 0.3
-"""Seconds: issue 17's target for the median of the slowest tab."""
+"""Seconds: the target for the median of the slowest tab (docs/benchmarks.md)."""
 SHOWN = """
 const stamp = () => requestAnimationFrame(() => {
   window.__benchShown = performance.timeOrigin + performance.now();

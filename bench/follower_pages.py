@@ -12,7 +12,7 @@ which queues the attempt) and run by a task worker process (``manage.py task_wor
 --interval 0.5``, as the Procfile runs it), so the table shows the whole path: request →
 attempt start (the record's creation), commit → navigation (the decision to open,
 ``location.assign``) and request → navigation, with the requests each tab sent per handoff
-besides its navigation, and the load average beside. Targets (issue 17, items 4 and 6):
+besides its navigation, and the load average beside. Targets:
 commit → navigation p50 ≤ 100 ms and p95 < 0.5 s, request → attempt start p95 ≤ 50 ms, at
 most one request per tab per handoff.
 

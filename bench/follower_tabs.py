@@ -1,4 +1,4 @@
-"""Commit → navigation: the pushed follower vs the seed's 2 s polling tab, side by side.
+"""Commit → navigation: the pushed follower vs a 2 s polling tab, side by side.
 
 For 1, 50 and 200 simulated tabs of one user on the source, one Daphne worker: a handoff runs
 in a process of its own (``handoff now --wait``, as the task worker runs it under ``make run``)
@@ -8,8 +8,9 @@ the successor is recorded.
 - push tab: ``follower.js``'s rules over the websocket: hello with the rendered id,
   open the successor when the ``redirect.committed`` event carries it started, else on the
   event that starts it;
-- poll tab: the seed's design, ``GET /follow/snapshot`` every 2 s (each tab at its own
-  phase), opening the successor once the source redirects to it and it is not blank.
+- poll tab: the retry rule's design (docs/spec.md, Follower rules), ``GET /follow/snapshot``
+  every 2 s (each tab at its own phase), opening the successor once the source redirects to it
+  and it is not blank.
 
 Navigation is the decision to open (``location.assign``); loading the next page costs the same
 for both. ``start ms`` is the handoff's own time from the route's commit to the successor's
@@ -37,7 +38,7 @@ from common.caching import FOLLOWED
 TABS = ((1, 5), (50, 2), (200, 1))
 """(tabs, handoffs) per round."""
 POLL_INTERVAL = 2.0
-"""Seconds between the polling tab's snapshot reads (the seed's design)."""
+"""Seconds between the polling tab's snapshot reads (docs/spec.md, Follower rules: retry rule)."""
 PATIENCE = 30.0
 """Seconds a tab waits for the successor before it counts as missed."""
 CHROMIUM_HANDOFFS = 5

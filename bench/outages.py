@@ -1,4 +1,4 @@
-"""Private Redis and PostgreSQL servers to cut, pause and restore (issue 15; tests and the soak).
+"""Private Redis and PostgreSQL servers to cut, pause and restore (for tests and the soak).
 
 Outages are made on servers started here, on loopback ports of the caller's choosing, with
 their data under a temporary folder: never on the shared servers. ``PrivateRedis`` keeps no

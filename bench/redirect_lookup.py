@@ -1,7 +1,8 @@
 """``destination()`` on the flattened redirect map vs walking an unflattened chain.
 
-The map is flattened after every change (seed 000, Cycles), so the lookup is one step whatever
-the chain's length; an unflattened chain of the same handoffs costs one step per handoff.
+The map is flattened after every change (docs/spec.md, Forwarding and cycles), so the lookup is one
+step whatever the chain's length; an unflattened chain of the same handoffs costs one step per
+handoff.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The outage soak (issue 15, item 5): posts, handoffs and 100 tabs while PostgreSQL and Redis
+"""The outage soak: posts, handoffs and 100 tabs while PostgreSQL and Redis
 are cut and restored, then posts racing successors and a stalled worker. ``python -m bench soak``;
 about four minutes, all on loopback.
 

@@ -3,7 +3,7 @@
 Every error the API gives is ``{"detail": "<clear message>"}`` (a 422 adds ``errors``, pydantic's
 list). ``config.api`` produces them; the routers of the host and the handoff app name, per route,
 which of them it can give with ``answers(...)``, so the OpenAPI schema documents each one and
-schemathesis can hold the API to it (issue 9, Bad input):
+schemathesis can hold the API to it (bad input gets a clear error and changes nothing):
 
 - 400 a body that is not JSON;
 - 401 no bearer token and no signed-in browser session;

@@ -2,18 +2,18 @@
 
 Pages the follower keeps current (the conversation page) are never cached: Back or a reload
 must not show a stale copy. One case differs: when the follower moves every open tab of a
-handoff's source to its successor (seed 003 §6.5, ``handoff/static/handoff/jump.js``), all of
-them ask for the same URL within milliseconds. Chromium's HTTP cache lets one request per URL
-go to the network at a time; the others wait for its answer and, when it may not be stored,
-only then send their own, so the fifth tab waited for four page renders in a row (issue 17:
-0.6–0.8 s from the successor's start to the last tab showing it, with five tabs).
+handoff's source to its successor (docs/spec.md, Follower rules;
+``handoff/static/handoff/jump.js``), all of them ask for the same URL within milliseconds.
+Chromium's HTTP cache lets one request per URL go to the network at a time; the others wait for its
+answer and, when it may not be stored, only then send their own, so the fifth tab would wait for
+four page renders in a row.
 
 The follower marks such a move in the URL (``?followed=1``, ``follower.js``): that
 answer may be stored privately for ``SHARED_SECONDS``, so the waiting tabs read the first tab's
 answer instead of asking again. A copy that old is still right once shown: the page carries the
 id of the newest event when it was rendered (``data-event-id``), and its follower has every
-later event replayed (DESIGN.md invariant 10). The next page removes the mark from its address,
-so a reload or a Back to it renders anew. Without the mark the page is never cached.
+later event replayed (docs/spec.md, Follower rules). The next page removes the mark from its
+address, so a reload or a Back to it renders anew. Without the mark the page is never cached.
 """
 
 from __future__ import annotations

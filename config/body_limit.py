@@ -2,7 +2,7 @@
 
 Daphne has no body limit of its own: it receives the whole body (spooled to a temporary file)
 before the application runs, and Django's ``DATA_UPLOAD_MAX_MEMORY_SIZE`` applies only when a
-view reads ``request.body`` (issue 9, Safe defaults). This middleware answers 413 at once when
+view reads ``request.body``. This middleware answers 413 at once when
 the declared ``Content-Length`` is over the limit, and stops reading a streamed (chunked) body
 the moment it passes the limit, so Django never buffers it. The proxy in front caps what Daphne
 itself receives (docs/operations.md, Behind a proxy).

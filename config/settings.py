@@ -30,9 +30,9 @@ def _env_list(name: str, default: str = "") -> list[str]:
     return [item.strip() for item in os.environ.get(name, default).split(",") if item.strip()]
 
 
-# Production-safe unless told otherwise (issue 9, Safe defaults): no debug pages (they list the
-# URL patterns and show tracebacks with the database host), only local host names, and no key
-# written down anywhere. ``make run`` turns DJANGO_DEBUG on for the demo.
+# Production-safe unless told otherwise (docs/operations.md, Production settings): no debug pages
+# (they list the URL patterns and show tracebacks with the database host), only local host names,
+# and no key written down anywhere. ``make run`` turns DJANGO_DEBUG on for the demo.
 DEBUG = _env_bool("DJANGO_DEBUG", False)
 # Without DJANGO_SECRET_KEY each checkout generates its own random key once (config.secret_key);
 # ``check --deploy`` asks a deployment to set one (host.checks).
@@ -176,9 +176,8 @@ LOGIN_REDIRECT_URL = "chat:index"
 LOGOUT_REDIRECT_URL = "login"
 
 LANGUAGE_CODE = "en"
-# English and Simplified Chinese (seed 003 is written for a Chinese UI). A signed-in user's
-# stored choice wins, then the language cookie, then the browser's Accept-Language
-# (host.middleware.UserLocaleMiddleware).
+# English and Simplified Chinese. A signed-in user's stored choice wins, then the language cookie,
+# then the browser's Accept-Language (host.middleware.UserLocaleMiddleware).
 LANGUAGES = [("en", "English"), ("zh-hans", "简体中文")]
 LOCALE_PATHS = [BASE_DIR / "locale"]
 TIME_ZONE = "UTC"
@@ -211,19 +210,20 @@ HOST_PLUGIN_ENTRY_FILTERS = ["handoff.web.log_links.brief_links"]
 
 # The host's agent, and through host.services.LLM the handoff's summary call: any
 # OpenAI-compatible endpoint; when HANDOFF_LLM_BASE_URL is empty the offline summarizer and
-# offline agent stand in (DESIGN.md, run modes). The environment keeps its names.
+# offline agent stand in (docs/operations.md, Real mode). The environment keeps its names.
 HOST_LLM_BASE_URL = os.environ.get("HANDOFF_LLM_BASE_URL", "")
 HOST_LLM_API_KEY = os.environ.get("HANDOFF_LLM_API_KEY", "")
 HOST_LLM_MODEL = os.environ.get("HANDOFF_LLM_MODEL", "")
 
-# The model a session gets when nothing else names one (seed 003 §6.1, the chain's last step):
-# the endpoint's model when one is configured, else the offline agent that actually answers.
+# The model a session gets when nothing else names one (docs/spec.md, Inheritance,
+# the ``model`` row's last step): the endpoint's model when one is configured, else the offline
+# agent that actually answers.
 HOST_DEFAULT_MODEL = os.environ.get("HOST_DEFAULT_MODEL") or (
     HOST_LLM_MODEL if HOST_LLM_BASE_URL else "offline-agent"
 )
 
-# Context windows in tokens, per model (DESIGN.md, capacity). Unknown models count as 0.
-# Edited live through the settings card / admin; these are the defaults of a fresh install.
+# Context windows in tokens, per model (docs/spec.md, Turns and capacity). Unknown models count as
+# 0. Edited live through the settings card / admin; these are the defaults of a fresh install.
 HOST_CONTEXT_WINDOWS = {
     "claude-opus-4-6": 200_000,
     "claude-opus-4-1": 200_000,
@@ -238,15 +238,15 @@ HOST_CONTEXT_WINDOWS = {
 }
 
 # A summarizing record older than this is failed by recovery (seconds; the call's own timeout
-# is 180 s, seed 000 brief schema).
+# is 180 s, docs/spec.md, Brief).
 HANDOFF_SUMMARIZE_TIMEOUT = int(os.environ.get("HANDOFF_SUMMARIZE_TIMEOUT", "300"))
 
 # The host's session model the handoff's tables point at (handoff/session_model.py says what it
 # must have). Like AUTH_USER_MODEL: set it once, before the first migrate.
 HANDOFF_SESSION_MODEL = "host.Session"
 
-# How the handoff app finds the host's services (seed 003 §6.3–6.4): name -> dotted path of a
-# zero-argument factory, or None to leave the service out. Read at each use, never cached.
+# How the handoff app finds the host's services (docs/spec.md, Degradation): name -> dotted path of
+# a zero-argument factory, or None to leave the service out. Read at each use, never cached.
 HANDOFF_SERVICES: dict[str, str | None] = {
     "session_controller": "host.services.SessionController",
     "workspace_registry": "host.services.WorkspaceRegistry",
@@ -271,7 +271,7 @@ HOST_TURN_LEASE = float(os.environ.get("HOST_TURN_LEASE", "15"))
 
 # A prepared or committed record unchanged this long (seconds) is stuck: recovery moves it on.
 HANDOFF_RECOVERY_GRACE = int(os.environ.get("HANDOFF_RECOVERY_GRACE", "60"))
-# Seconds a brief may wait for review before recovery discards it (issue 18, item 2).
+# Seconds a brief may wait for review before recovery discards it (docs/spec.md, Review).
 HANDOFF_REVIEW_TIMEOUT = int(os.environ.get("HANDOFF_REVIEW_TIMEOUT", "86400"))
 # Backoff after failed automatic attempts: seconds after the first, doubling up to the cap.
 HANDOFF_BACKOFF_BASE = int(os.environ.get("HANDOFF_BACKOFF_BASE", "60"))
@@ -285,7 +285,7 @@ LOGGING = {
     "loggers": {"daphne": {"level": "WARNING"}},
 }
 
-# Follower events (DESIGN.md invariant 10): kept this many seconds and at most this many per
+# Follower events (docs/spec.md, Follower rules): kept this many seconds and at most this many per
 # user. On the in-memory channel layer one reader per process (follower.hub) looks for stored
 # events every FOLLOWER_POLL_INTERVAL seconds (one query for all its sockets; 0 turns it off;
 # on SQLite only when the database files changed), so events written by another process (the

@@ -1,4 +1,4 @@
-"""The follower's websocket at ``/ws/follow/`` (seed 003 §6.5; DESIGN.md invariants 9–10).
+"""The follower's websocket at ``/ws/follow/`` (docs/spec.md, Follower rules).
 
 Protocol, one JSON object per frame:
 

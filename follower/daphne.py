@@ -1,4 +1,4 @@
-"""Daphne's websockets close oversized frames with a close frame (issue 9, bad input).
+"""Daphne's websockets close oversized frames with a close frame.
 
 Daphne refuses a websocket message over 1 MiB (its ``--websocket-max-message-size``) through
 autobahn, whose servers default to ``failByDrop``: the TCP connection is dropped without a close

@@ -1,7 +1,8 @@
-"""The process's one delivery path for follower events (seed 003 §6.5; issue 7).
+"""The process's one delivery path for follower events.
 
-Every follower socket of a process registers with the process's ``Hub`` (one per event loop).
-The hub, not each socket, hears of events:
+Every follower socket of a process registers with the process's ``Hub`` (one per event loop;
+docs/design.md, "Delivery: one path per process, heartbeat, outages"). The hub, not each socket,
+hears of events:
 
 - through the channel layer: one channel per process joins the group ``follow.<user_id>`` of
   each user with a socket here (Redis in real mode; the in-memory layer carries the events
@@ -37,7 +38,7 @@ database per ping.
 Before delivering an event the hub checks each distinct sign-in of the user's sockets here
 once (not once per socket), in a thread of the hub's own (``Reads``): never on asgiref's one
 shared thread, where every sync view of the process (the page requests) runs, so a herd of
-page requests does not hold an event back (issue 17, item 1). A sign-out (``user_logged_out``)
+page requests does not hold an event back. A sign-out (``user_logged_out``)
 reaches the hub through the layer at once. Sockets of an ended sign-in are closed with 4401 and
 get nothing more. The hub runs while it has sockets and stops with the last one.
 """

@@ -1,4 +1,4 @@
-"""The follower's baseline is the state a page was rendered with (seed 003 §6.5; issue 7 §4).
+"""The follower's baseline is the state a page was rendered with (docs/spec.md, Follower rules).
 
 ``FollowerBaselineMiddleware`` reads, before the view runs, the signed-in user's newest event id
 and what the apps add (``follower.sources``: the handoff's ``redirect_to``, where the page's

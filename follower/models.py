@@ -1,4 +1,4 @@
-"""Per-user numbered follower events (DESIGN.md invariant 10, after Zulip's event queues)."""
+"""Per-user numbered follower events (docs/spec.md, Follower rules; after Zulip's event queues)."""
 
 from __future__ import annotations
 

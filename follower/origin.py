@@ -1,4 +1,4 @@
-"""Which pages may open the follower's websocket: the site's own (issues 9 and 15, item 3).
+"""Which pages may open the follower's websocket: the site's own.
 
 A websocket carries the user's cookie whatever page opens it, so a page on another site (or
 another application on the same host, on another port) must not open ``/ws/follow/``

@@ -1,4 +1,4 @@
-"""Send channel-layer messages from sync code without waiting for the layer (issue 15, item 2).
+"""Send channel-layer messages from sync code without waiting for the layer.
 
 Follower events are stored before they are sent, so a request (or a task) never needs to wait
 for the channel layer: ``group_send`` queues the message and returns at once, whether Redis is

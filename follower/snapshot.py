@@ -1,4 +1,4 @@
-"""The follower's JSON snapshot (seed 003 §6.5: read after subscribing, DESIGN.md invariant 10).
+"""The follower's JSON snapshot (read after subscribing; docs/spec.md, Follower rules).
 
 A snapshot is ``{"last_event_id": int, ...}`` plus what the apps add (``follower.sources``):
 this host's ``sessions`` rows (``host.follow``) with the handoff's ``redirect_to`` on each

@@ -1,4 +1,4 @@
-"""The follower's JSON snapshot (seed 003 §6.5: read after subscribing, DESIGN.md invariant 10)."""
+"""The follower's JSON snapshot (read after subscribing; docs/spec.md, Follower rules)."""
 
 from __future__ import annotations
 

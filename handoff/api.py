@@ -1,4 +1,4 @@
-"""The handoff part of the JSON API (issue 2, §7; issue 4, §6: one status report).
+"""The handoff part of the JSON API (docs/api.md; one status report for every surface).
 
 Mounted by ``config.api``: ``sessions_router`` at ``/api/sessions`` (the per-session switches)
 and ``records_router`` at ``/api/handoffs`` (the records of the caller's sessions). Answers are
@@ -57,7 +57,7 @@ class HandoffActionIn(Schema):
     action: operations.Action  # a str enum: only its values (strings) are accepted
     brief: dict[str, Any] | None = Field(
         None,
-        description="With commit: the edited brief (seed 000's schema, 40 000 characters at "
+        description="With commit: the edited brief (the brief schema, 40 000 characters at "
         "most); without it the model's brief is committed as written.",
     )
 
@@ -100,8 +100,9 @@ def handoff_action(request: HttpRequest, session_id: UUID, payload: HandoffActio
     ``now`` only requests the attempt (it runs in the background; the summary never blocks
     this request). ``commit`` runs the reviewed handoff's commit here. A refusal (e.g. a
     subagent, no review waiting, a commit that failed because the conversation changed) raises
-    a ``HandoffError`` answered 409; an edited brief that breaks the seed's rules is 422, and
-    ``brief`` with any other action too. Nothing changes on a refusal before the commit ran.
+    a ``HandoffError`` answered 409; an edited brief that breaks the brief's rules (docs/spec.md,
+    Brief) is 422, and ``brief`` with any other action too. Nothing changes on a refusal before the
+    commit ran.
     """
     ensure_owned(request, session_id)
     if payload.brief is not None:
@@ -126,8 +127,10 @@ def list_records(request: HttpRequest, filters: Query[RecordFilters]) -> QuerySe
     summary="Export your handoff state (handoffs.json version 1)",
 )
 def export_state(request: HttpRequest) -> ExportOut:
-    """The caller's mains, records and redirects as seed 000's ``handoffs.json`` version 1
-    (``handoff/schemas/handoffs.v1.json`` is its JSON Schema)."""
+    """The caller's mains, records and redirects as ``handoffs.json`` version 1.
+
+    docs/spec.md, State; ``handoff/schemas/handoffs.v1.json`` is its JSON Schema.
+    """
     return export.export(request.auth.pk)  # type: ignore[attr-defined]
 
 

@@ -1,13 +1,13 @@
-"""Backoff after failed automatic attempts (issue 18, item 4), kept on the main's state.
+"""Backoff after failed automatic attempts (docs/spec.md, Switches), kept on the main's state.
 
 An automatic attempt that fails at summarize, brief validation, prepare or commit — not one
-that stopped because the source changed (seed 000 prefers deferring to racing) — counts one
+that stopped because the source changed (deferring is preferred to racing) — counts one
 failure on its main and sets ``retry_at``: no automatic attempt before it
 (``handoff.core.backoff.delay``: ``settings.HANDOFF_BACKOFF_BASE`` seconds, default 60,
 doubling up to ``settings.HANDOFF_BACKOFF_CAP``, default 3 600). The attempt after it runs at
 the first idle past ``retry_at``. ``now`` is never held back; ``enable`` and a successful
-handoff reset it (seed 000: "fix the cause…, then enable again"). ``handoffTrigger`` itself
-stays the seed's pure function: the wait is checked beside it (step 3, and the evaluation).
+handoff reset it ("fix the cause, then enable again": docs/spec.md, Recovery). ``handoffTrigger``
+itself stays a pure function: the wait is checked beside it (step 3, and the evaluation).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The brief's fields as people read them (seed 000, Brief schema), in the active language.
+"""The brief's fields as people read them (docs/spec.md, Brief), in the active language.
 
 ``handoff.core.brief`` keeps the schema's English (the successor's Markdown and the model's
 prompt use it); the admin and the review form show these words instead.

@@ -3,12 +3,13 @@
 A plugin must not require its host to define its settings (as django-htmx and Channels do, each
 is read with its default). All are seconds:
 
-- ``HANDOFF_REVIEW_TIMEOUT`` (86 400: 24 h): how long a brief waits for review (issue 18);
+- ``HANDOFF_REVIEW_TIMEOUT`` (86 400: 24 h): how long a brief waits for review
+  (docs/spec.md, Review);
 - ``HANDOFF_SUMMARIZE_TIMEOUT`` (300): how long a record may stay ``summarizing`` before
-  recovery fails it (seed 000, Recovering a stuck handoff);
+  recovery fails it (docs/spec.md, Recovery);
 - ``HANDOFF_RECOVERY_GRACE`` (60): how long a prepared or committed record may stay unchanged;
 - ``HANDOFF_BACKOFF_BASE`` (60) and ``HANDOFF_BACKOFF_CAP`` (3 600): the wait after a failed
-  automatic attempt, doubling up to the cap (DESIGN.md's switch lifecycle).
+  automatic attempt, doubling up to the cap (docs/spec.md, Switches).
 
 and one that is no duration: ``HANDOFF_SESSION_URL`` (``"chat:session"``), the URL name of the
 host's page of one session, reversed with the session's id as its one argument

@@ -1,4 +1,4 @@
-"""The offline summary's digest, kept per session (issue 17, item 5).
+"""The offline summary's digest, kept per session.
 
 Building the brief from the whole log costs time that grows with the log (reading every
 message, walking every text). So the digest (``handoff.core.digest.Digest``: bounded, a fold

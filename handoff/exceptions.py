@@ -31,7 +31,7 @@ class NotAMain(HandoffError):
 
 
 class ServiceUnavailable(HandoffError):
-    """A host service the operation needs was left out (seed 003 §6.3)."""
+    """A host service the operation needs was left out (docs/spec.md, Degradation)."""
 
     def __init__(self, name: str, consequence: str) -> None:
         """``name``: the service (``handoff.services``); ``consequence``: what cannot happen
@@ -42,7 +42,7 @@ class ServiceUnavailable(HandoffError):
 
 
 class PhaseError(HandoffError):
-    """A record would move backwards or out of a final phase (seed 000, records)."""
+    """A record would move backwards or out of a final phase (docs/spec.md, State)."""
 
 
 class ForwardingError(HandoffError):
@@ -70,7 +70,7 @@ class NoReviewWaiting(HandoffError):
 
 
 class InvalidBrief(HandoffError):
-    """An edited brief breaks the seed's rules (schema, 40 000 characters); nothing changed."""
+    """An edited brief breaks the brief's rules (schema, 40 000 characters); nothing changed."""
 
 
 class ReviewFailed(HandoffError):

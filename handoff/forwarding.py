@@ -1,4 +1,4 @@
-"""Forwarding (seed 000, Forwarding and Cycles): a redirected source is a relay.
+"""Forwarding (docs/spec.md, Forwarding and cycles): a redirected source is a relay.
 
 ``before_step`` is the receiver of the host's ``before_step`` signal. When the session has a
 redirect, the incoming messages (already appended to the source's log by the host, so the old

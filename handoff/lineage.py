@@ -1,11 +1,11 @@
-"""Lineage (issue 18 §3; DESIGN.md, Decisions third round: Lineage): a session's chain of hops.
+"""Lineage (docs/design.md, Lineage): a session's chain of hops.
 
 A hop is a record that opened a successor (phase ``committed``, ``committed-start-pending`` or
 ``started``, with a target): its source is the successor's ``predecessor``, its target the
 source's ``successor``. The records are the one source of truth: the redirect map is kept flat
-(DESIGN.md invariant 5, every entry points at the chain's end), so it cannot tell the next hop,
-and ``disable`` removing a redirect stops forwarding without undoing the history. When a source
-was handed off again after its forwarding stopped, its newest hop is its successor.
+(every entry points at the chain's end; docs/spec.md, Forwarding and cycles), so it cannot tell the
+next hop, and ``disable`` removing a redirect stops forwarding without undoing the history. When a
+source was handed off again after its forwarding stopped, its newest hop is its successor.
 
 Reading never changes anything; each function reads committed rows only.
 """

@@ -1,4 +1,4 @@
-"""The context meter's sentence (issue 18 §1) in the active language (issue 19 §2).
+"""The context meter's sentence in the active language (docs/design.md, The context meter).
 
 The core (``handoff.core.meter``, plain Python) decides which sentence applies (its
 ``verdict``) and the figures; the words are written here with ``gettext`` / ``ngettext``, so the

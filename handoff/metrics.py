@@ -1,7 +1,9 @@
-"""Step 2, metrics: tokens with their label, turns, compactions, capacity (seed 000; §5.1–5.3).
+"""Step 2, metrics: tokens with their label, turns, compactions, capacity.
+
+docs/spec.md, Token sources and Turns and capacity, state the rules.
 
 Tokens come from the usage projection first, the token meter second, else they are
-``unavailable`` (seed 003 §5.1–5.2); the basis (context or cumulative) is the settings store's.
+``unavailable``; the basis (context or cumulative) is the settings store's.
 Capacity is the session's own context window when the transcript stated one, else the settings'
 per-model override (``SettingsValues.context_windows``), else the host's table
 (``ModelSelection.window``), else 0.
@@ -78,7 +80,10 @@ def hold(session_id: Any, values: SettingsValues) -> Hold | None:
 
 
 def context_meter(session: HostSession, values: SettingsValues) -> MeterOut:
-    """Return the session's context meter (issue 18 §1) under the settings ``values``."""
+    """Return the session's context meter under the settings ``values``.
+
+    docs/design.md, The context meter.
+    """
     measured, reading = measure(session, values)
     return meter_of(session.pk, measured, reading, values)
 

@@ -1,8 +1,8 @@
-"""What users and the host ask of the handoff (DESIGN.md, switch lifecycle; seed 000, State).
+"""What users and the host ask of the handoff (docs/spec.md, Switches).
 
 - ``enable``: the main becomes eligible for automatic handoff and is evaluated at once;
 - ``disable``: clears ``enabled`` and ``requested``; on a source with a redirect it also
-  removes the redirect (forwarding stops, seed 000's recovery action);
+  removes the redirect (forwarding stops; docs/spec.md, Recovery);
 - ``request_now``: sets ``requested`` and enqueues a manual attempt (never waits for it);
 - ``run_attempt``: runs the eight steps synchronously (the task, ``handoff now --wait``);
 - ``status``: the one status report;
@@ -216,9 +216,10 @@ def evaluate_enabled_mains() -> int:
     """Evaluate every main whose own switch is on, at once; return how many attempts were
     enqueued.
 
-    Run after the global settings change (seed 000: ``autoHandoff`` and the thresholds are read
-    live): switching ``autoHandoff`` on hands off an idle main that is due without waiting for
-    its next turn. Each main goes through ``evaluate`` (busy ones wait for their idle event).
+    Run after the global settings change (``autoHandoff`` and the thresholds are read live;
+    docs/spec.md, Switches): switching ``autoHandoff`` on hands off an idle main that is due without
+    waiting for its next turn. Each main goes through ``evaluate`` (busy ones wait for their idle
+    event).
     """
     enabled = MainState.objects.filter(enabled=True).values_list("session_id", flat=True)
     return sum(evaluate(session_id) for session_id in list(enabled))
@@ -226,9 +227,9 @@ def evaluate_enabled_mains() -> int:
 
 def on_session_idle(sender: Any, session: Any, **kwargs: Any) -> None:
     """``session_idle`` receiver: fold what the session logged into its kept digest (with the
-    offline summarizer, which reads it: ``handoff.digests``), evaluate the session (seed 000:
-    the next idle retries); when no handoff applies, let the host's own compaction run near
-    the window (the fallback)."""
+    offline summarizer, which reads it: ``handoff.digests``), evaluate the session (the
+    next idle retries; docs/spec.md, Deferral); when no handoff applies, let the host's own
+    compaction run near the window (the fallback)."""
     refresh_digest(session)
     if not evaluate(session.pk):
         compact_if_due(session.pk)
@@ -251,9 +252,10 @@ def refresh_digest(session: HostSession) -> None:
 def compact_if_due(session_id: Any) -> bool:
     """Run the agent's automatic compaction when it is due; return whether it compacted.
 
-    Seed 000 keeps compaction installed as the fallback. The service is resolved for the
-    session's agent first, then host-wide (seed 003 §6.4); without one, automatic compaction is
-    off and the status report says so (§6.3). Never raises for a session that cannot compact.
+    Compaction stays installed as the fallback (docs/spec.md, Compaction). The service is resolved
+    for the session's agent first, then host-wide; without one, automatic compaction is off and the
+    status report says so (docs/spec.md, Degradation). Never raises for a session that cannot
+    compact.
     """
     controller = services.session_controller()
     session = controller.get(str(session_id)) if controller is not None else None
@@ -319,7 +321,7 @@ def discard_review(session_id: Any) -> StatusOut:
 
 
 class Action(StrEnum):
-    """What a user asks of a main's handoff, by the name every surface uses (issue 2, §7)."""
+    """What a user asks of a main's handoff, by the name every surface uses (docs/api.md)."""
 
     ENABLE = "enable"
     DISABLE = "disable"

@@ -1,4 +1,4 @@
-"""Crash recovery of unfinished records (DESIGN.md, Crash recovery mapping; seed 000).
+"""Crash recovery of unfinished records (docs/spec.md, Recovery).
 
 Run on start-up (``manage.py recover_handoffs``) and before a new attempt on a source whose
 earlier attempt looks stuck. A record is stuck when it has not changed for a while: a
@@ -24,7 +24,7 @@ that time has passed (``settings.HANDOFF_REVIEW_TIMEOUT``, default 24 h). The ma
 
 A record never moves backwards (``handoff.store.move``). Whatever a manual (``now``) record
 becomes, its attempt has ended, so the main's ``requested`` is cleared in the same transaction
-(DESIGN.md, Switch lifecycle): a worker killed during a ``now`` attempt leaves no request behind
+(docs/spec.md, Switches): a worker killed during a ``now`` attempt leaves no request behind
 for the next message to act on.
 """
 
@@ -85,8 +85,9 @@ def _routed(record: HandoffRecord) -> bool:
 
 def discard_draft(source_id: Any, draft_id: Any) -> tuple[bool, str]:
     """Archive ``draft_id``, the successor an attempt on ``source_id`` created, if it is still an
-    unwoken draft; return (archived, what happened). The one draft discard (seed 000:
-    ``discard``): of a failed attempt, an expired or discarded review, a crashed attempt.
+    unwoken draft; return (archived, what happened). The one draft discard
+    (docs/spec.md, Failure outcomes): of a failed attempt, an expired or discarded review, a
+    crashed attempt.
 
     Only archived, never deleted; kept when the source's route leads to it (committed, even
     unstarted), when it was woken, or when no session controller can archive it.

@@ -1,4 +1,6 @@
-"""The engine's settings (seed 003 §6.3 ``settings``): the global switch, thresholds, token basis.
+"""The engine's settings: the global switch, thresholds, token basis.
+
+docs/spec.md, Switches and Trigger, states their rules.
 
 ``SettingsValues`` is one read of them, ``validate`` their rules: the ranges and defaults are the
 trigger's (``handoff.core.trigger``), the bases ``handoff.core.tokens.TokenBasis``. The
@@ -7,8 +9,8 @@ Settings → Conversation Collaboration card (``handoff_settings``) edits them t
 ``DatabaseSettingsStore`` keeps them in the ``HandoffSettings`` singleton row and re-reads it at
 every ``load()`` (a toggle in another process is seen by the next step of an attempt).
 ``ProcessSettingsStore`` is the fallback when the service is left out: settings live in this
-process only (seed 003 §6.3) and are lost on restart. Both validate with the seed's ranges
-(seed 000, Trigger config table) and refuse bad input without changing anything.
+process only (docs/spec.md, Degradation) and are lost on restart. Both validate with the
+ranges of docs/spec.md, Trigger, and refuse bad input without changing anything.
 """
 
 from __future__ import annotations
@@ -84,7 +86,7 @@ class SettingsStore(Protocol):
 def validate(current: SettingsValues, changes: dict[str, Any]) -> SettingsValues:
     """Return ``current`` with ``changes`` applied, or raise ``ValidationError`` naming fields.
 
-    Unknown field names, values outside the seed's ranges, an unknown token basis and context
+    Unknown field names, values outside their ranges, an unknown token basis and context
     windows that are not ``{model: whole number of tokens ≥ 0}`` are refused.
     """
     unknown = sorted(set(changes) - set(EDITABLE))
@@ -157,7 +159,7 @@ class DatabaseSettingsStore:
 
 
 class ProcessSettingsStore:
-    """Settings held in this process only (the service left out; seed 003 §6.3)."""
+    """Settings held in this process only (the service left out; docs/spec.md, Degradation)."""
 
     _lock = threading.Lock()
     _values = SettingsValues()

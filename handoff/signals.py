@@ -4,9 +4,9 @@ Sent explicitly by the store's writers, inside their transaction, so a receiver'
 or roll back with the change:
 
 - ``record_changed(sender=HandoffRecord, record=HandoffRecord)``: a record was created, moved
-  phase or got its successor (seed 000, the transaction's phases).
+  phase or got its successor (docs/spec.md, State).
 - ``redirects_changed(sender=Redirect, changes=list[RouteChange])``: redirects were added,
-  re-pointed (the map stays flat, DESIGN.md invariant 5) or removed.
+  re-pointed (the map stays flat; docs/spec.md, Forwarding and cycles) or removed.
 - ``settings_changed(sender=HandoffSettings, values=SettingsValues)``: the global settings were
   saved (the switch, a threshold, the token basis, the context windows).
 - ``main_switched(sender=MainState, session_id=UUID, enabled=bool)``: a main's own
@@ -30,8 +30,8 @@ main_switched = Signal()
 class RouteChange:
     """``source`` now leads to ``destination`` (None: removed); it led to ``previous`` before.
 
-    ``source_title`` is the source's title as it was before the route renamed it (seed 000:
-    archived in name only, ``· 接续xxxxxx``), the name its pages knew it by; None when the
+    ``source_title`` is the source's title as it was before the route renamed it (archived
+    in name only, ``· 接续xxxxxx``), the name its pages knew it by; None when the
     writer did not give it (a re-pointed or removed entry, whose source this route did not
     rename).
     """

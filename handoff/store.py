@@ -1,7 +1,7 @@
-"""Records, main state and redirects in the database (seed 000, State).
+"""Records, main state and redirects in the database (docs/spec.md, State).
 
-These replace the seed's ``handoffs.json``. Every write runs in ``transaction.atomic()``, so a
-crash half-way leaves the last committed state (the seed's rollback-aware writes). A record's
+These replace the specification's ``handoffs.json`` file. Every write runs in
+``transaction.atomic()``, so a crash half-way leaves the last committed state. A record's
 phase moves only as ``handoff.core.phases.can_move`` allows, with a conditional UPDATE, so two
 processes (an attempt and recovery) can never move it backwards. ``standing`` reads what an
 attempt's step needs of a main (its state, its redirect, its attempt in progress) in one query.
@@ -103,7 +103,7 @@ def hand_over(state: MainState, successor_id: str | UUID) -> MainState:
 
 @dataclass(frozen=True)
 class Standing:
-    """One main as an attempt's step sees it (seed 000, State): its state (None: never
+    """One main as an attempt's step sees it (docs/spec.md, State): its state (None: never
     registered), where its redirect leads (None: no redirect) and the id of its attempt still
     summarizing or prepared (None: none)."""
 
@@ -206,8 +206,8 @@ def redirect_graph(*around: str | UUID, incoming: bool = False) -> RedirectGraph
     """Load the part of the redirect map that leads on from ``around`` (it may hold a cycle;
     ``destination`` says), with the entries that lead into ``around`` too when ``incoming``.
 
-    One query per hop, and the map is kept flat (DESIGN.md invariant 5): one query, or two
-    when one of ``around`` redirects, whatever the number of redirects stored.
+    One query per hop, and the map is kept flat (docs/spec.md, Forwarding and cycles): one query, or
+    two when one of ``around`` redirects, whatever the number of redirects stored.
     """
     pairs: dict[str, str] = {}
     looked: set[UUID] = set()

@@ -1,4 +1,4 @@
-"""Step 6, summarize: one model call that writes the brief (seed 000, Brief schema).
+"""Step 6, summarize: one model call that writes the brief (docs/spec.md, Brief).
 
 The call goes through the LLM service: purpose ``compaction``, JSON only, no tools, no
 user-facing answer, at most 6000 output tokens, a 180 s timeout. The prompt is built from the
@@ -16,8 +16,8 @@ marker first, older entries are kept while they fit, and what was cut is stated 
 added to the brief's uncertainties. The answer is parsed with ``parse_brief``.
 
 When the LLM service is the embedded offline model, ``offline_brief`` builds the brief from the
-effective context without a model (DESIGN.md, run modes); ``summarize_session`` builds it from
-the session's kept digest (``handoff.digests``), the same brief in about constant time. With
+effective context without a model (docs/operations.md, Real mode); ``summarize_session`` builds it
+from the session's kept digest (``handoff.digests``), the same brief in about constant time. With
 the service left out (``HANDOFF_SERVICES["llm"] = None``) no brief can be written and the
 attempt fails here.
 """
@@ -108,8 +108,8 @@ class SummaryPrompt:
 def summarize_session(session: Any, host: Any) -> dict[str, Any]:
     """Return the validated brief for ``session`` read through ``host`` (the session
     controller): with the embedded offline model, from the session's kept digest and the
-    entries after it (``handoff.digests``: the time does not grow with the log, issue 17, item
-    5); else ``summarize`` over its whole effective context. Raises as ``summarize`` does."""
+    entries after it (``handoff.digests``: the time does not grow with the
+    log); else ``summarize`` over its whole effective context. Raises as ``summarize`` does."""
     llm = services.llm()
     if llm is not None and llm.offline:
         return digests.brief(session, host)

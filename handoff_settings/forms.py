@@ -1,7 +1,7 @@
 """The Conversation Collaboration card's form: the global switch, four thresholds, token basis.
 
-Ranges are the seed's (seed 000, Trigger config table, via ``handoff.core.trigger.RANGES``).
-The card saves one field at a time, the moment it changes (issue 3, §3), so a form is usually
+Ranges are those of docs/spec.md, Trigger (via ``handoff.core.trigger.RANGES``).
+The card saves one field at a time, the moment it changes, so a form is usually
 bound to a single field (``only=``).
 """
 
@@ -24,7 +24,7 @@ from handoff.settings_store import EDITABLE, SettingsValues, rendered_value
 
 
 def _bounds(name: str) -> dict[str, Any]:
-    """The field's range (seed 000) and the card's own sentence for a value outside it,
+    """The field's range (docs/spec.md, Trigger) and the card's own sentence for a value outside it,
     instead of Django's stock "Ensure this value is greater than or equal to …"."""
     low, high = RANGES[name]
     outside = format_lazy(_("Out of range: enter a value from {range}."), range=_range_text(name))
@@ -71,7 +71,7 @@ def parse_number(text: str) -> float:
 
 
 class NumberField(forms.FloatField):
-    """A number typed as text; what is wrong with a refused one is said (issue 10, item 13)."""
+    """A number typed as text; what is wrong with a refused one is said."""
 
     default_error_messages = {"required": _("Enter a number: the field is empty.")}
     widget = forms.TextInput(attrs={"inputmode": "decimal"})
@@ -121,7 +121,7 @@ class SwitchInput(forms.CheckboxInput):
 
 
 class SwitchField(forms.BooleanField):
-    """An on/off setting that accepts only a boolean choice (issue 9, Bad input).
+    """An on/off setting that accepts only a boolean choice.
 
     ``on``, ``true`` and ``1`` are on; ``off``, ``false``, ``0`` and nothing sent are off;
     anything else (``maybe``) is refused, so the card answers 422 and saves nothing.
@@ -230,11 +230,11 @@ class HandoffSettingsForm(forms.Form):
         makes one change (one ``version`` bump). The comparison and the write happen in one
         transaction holding the settings row's lock; a crash half-way leaves the previous
         settings. After a change every enabled main is evaluated in the background at once
-        (seed 000: the switch and thresholds are read live; ``handoff.tasks.evaluation_task``),
-        so an idle conversation does not wait for its next turn and the request does not wait
-        on every main; a crash between the two leaves the change saved and the mains evaluated
-        at their next idle. Raises ``django.core.exceptions.ValidationError`` when the store
-        refuses.
+        (the switch and thresholds are read live, docs/spec.md, Switches;
+        ``handoff.tasks.evaluation_task``), so an idle conversation does not wait for its next turn
+        and the request does not wait on every main; a crash between the two leaves the change saved
+        and the mains evaluated at their next idle. Raises
+        ``django.core.exceptions.ValidationError`` when the store refuses.
         """
         store = services.settings_store()
         with transaction.atomic():

@@ -1,4 +1,4 @@
-"""Settings → Conversation Collaboration (issue 3, §3).
+"""Settings → Conversation Collaboration (docs/spec.md, Switches; Trigger).
 
 The card saves each field the moment it changes (one htmx POST per field). Only staff change the
 global settings: others see the card read-only and get 403 when they post. The host may add

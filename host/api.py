@@ -1,4 +1,4 @@
-"""The sessions part of the JSON API (issue 2, §7): list, create, messages, posting input.
+"""The sessions part of the JSON API (docs/api.md): list, create, messages, posting input.
 
 Mounted by ``config.api`` at ``/api/sessions``; the session detail (which adds the handoff
 status report) is composed there, since the host does not import the handoff app.
@@ -114,8 +114,8 @@ def _known_presets(schema: JsonDict) -> None:
 
 
 class SessionIn(Schema):
-    """A new conversation (seed 003 §6.5, defect A): it works in ``cwd`` and joins the workspace
-    registered at exactly that path, if any; an unknown directory is not registered.
+    """A new conversation: it works in ``cwd`` and joins the workspace registered at exactly
+    that path, if any; an unknown directory is not registered.
 
     ``client_id`` makes a retried create return the first session. Every string is refused
     (422) with a NUL character, which PostgreSQL text cannot hold.
@@ -185,7 +185,7 @@ class SessionIn(Schema):
 
 
 class UsageSchema(Schema):
-    """The four usage buckets of one model call, in tokens (seed 003 §5.3)."""
+    """The four usage buckets of one model call, in tokens (docs/spec.md, Token sources)."""
 
     model_config = ConfigDict(extra="forbid", strict=True)
 
@@ -262,7 +262,10 @@ class MessageIn(Schema):
 
 
 class ForwardedOut(Schema):
-    """The input went to the redirect's destination as a relay (seed 000, Forwarding)."""
+    """The input went to the redirect's destination as a relay.
+
+    docs/spec.md, Forwarding and cycles.
+    """
 
     forwarded_to: str
     relay_id: str
@@ -310,9 +313,10 @@ def new_session(request: HttpRequest, payload: SessionIn) -> Status[Session]:
 
     The session joins the caller's workspace registered at exactly ``cwd`` (none: no workspace,
     and none is registered); its model is ``model``, else the agent preset's, else
-    ``HOST_DEFAULT_MODEL`` (seed 003 §6.1's chain). A retry with the same ``client_id`` answers
-    the first session and creates nothing (``host.sessions.create_session``). The owner's open
-    pages list it at once (the follower's ``session.added``). Bad input is 422, nothing created.
+    ``HOST_DEFAULT_MODEL`` (the ``model`` row of docs/spec.md, Inheritance). A retry with the same
+    ``client_id`` answers the first session and creates nothing (``host.sessions.create_session``).
+    The owner's open pages list it at once (the follower's ``session.added``). Bad input is 422,
+    nothing created.
     """
     owner = api_user(request)
     session = create_session(

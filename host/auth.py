@@ -1,6 +1,6 @@
 """Authentication of the JSON API: bearer tokens for scripts, the Django session for the browser.
 
-Every route of ``/api/`` requires one of them (issue 2, §7). ``request.auth`` is the user
+Every route of ``/api/`` requires one of them (docs/api.md). ``request.auth`` is the user
 either way; a request with neither is answered 401.
 
 - ``Authorization: Bearer <token>``: the token is looked up by its SHA-256 digest in

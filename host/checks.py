@@ -43,10 +43,11 @@ def page_panels_name_known_slots(app_configs: Any = None, **kwargs: Any) -> list
 
 @register(Tags.security, deploy=True)
 def secret_key_is_set(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
-    """``check --deploy``: a deployment sets ``DJANGO_SECRET_KEY`` (issue 9, Safe defaults).
+    """``check --deploy``: a deployment sets ``DJANGO_SECRET_KEY``.
 
     Without it the key is the one this checkout generated for itself (``config.secret_key``),
-    which other processes and hosts of the deployment do not share.
+    which other processes and hosts of the deployment do not share (docs/operations.md,
+    Production settings).
     """
     if getattr(settings, "SECRET_KEY_GENERATED", False):
         return [

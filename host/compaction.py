@@ -1,4 +1,4 @@
-"""The host's own compaction, the fallback seed 000 keeps installed (DESIGN.md, compaction).
+"""The host's own compaction, kept installed as the fallback (docs/spec.md, Compaction).
 
 Compaction summarizes the effective context in place: the older messages stay in the log,
 marked compacted; the summary becomes the start of the effective context; the session counts
@@ -84,10 +84,11 @@ def compact(session: Session, *, trigger: str = "manual") -> SessionEvent:
 
 
 def pressure(session: Session) -> int:
-    """Return the current context pressure in tokens (DESIGN.md, token basis ``context``).
+    """Return the current context pressure in tokens.
 
-    The prompt size of the latest model call when that call came after the last compaction,
-    else the meter's estimate of the effective context.
+    The ``context`` basis (docs/spec.md, Token sources): the prompt size of the latest model call
+    when that call came after the last compaction, else the meter's estimate of the effective
+    context.
     """
     return context_tokens(session) or measure(session)
 
@@ -95,9 +96,10 @@ def pressure(session: Session) -> int:
 def maybe_auto_compact(session: Session, capacity: int) -> SessionEvent | None:
     """Compact automatically when the pressure exceeds 90 % of ``capacity`` (tokens).
 
-    Called only when no handoff applies (the engine's fallback, seed 000). Nothing happens when
-    the capacity is unknown (0) or when there is nothing to compact; a conversation that moved
-    on while summarizing is compacted at a later call. Returns the compaction event or None.
+    Called only when no handoff applies (the engine's fallback; docs/spec.md, Compaction). Nothing
+    happens when the capacity is unknown (0) or when there is nothing to compact; a conversation
+    that moved on while summarizing is compacted at a later call. Returns the compaction event or
+    None.
     """
     if capacity <= 0 or pressure(session) < AUTO_RATIO * capacity:
         return None

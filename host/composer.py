@@ -1,6 +1,6 @@
 """What the chat composer does with its text: post a message, or run a slash command.
 
-``/compact`` is the host's own (the fallback compaction, DESIGN.md "Compaction in the host"):
+``/compact`` is the host's own (the fallback compaction, docs/spec.md, Compaction):
 it is posted like a message and ``host.intake`` compacts. Any other slash command (``/handoff``,
 ``/handoff status`` …) is offered to the plugins through ``host.signals.composer_command``; the
 host does not know them (it imports no plugin).

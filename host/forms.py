@@ -1,4 +1,4 @@
-"""Forms of the chat pages: the composer and the new-conversation form (issue 3, §2)."""
+"""Forms of the chat pages: the composer and the new-conversation form."""
 
 from __future__ import annotations
 

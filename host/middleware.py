@@ -1,4 +1,4 @@
-"""Every page requires a signed-in user (issue 3, §1: accounts); pages speak the user's language."""
+"""Every page requires a signed-in user (accounts); pages speak the user's language."""
 
 from __future__ import annotations
 

@@ -1,15 +1,15 @@
-"""The chat sidebar: a user's sessions grouped by workspace (seed 003 §6.5, defects A and B).
+"""The chat sidebar: a user's sessions grouped by workspace (docs/spec.md, Follower rules).
 
 A row is shown when the session is not blank or is the session the page shows; archived sessions
 and subagents are left out (the page's own session always shows). Sessions in no workspace get
 their own group, after the workspaces, so they are never invisible.
 
-The list comes in pages (issue 17, item 3): the first holds the ``PAGE`` most recently updated
+The list comes in pages: the first holds the ``PAGE`` most recently updated
 rows plus the page's own session, each later page (``offset``) the next ``PAGE``; the list asks
 for the next when its end scrolls into view. Events change single rows in place
 (``follower.fragments``), so a user with a thousand conversations never gets them all at once.
 
-A chain of handoffs is one row (issue 18 §3; DESIGN.md, Lineage): its newest session, with the
+A chain of handoffs is one row (docs/design.md, Lineage): its newest session, with the
 older hops folded under it, newest first. The host does not know about handoffs: it asks the
 plugins through ``host.signals.session_links`` which sessions were handed off to which.
 """
@@ -70,8 +70,8 @@ class SidebarPage:
 def visible_sessions(
     user: AbstractBaseUser | AnonymousUser, current: UUID | None, *, offset: int = 0
 ) -> tuple[list[Session], bool]:
-    """Return one page of the sessions the sidebar shows (seed 003 §6.5: ``!blank || id ===
-    current``), most recently updated first, and whether more follow.
+    """Return one page of the sessions the sidebar shows (``!blank || id === current``;
+    docs/spec.md, Terms: blank), most recently updated first, and whether more follow.
 
     The page's own session comes on the first page (``offset`` 0) whatever its place.
     Two queries at most (the page, then the current session when it was not on it).

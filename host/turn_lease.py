@@ -1,4 +1,4 @@
-"""A running turn's lease: a turn whose runner died is found and ended (issue 15).
+"""A running turn's lease: a turn whose runner died is found and ended.
 
 A turn opens with a lease of ``lease_seconds()`` (``settings.HOST_TURN_LEASE``, default 15 s).
 The task that answers it renews the lease when it starts and then every third of the lease while

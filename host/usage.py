@@ -1,4 +1,6 @@
-"""Token figures of a session: the usage projection and the heuristic meter (seed 003 §5.1).
+"""Token figures of a session: the usage projection and the heuristic meter.
+
+docs/spec.md, Token sources, states their order and labels.
 
 Reading is O(1): both come from the session's ``UsageProjection`` row, kept current by
 ``host.log`` as entries are appended.
@@ -12,10 +14,10 @@ from uuid import UUID
 from common.reads import once
 from host.models import Session, UsageProjection
 
-# The meter's heuristic: about four characters per token (seed 003 §5.1, "fixed heuristic").
+# The meter's heuristic: about four characters per token (a fixed heuristic).
 CHARS_PER_TOKEN = 4
 
-# Token bases and labels (DESIGN.md "Token basis"; seed 003 §5.2).
+# Token bases and labels (docs/spec.md, Token sources).
 CONTEXT, CUMULATIVE = "context", "cumulative"
 EXACT, ESTIMATED, UNAVAILABLE = "exact", "estimated", "unavailable"
 
@@ -35,7 +37,7 @@ class Usage:
 
     @property
     def total(self) -> int:
-        """The cumulative figure (seed 003 §5.3): the four buckets summed."""
+        """The cumulative figure: the four buckets summed."""
         return self.uncached_input + self.output + self.cache_read + self.cache_write
 
     @property
@@ -88,7 +90,7 @@ def measure(session: Session) -> int:
 @dataclass(frozen=True)
 class TokenFigure:
     """A session's token figure (tokens) on one basis, labelled by the source it was read from
-    (seed 003 §5.1–5.2; DESIGN.md "Token basis")."""
+    (docs/spec.md, Token sources)."""
 
     value: int
     basis: str

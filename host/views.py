@@ -1,4 +1,4 @@
-"""The chat pages (issue 3, §2): index, conversation page, sidebar fragment, composer, new form.
+"""The chat pages: index, conversation page, sidebar fragment, composer, new form.
 
 Every view needs a signed-in user (``host.middleware``). A session belongs to its owner: anyone
 else gets 404 for it, the same answer as for a session that does not exist.

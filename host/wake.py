@@ -1,8 +1,8 @@
 """Wake the task worker when a task is queued, instead of letting it sleep its poll interval.
 
 django-tasks-db's worker looks for queued tasks, and sleeps its ``--interval`` when there is
-none: a ``/handoff`` waited for that sleep (0.25 s on average at 0.5 s) before its attempt
-started (issue 17, item 6). A queued task now wakes it:
+none: a ``/handoff`` would wait for that sleep (0.25 s on average at 0.5 s) before its
+attempt started. A queued task now wakes it:
 
 - PostgreSQL: the enqueueing transaction sends ``NOTIFY handoff_tasks`` (delivered when it
   commits: the worker never wakes for a task it cannot see yet); the worker waits on its own

@@ -1,4 +1,4 @@
-"""A task worker that outlives database outages and fails the tasks of lost workers (issue 9).
+"""A task worker that outlives database outages and fails the tasks of lost workers.
 
 django-tasks-db's ``db_worker`` ends on the first database error it does not expect — a
 restart of the server, ``too many clients`` — and a task row whose worker was killed stays

@@ -14,7 +14,7 @@ import pytest
 from django.dispatch import Signal
 
 PLAIN_HOST_SETTINGS = "tests.plain_host.settings"
-# The plain host (a second chat host, issue 20) runs in a pytest process of its own, with its
+# The plain host (a second chat host) runs in a pytest process of its own, with its
 # own settings: ``pytest tests/plain_host --ds=tests.plain_host.settings`` (``make test``).
 collect_ignore = (
     [] if os.environ.get("DJANGO_SETTINGS_MODULE") == PLAIN_HOST_SETTINGS else ["plain_host"]

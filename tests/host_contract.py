@@ -1,4 +1,4 @@
-"""The handoff's contract with any chat host (issue 20, Deliver 6): one set of test functions.
+"""The handoff's contract with any chat host: one set of test functions.
 
 Collected twice: ``tests/handoff/test_host_contract.py`` runs them on the reference host
 (``host/``), ``tests/plain_host/test_plain_host_contract.py`` on the plain host in a pytest
@@ -6,11 +6,11 @@ process of its own (its settings, its session model, its test database). Each gi
 ``chat_host`` fixture: a ``ChatHost`` driving that host through its own code (its sessions,
 its input path, its page); the handoff is reached only through its public operations.
 
-Covers the seed 000 tables the seam carries: trigger, the transaction, a failure outcome,
+Covers the docs/spec.md tables the seam carries: trigger, the transaction, a failure outcome,
 forwarding, inheritance, ownership (``HANDOFF_SESSION_MODEL`` and
-``SessionController.owned_by``), and the follower events a page of the host gets (seed 003
-§6.5: the handoff's ``FOLLOWER_SOURCES`` entry beside the host's own, read as the page reads
-them: its baseline, the snapshot, the socket's replay).
+``SessionController.owned_by``), and the follower events a page of the host gets (docs/spec.md,
+Follower rules: the handoff's ``FOLLOWER_SOURCES`` entry beside the host's own, read as the page
+reads them: its baseline, the snapshot, the socket's replay).
 """
 
 from __future__ import annotations

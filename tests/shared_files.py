@@ -1,5 +1,5 @@
-"""Where the tests find the project, its own sample logs and the shared real inputs (DESIGN.md,
-Real input; "Samples of our own").
+"""Where the tests find the project, its own sample logs and the shared real inputs
+(``../shared``).
 
 ``SAMPLES`` is the project's ``samples/`` (always there: written for the project, with their
 right values in ``samples/README.md``). ``SHARED`` is ``../shared`` beside the checkout; tests

@@ -1,6 +1,8 @@
-"""How long automatic handoff waits after failures (issue 18, item 4; outside ``handoffTrigger``).
+"""How long automatic handoff waits after failures (docs/spec.md, Switches).
 
-Seed 000 retries a failed automatic attempt at the next revision; a model that keeps failing
+The wait is kept outside ``handoffTrigger``.
+
+A failed automatic attempt is retried at the next revision; a model that keeps failing
 would then be called after every turn. The wait doubles with each automatic failure in a row
 and stops doubling at a cap: ``base``, ``2·base``, ``4·base`` … ``cap`` seconds.
 """

@@ -1,4 +1,4 @@
-"""Blockers (seed 000, Deferral in detail; DESIGN.md, blockers precisely)."""
+"""Blockers (docs/spec.md, Deferral)."""
 
 from __future__ import annotations
 
@@ -38,10 +38,10 @@ class BlockerFacts:
 
 
 def find_blockers(facts: BlockerFacts, *, manual: bool) -> list[str]:
-    """Return the blockers in the seed's order; empty when the attempt may proceed.
+    """Return the blockers in their table's order; empty when the attempt may proceed.
 
     A custom permission preset defers automatic attempts only: ``now`` is the human decision
-    seed 000 asks for (DESIGN.md, custom permissions).
+    the specification asks for (docs/spec.md, Deferral, states both rules).
     """
     found = [activity(kind) for kind in dict.fromkeys(facts.activities)]
     found += [owned_agent(agent_id) for agent_id in facts.live_owned_agents]

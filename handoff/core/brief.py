@@ -1,4 +1,4 @@
-"""The brief (seed 000, Brief schema): validation, fence stripping, the size cap, rendering."""
+"""The brief (docs/spec.md, Brief): validation, fence stripping, the size cap, rendering."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 
 from common.text import first_unstorable
 
-# Field -> what it holds (seed 000, Brief schema). ``goal`` is a string, the rest lists.
+# Field -> what it holds (docs/spec.md, Brief). ``goal`` is a string, the rest lists.
 BRIEF_FIELDS: dict[str, str] = {
     "goal": "The current user objective",
     "decisions": "Chosen options, accepted corrections",

@@ -1,6 +1,6 @@
-"""The context meter (issue 18 §1): how near an idle main is to the trigger, and which verdict.
+"""The context meter: how near an idle main is to the trigger (docs/design.md, The context meter).
 
-Built from the very ``Metrics`` and ``TriggerConfig`` the trigger (seed 000, Trigger) reads, and
+Built from the very ``Metrics`` and ``TriggerConfig`` the trigger (docs/spec.md, Trigger) reads, and
 through ``trigger.threshold`` and ``trigger.handoff_trigger`` themselves, so the meter cannot say
 "due" when the trigger says no, nor name another trigger point. Plain Python, no Django.
 
@@ -15,8 +15,8 @@ the token threshold rounded up to the first whole token that fires it; ``trigger
 ``window`` when ``window × ratio`` is the smaller, else ``ceiling`` (``handoffTokens``);
 ``share`` the token figure over the trigger point (1.0 = the point is reached);
 ``max_compactions`` 0 means the compaction criterion is off; ``automatic`` is False when the
-token label is ``unavailable`` (seed 003 §5.2: automatic handoff is off, ``/handoff`` still
-works); ``due`` is the trigger's answer now, and False while a ``Hold`` keeps automatic
+token label is ``unavailable`` (docs/spec.md, Token sources: automatic handoff is off, ``/handoff``
+still works); ``due`` is the trigger's answer now, and False while a ``Hold`` keeps automatic
 handoff from running (the conversation was handed off, its own switch is off, the global
 ``autoHandoff`` is off: the verdict says which instead of counting down); ``first`` the
 criterion that fires first (``context-pressure``, ``repeated-compaction``; None when

@@ -1,4 +1,7 @@
-"""The handed-off source's title (seed 000: archived in name only, ``· 接续xxxxxx``)."""
+"""The handed-off source's title: archived in name only, ``· 接续xxxxxx``.
+
+docs/spec.md, The transaction (step 8).
+"""
 
 from __future__ import annotations
 

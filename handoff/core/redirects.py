@@ -1,4 +1,4 @@
-"""The redirect map (seed 000, Forwarding and Cycles): no self-redirect, no cycle, flat.
+"""The redirect map (docs/spec.md, Forwarding and cycles): no self-redirect, no cycle, flat.
 
 After each change every entry points at its final destination, so ``destination()`` is one
 look-up for a map built here; a map loaded from storage may still hold a cycle, which

@@ -1,4 +1,7 @@
-"""Relay ids (seed 000, Forwarding): deterministic, so a retried forward adds nothing."""
+"""Relay ids: deterministic, so a retried forward adds nothing.
+
+docs/spec.md, Forwarding and cycles.
+"""
 
 from __future__ import annotations
 

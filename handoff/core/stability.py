@@ -1,4 +1,4 @@
-"""``stable()`` (seed 000, Why every step re-checks stable()), re-checked before every step."""
+"""``stable()`` (docs/spec.md, Stability), re-checked before every step."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The transaction's steps in the seed's order (seed 000, The transaction)."""
+"""The transaction's steps in their order (docs/spec.md, The transaction)."""
 
 from __future__ import annotations
 
@@ -37,7 +37,8 @@ def decide_reason(
 ) -> Reason | None:
     """Step 3: ``manual`` when requested, else the trigger; ``None`` means no attempt.
 
-    An ``unavailable`` token label turns automatic handoff off (seed 003 §5.2) but not ``now``.
+    An ``unavailable`` token label turns automatic handoff off (docs/spec.md, Token sources)
+    but not ``now``.
     """
     if requested:
         return Reason.MANUAL

@@ -1,4 +1,4 @@
-"""Token basis and label (seed 003 §5.1–5.3; DESIGN.md, token basis)."""
+"""Token basis and label (docs/spec.md, Token sources)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing_extensions import TypedDict
 
 
 class TokenBasis(StrEnum):
-    """``context``: current context pressure (seed 000); ``cumulative``: buckets summed (§5.3)."""
+    """``context``: current context pressure; ``cumulative``: the four buckets summed."""
 
     CONTEXT = "context"
     CUMULATIVE = "cumulative"
@@ -24,7 +24,7 @@ BASIS_LABELS: dict[str, str] = {
 
 
 class TokenLabel(StrEnum):
-    """Seed 003 §5.2: how far a token figure can be trusted."""
+    """How far a token figure can be trusted (docs/spec.md, Token sources)."""
 
     EXACT = "exact"
     ESTIMATED = "estimated"
@@ -32,7 +32,9 @@ class TokenLabel(StrEnum):
 
 
 class TokensOut(TypedDict):
-    """A token figure as every surface shows it (seed 003 §5.2): ``{"value", "basis", "label"}``.
+    """A token figure as every surface shows it: ``{"value", "basis", "label"}``.
+
+    docs/spec.md, Token sources, states the labels and bases.
 
     ``value`` in tokens; ``basis`` a ``TokenBasis``, ``label`` a ``TokenLabel`` (their values).
     """
@@ -57,7 +59,7 @@ class TokenReading:
 
 def decide_label(buckets_total: int | None, measured: int | None) -> TokenLabel:
     """Return whether the session has any token source: ``unavailable`` when neither the buckets
-    nor the meter are above zero (seed 003 §5.2: automatic handoff is off), else the label of
+    nor the meter are above zero (automatic handoff is off), else the label of
     the buckets (``exact``) or of the meter (``estimated``). ``None`` = source missing.
     """
     if buckets_total:
@@ -79,7 +81,7 @@ def read_tokens(
     ``buckets_total`` is the projection's four buckets summed and ``context_tokens`` its prompt
     size of the latest call (both ``None`` when the projection service is missing);
     ``measured`` is the meter's estimate of the effective context (``None`` when missing).
-    The figure is labelled by the source it was read from (seed 003 §5.1–5.2): the projection's
+    The figure is labelled by the source it was read from: the projection's
     (the latest call's prompt under ``context``, the buckets under ``cumulative``) is
     ``exact``; the meter's, used when the projection has none (no usage, or no call since the
     last compaction), is ``estimated``; neither source above zero is ``unavailable`` (0).

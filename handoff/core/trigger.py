@@ -1,4 +1,4 @@
-"""The trigger (seed 000, Trigger): when an idle main should hand off, and the config ranges."""
+"""The trigger (docs/spec.md, Trigger): when an idle main should hand off, and the config ranges."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from dataclasses import dataclass, fields
 
 from handoff.core.phases import Reason
 
-# Seed 000, Trigger config table: field -> (minimum, maximum), inclusive.
+# docs/spec.md, Trigger, the settings table: field -> (minimum, maximum), inclusive.
 RANGES: dict[str, tuple[float, float]] = {
     "handoff_ratio": (0.2, 0.95),
     "handoff_tokens": (8_000, 1_000_000),
@@ -18,7 +18,10 @@ RANGES: dict[str, tuple[float, float]] = {
 
 @dataclass(frozen=True)
 class TriggerConfig:
-    """The four thresholds with the seed's defaults (ratio of the window; tokens; counts)."""
+    """The four thresholds with their defaults (ratio of the window; tokens; counts).
+
+    docs/spec.md, Trigger, gives the defaults and ranges.
+    """
 
     handoff_ratio: float = 0.75
     handoff_tokens: int = 120_000
@@ -26,7 +29,7 @@ class TriggerConfig:
     handoff_compactions: int = 3
 
     def errors(self) -> dict[str, str]:
-        """Return ``{field: message}`` for every value outside the seed's range (empty if valid)."""
+        """Return ``{field: message}`` for every value outside its range (empty if valid)."""
         found: dict[str, str] = {}
         for f in fields(self):
             value = getattr(self, f.name)
@@ -68,7 +71,8 @@ def threshold(metrics: Metrics, config: TriggerConfig) -> float:
 
 
 def handoff_trigger(metrics: Metrics, config: TriggerConfig) -> Reason | None:
-    """Return why an idle main should hand off now, or ``None`` (seed 000 ``handoffTrigger``)."""
+    """Return why an idle main should hand off now, or ``None`` (``handoffTrigger``, docs/spec.md,
+    Trigger)."""
     if metrics.turns < config.handoff_min_turns:
         return None
     if config.handoff_compactions > 0 and metrics.compactions >= config.handoff_compactions:

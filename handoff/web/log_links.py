@@ -1,5 +1,5 @@
 """Evidence a reader can open: "(log #N)" in a rendered brief links entry N of the source
-conversation's timeline (issue 16, item 5).
+conversation's timeline.
 
 The brief names each verified item, decision and user rule's log entry inside its string
 ("… (log #1485)", ``handoff.core.offline_brief``); the successor's page, and any page that shows

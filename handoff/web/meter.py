@@ -1,4 +1,6 @@
-"""The context meter's fragment (issue 18 §1): one render function for every place it shows.
+"""The context meter's fragment: one render function for every place it shows.
+
+docs/design.md, The context meter.
 
 The panel includes it; the follower's events carry it out of band (``oob=True``), so every
 open tab of the conversation shows the new figures after a turn without fetching anything.

@@ -1,9 +1,9 @@
-"""What a refused handoff operation says to people (issue 19 §2), in the active language.
+"""What a refused handoff operation says to people, in the active language.
 
 The exceptions (``handoff.exceptions``) keep their English messages for the API, the logs and
 ``manage.py handoff``; the chat, the panel and the review form show these sentences instead:
 in the conversation's words (its successor's title, not ids), and for a missing host service
-the seed's consequence (seed 003 §6.3).
+the consequence in docs/spec.md, Degradation.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from handoff.exceptions import (
     ServiceUnavailable,
 )
 
-# The services whose absence refuses an operation (seed 003 §6.3), as people name them.
+# The services whose absence refuses an operation (docs/spec.md, Degradation), as people name them.
 SERVICE_WORDS: dict[str, Promise] = {
     services.SESSION_CONTROLLER: _("session controller"),
     services.LLM: _("language model"),

@@ -1,9 +1,9 @@
-"""The brief as an editable form (issue 18, item 2): "A handoff is ready for review".
+"""The brief as an editable form (docs/spec.md, Review): "A handoff is ready for review".
 
-``BriefReview`` is the goal (a ``Form``) and one Django formset per list field of seed 000's
-brief schema, each item a text with Django's own ``ORDER`` (reorder) and ``DELETE`` (remove)
-fields; ``add`` binds one more, empty item to a list. ``brief()`` returns the edited brief;
-the seed's rules (schema, 40 000 characters) are checked by the commit itself
+``BriefReview`` is the goal (a ``Form``) and one Django formset per list field of the
+brief schema (docs/spec.md, Brief), each item a text with Django's own ``ORDER`` (reorder) and
+``DELETE`` (remove) fields; ``add`` binds one more, empty item to a list. ``brief()`` returns the
+edited brief; the brief's rules (schema, 40 000 characters) are checked by the commit itself
 (``handoff.review.commit``), so the form and every other surface refuse the same briefs.
 """
 

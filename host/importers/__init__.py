@@ -1,4 +1,6 @@
-"""Transcript import: Claude Code session logs and Codex CLI rollouts → sessions (issue 2 §3).
+"""Transcript import: Claude Code session logs and Codex CLI rollouts → sessions.
+
+docs/api.md, ``import_transcript``, shows the command.
 
 ``import_transcript(path, owner)`` detects the format from the content, streams the file line by
 line (repairing or skipping damaged lines, each noted as a ``LineNote``) and writes it in one

@@ -1,4 +1,4 @@
-"""Claude Code session logs (1.x and 2.x JSONL) → sessions (issue 2 §3, SOURCES.md).
+"""Claude Code session logs (1.x and 2.x JSONL) → sessions.
 
 One line per content block. Each API response is counted once with its last line's usage
 (``message.usage`` repeats on every line of one ``message.id``), and once across files: a
@@ -61,9 +61,9 @@ COMMAND_ARGS = re.compile(r"<command-args>(.*?)</command-args>", re.DOTALL)
 def classify_user_text(text: str, *, is_meta: bool) -> tuple[str, bool, str]:
     """Return ``(source kind, starts turn, content)`` for user-role text.
 
-    Real prompts are source ``user`` and start a turn (DESIGN.md, Turns); meta lines and text the
-    CLI injected (command output, task notifications, interruptions) are source ``system``, and
-    of those only a background task's notification starts a turn (docs/design.md, turns). A
+    Real prompts are source ``user`` and start a turn (docs/design.md, Turns); meta lines and text
+    the CLI injected (command output, task notifications, interruptions) are source ``system``, and
+    of those only a background task's notification starts a turn. A
     slash command ``<command-name>/x</command-name><command-args>y</command-args>`` reads "/x y".
     """
     if is_meta or text.lstrip().startswith(SYSTEM_PREFIXES):

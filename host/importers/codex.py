@@ -1,5 +1,5 @@
 """Codex CLI rollouts (JSONL of ``session_meta`` / ``turn_context`` / ``response_item`` /
-``event_msg`` / ``compacted`` lines) → a session (issue 2 §3, SOURCES.md).
+``event_msg`` / ``compacted`` lines) → a session.
 
 ``token_count`` events carry the cumulative ``total_token_usage``; ``cached_input_tokens`` are
 part of ``input_tokens``. Each event's increase over the previous one is one model call: its

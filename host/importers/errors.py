@@ -1,4 +1,4 @@
-"""Errors of the transcript import (issue 2 §3); the command turns them into its messages."""
+"""Errors of the transcript import; the command turns them into its messages."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The figures an import reports for a session (issue 2 §3, ``import_transcript --json``)."""
+"""The figures an import reports for a session (``import_transcript --json``)."""
 
 from __future__ import annotations
 

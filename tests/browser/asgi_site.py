@@ -32,7 +32,7 @@ T = TypeVar("T")
 PAGE_TIMEOUT_MS = 15_000
 """How long a page of these tests waits for anything (ms)."""
 FAST = {"retryInterval": 100, "backoffBase": 200, "backoffCap": 1000}
-"""Follower settings for the tests: the seed's 12 tries about 2 s apart, only faster."""
+"""Follower settings for the tests: the retry rule's 12 tries about 2 s apart, only faster."""
 
 RECORD_EVENTS = """
 window.__events = [];

@@ -1,4 +1,4 @@
-"""A session belongs to its owner, in the browser too (issue 3 §1, §6)."""
+"""A session belongs to its owner, in the browser too."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The Chromium benchmark's premise (issue 17, ``bench/chromium_tabs.py``): its target layout
+"""The Chromium benchmark's premise (``bench/chromium_tabs.py``): its target layout
 opens each tab in a window of its own, all in one browser context (one cookie jar and HTTP
 cache: one signed-in person), while Playwright's ``new_page`` puts every page of a context in
 one window, where only the active tab is drawn. Nothing is timed here."""

@@ -1,4 +1,4 @@
-"""What a newcomer hits in the first ten minutes (issue 10), in headless Chromium.
+"""What a newcomer hits in the first ten minutes, in headless Chromium.
 
 Each test runs at desktop size and at phone size (390×844) where the page matters. The demo
 (``seed_demo``: "Build the weather CLI", signed in as the demo user) is what a newcomer opens.

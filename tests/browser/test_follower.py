@@ -1,4 +1,4 @@
-"""The page-wide follower in headless Chromium (issue 3 §6; seed 003 §6.5; DESIGN.md 10–11).
+"""The page-wide follower in headless Chromium (docs/spec.md, Follower rules).
 
 Websockets need an ASGI server, so these tests run Daphne on ``config.asgi`` in a subprocess
 against the test database (``asgi_site``, the fixtures ``asgi_server`` and ``open_page``) and
@@ -51,8 +51,9 @@ def hand_off(source: Session, *, start: bool = True) -> Session:
     """Commit a manual handoff from the command line (``handoff now --wait``); return the
     successor.
 
-    ``start=False`` makes the successor's start fail, so it stays blank (seed 000,
-    committed-start-pending; the command would exit 3, so the operation is called directly).
+    ``start=False`` makes the successor's start fail, so it stays blank (docs/spec.md,
+    Failure outcomes: committed-start-pending; the command would exit 3, so the operation is called
+    directly).
     """
     if start:
         off_loop(
@@ -100,7 +101,7 @@ def test_a_burst_of_events_updates_the_session_list_without_fetching_it(
     make_user, open_page, asgi_server
 ):
     """A handoff makes about ten events; replayed together after a reconnect, another page
-    puts the rows they carry into its session list and fetches it not once (issue 17 §2)."""
+    puts the rows they carry into its session list and fetches it not once."""
     ada = make_user("ada")
     source = conversation(ada, "Refactor the parser")
     page = open_page(ada, conversation(ada, "Release notes"))
@@ -267,7 +268,7 @@ def test_missed_events_beyond_the_limit_resync_and_still_move_the_page(
 def test_a_read_that_never_comes_after_a_resync_is_made_again_and_the_page_still_moves(
     make_user, open_page, asgi_server, unanswered_url, config
 ):
-    """After a resync the page reads a fresh snapshot (follower.js), and the seed's retry rule
+    """After a resync the page reads a fresh snapshot (follower.js), and the retry rule
     refreshes the session list before it opens the successor (static/chat-rows.js; the list's
     own refresh after the resync is put off here, so the retry's is the first). Over a
     half-open connection the first such read never answers: it gives up after
@@ -394,7 +395,7 @@ def test_a_tab_left_open_after_signing_out_hears_nothing_more(make_user, open_pa
 
 def test_a_tab_reloaded_during_the_handoff_still_moves_with_the_other(make_user, open_page):
     """The second tab renders the pre-handoff page, the handoff commits, then its follower
-    starts: its baseline is what it was rendered with, so it saw the transition (issue 7)."""
+    starts: its baseline is what it was rendered with, so it saw the transition."""
     ada = make_user("ada")
     source = conversation(ada, "Refactor the parser")
     first, second = open_page(ada, source), open_page(ada, source)
@@ -514,7 +515,7 @@ def test_a_tab_with_unsent_text_stays_with_a_banner_and_a_moved_tab_is_announced
     assert typing.problems == [] and idle.problems == []
 
 
-# --- live settings (issue 19, item 3) -----------------------------------------------------------
+# --- live settings -------------------------------------------------------------------------------
 
 
 def type_setting(page: Any, name: str, value: str, *, leave: bool = True) -> None:
@@ -660,10 +661,10 @@ def test_two_fields_saved_from_two_tabs_both_land(make_user, open_page):
 def test_the_banner_and_a_new_message_arrive_in_the_other_tab_without_a_request(
     make_user, open_page
 ):
-    """Events carry the change (issue 17, item 2): the other tab sends no HTTP request while a
-    message arrives and the conversation is handed off but the one for its move, the
-    successor's page, asked for ahead when the route commits (its successor does not start
-    here, so the tab stays on the banner: the seed's retry waits a minute in this test)."""
+    """Events carry the change (docs/design.md, Events carry the change): the other tab sends no
+    HTTP request while a message arrives and the conversation is handed off but the one for its
+    move, the successor's page, asked for ahead when the route commits (its successor does not start
+    here, so the tab stays on the banner: the retry rule waits a minute in this test)."""
     ada = make_user("ada")
     source = conversation(ada, "Refactor the parser")
     writer = open_page(ada, source)
@@ -692,9 +693,9 @@ def test_the_banner_and_a_new_message_arrive_in_the_other_tab_without_a_request(
 def test_tabs_following_one_move_read_one_render_and_keep_their_own_composer(make_user, open_page):
     """The tabs on a handed-off source ask for the successor marked as followed (follower.js):
     the browser reads one render of it for all of them (common/caching.py), so no tab waits for
-    another tab's page render (issue 17: Chromium's cache otherwise sends them one after the
-    other). The page comes in place, without a page load (the tab keeps its window); each shows
-    the plain address, and each composer posts as its own tab."""
+    another tab's page render (Chromium's cache otherwise sends them one after the other). The page
+    comes in place, without a page load (the tab keeps its window); each shows the plain address,
+    and each composer posts as its own tab."""
     ada = make_user("ada")
     source = conversation(ada, "Refactor the parser")
     tabs = [open_page(ada, source), open_page(ada, source)]
@@ -824,7 +825,7 @@ def test_a_tab_waiting_for_the_start_holds_the_sources_last_changes_and_moves_wi
 ):
     """From the summary's "prepared" to the successor's start the source's tab is about to be
     left: it holds what the events change (the route's rename, the handoff notice, the panel)
-    instead of laying its long log out again (issue 17, follower.hold), and moves without them
+    instead of laying its long log out again (follower.hold), and moves without them
     when the start comes; a tab whose start is late shows them once its hold ends."""
     ada = make_user("ada")
     source = conversation(ada, "Refactor the parser")

@@ -1,5 +1,5 @@
-"""Lineage in headless Chromium (issue 18 §3): links both ways across the hops of a chain, the
-lineage page, and one sidebar row per chain."""
+"""Lineage in headless Chromium (docs/design.md, Lineage): links both ways across the hops of a
+chain, the lineage page, and one sidebar row per chain."""
 
 from __future__ import annotations
 

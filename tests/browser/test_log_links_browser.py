@@ -1,4 +1,4 @@
-"""Evidence links in headless Chromium (issue 16 item 5; the newcomer's walk): "(log #N)" in the
+"""Evidence links in headless Chromium (the newcomer's walk): "(log #N)" in the
 successor's brief opens the source's whole log at entry N, and the entry lands in view — not
 under the sticky handoff panel (desktop) nor behind the composer (390×844 phone)."""
 

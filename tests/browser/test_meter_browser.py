@@ -1,5 +1,6 @@
-"""The context meter in headless Chromium (issue 18 §1): it moves after a turn on every open tab
-of the conversation, on a desktop and on a 390×844 phone, carried by the follower's events.
+"""The context meter in headless Chromium (docs/design.md, The context meter): it moves after a turn
+on every open tab of the conversation, on a desktop and on a 390×844 phone, carried by the
+follower's events.
 
 The tabs need the follower's websocket, so they run on Daphne (``open_page``, ``asgi_site``).
 """

@@ -1,4 +1,4 @@
-"""Review before the successor starts, in headless Chromium (issue 18, item 2): on a desktop
+"""Review before the successor starts, in headless Chromium (docs/spec.md, Review): on a desktop
 and on a 390×844 phone, "Hand off now" stops at "A handoff is ready for review"; the brief is
 edited (goal changed, an item added, one removed) and committed, and the successor is seeded
 with the edited brief."""

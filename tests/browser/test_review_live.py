@@ -1,5 +1,5 @@
 """A review on open tabs and across a server restart, in headless Chromium against Daphne
-(issue 18, item 2): the tab shows "A handoff is ready for review" as soon as the attempt waits
+(docs/spec.md, Review): the tab shows "A handoff is ready for review" as soon as the attempt waits
 (the follower's ``handoff.phase`` event carries the panel), the review survives a restart of the
 server and a recovery pass, and committing it moves the tab to the successor.
 

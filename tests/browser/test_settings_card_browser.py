@@ -1,4 +1,4 @@
-"""The Conversation Collaboration card in headless Chromium (issue 3 §3, §6; seed 003 §6.3).
+"""The Conversation Collaboration card in headless Chromium (docs/spec.md, Switches; Degradation).
 
 Named apart from tests/test_settings_card.py (the Django-client tests of the same card).
 """

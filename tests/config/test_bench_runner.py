@@ -1,5 +1,5 @@
-"""The benchmark runner's ``--both`` and the Chromium benchmark's long log (issue 17, "Done
-when"): no benchmark is timed here, only what the runner starts and what the import gives."""
+"""The benchmark runner's ``--both`` and the Chromium benchmark's long log: no
+benchmark is timed here, only what the runner starts and what the import gives."""
 
 from __future__ import annotations
 

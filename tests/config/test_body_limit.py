@@ -1,4 +1,4 @@
-"""config.body_limit: a body over the limit is refused before Django reads it (issue 9)."""
+"""config.body_limit: a body over the limit is refused before Django reads it."""
 
 from __future__ import annotations
 

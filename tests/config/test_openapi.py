@@ -1,4 +1,4 @@
-"""The JSON API keeps its OpenAPI schema: schemathesis over every operation (issue 9, Bad input).
+"""The JSON API keeps its OpenAPI schema: schemathesis over every operation.
 
 Each operation gets a bounded number of generated requests (valid and invalid) through the WSGI
 app, signed in with a bearer token, over a user who has a session, a subagent and a record. Every

@@ -1,4 +1,4 @@
-"""The project installs on every Python that Django 5.2 supports from 3.11 on (issue 10, 17)."""
+"""The project installs on every Python that Django 5.2 supports from 3.11 on."""
 
 from __future__ import annotations
 

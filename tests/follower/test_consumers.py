@@ -1,4 +1,4 @@
-"""The follower websocket at /ws/follow/ (seed 003 §6.5; DESIGN.md invariants 9–10)."""
+"""The follower websocket at /ws/follow/ (docs/spec.md, Follower rules)."""
 
 from __future__ import annotations
 
@@ -370,7 +370,7 @@ async def test_events_that_come_during_a_delivery_go_out_together_with_one_sign_
 
 async def test_an_event_reaches_the_page_while_page_requests_hold_the_shared_thread(ada):
     """Sync views (a herd of page refreshes) run on asgiref's one shared thread; the hub's
-    sign-in check does not queue behind them (issue 17, item 1)."""
+    sign-in check does not queue behind them."""
     communicator, _ = await signed_in_socket(ada)
     release = threading.Event()
     busy = asyncio.ensure_future(sync_to_async(release.wait, thread_sensitive=True)(10))
@@ -450,7 +450,7 @@ async def test_a_pong_tells_the_page_of_an_event_the_layer_lost_and_hello_replay
     ada, ada_socket
 ):
     """An event committed in this process whose send the channel layer lost (Redis restarted or
-    paused): the heartbeat's answer carries its id, so the page says hello again (issue 15)."""
+    paused): the heartbeat's answer carries its id, so the page says hello again."""
     await hello(ada_socket, None)
     ready = await ada_socket.receive_json_from()
     with mock.patch.object(events, "_send"):
@@ -548,7 +548,7 @@ async def opened(user: AbstractBaseUser, headers: list[tuple[bytes, bytes]], sch
 async def test_only_the_sites_own_pages_open_the_socket_whatever_allowed_hosts_is(
     ada, settings, origin, host, trusted, accepted
 ):
-    """``ALLOWED_HOSTS = ["*"]`` (the default) must not let another site's page in (issue 9)."""
+    """``ALLOWED_HOSTS = ["*"]`` (the default) must not let another site's page in."""
     settings.ALLOWED_HOSTS = ["*"]
     settings.CSRF_TRUSTED_ORIGINS = trusted
     headers = [(b"host", host.encode())]
@@ -575,7 +575,7 @@ async def test_the_origin_must_match_the_sites_scheme_host_and_port(
     ada, settings, origin, host, scheme, accepted
 ):
     """Another application on the same host (another port) or the http page of an https site
-    is refused with strict ``ALLOWED_HOSTS`` too; a default port may be left out (issue 15)."""
+    is refused with strict ``ALLOWED_HOSTS`` too; a default port may be left out."""
     settings.ALLOWED_HOSTS = ["127.0.0.1", "handoff.example.org"]
     settings.CSRF_TRUSTED_ORIGINS = []
     headers = [(b"host", host.encode()), (b"origin", origin.encode())]

@@ -1,4 +1,4 @@
-"""Tabs never go deaf: a private Redis restarted empty or paused under open sockets (issue 15).
+"""Tabs never go deaf: a private Redis restarted empty or paused under open sockets.
 
 Every event reaches every tab within ``RETURN_WINDOW`` seconds of Redis returning, in order and
 once; a send after a commit does not wait for a paused Redis. The Redis is one of our own
@@ -32,7 +32,7 @@ pytestmark = [
 ]
 
 RETURN_WINDOW = 5.0
-"""Seconds after Redis returns within which every tab has every event (issue 15)."""
+"""Seconds after Redis returns within which every tab has every event."""
 
 TABS = 3
 

@@ -1,4 +1,4 @@
-"""The admin's "Open the successor" for staff who do not own the conversation (issue 10, item 4).
+"""The admin's "Open the successor" for staff who do not own the conversation.
 
 A chat page belongs to its owner (anyone else gets 404), so the action opens the successor's
 admin page for such staff, or says why it cannot.

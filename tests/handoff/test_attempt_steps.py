@@ -1,4 +1,4 @@
-"""The attempt's steps hand each other typed values (issue 20, item 5).
+"""The attempt's steps hand each other typed values.
 
 Each step returns what the next one needs (``Guarded``, ``Measured``, a ``Reason``, the
 ``Attempt`` holding its record, a ``Summary``, the draft); nothing is held up by asserts on a

@@ -1,4 +1,4 @@
-"""Backoff after failed automatic attempts (issue 18, item 4): the next automatic attempt
+"""Backoff after failed automatic attempts (docs/spec.md, Switches): the next automatic attempt
 waits, doubling up to a cap; ``now`` is never held back; ``enable`` and a successful handoff
 reset it; an abort because the source changed starts no backoff."""
 

@@ -1,5 +1,5 @@
-"""The brief-quality check over the shared real transcripts (issue 8, Deliver 4) and the
-project's own samples (``samples/``, issue 16: they run in a clone without ``../shared``).
+"""The brief-quality check over the shared real transcripts and the
+project's own samples (``samples/``: they run in a clone without ``../shared``).
 
 Each transcript is imported, and the embedded (offline) summarizer writes its brief from the
 session's effective context, as a handoff would. The expectations are read from the raw JSONL

@@ -1,4 +1,4 @@
-"""Seed 000: compaction stays installed as the fallback when handoff does not apply."""
+"""docs/spec.md, Compaction: the host's compaction is the fallback when handoff does not apply."""
 
 from __future__ import annotations
 

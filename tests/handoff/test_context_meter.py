@@ -1,4 +1,4 @@
-"""The context meter (issue 18 §1) on the status report, the API's session detail and the panel."""
+"""The context meter on the status report, the API's session detail and the panel."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Seed 003 §6.3, degradation when a service is missing: one test per row of
+"""docs/spec.md, Degradation: degradation when a service is missing: one test per row of
 ``handoff.degradation.TABLE``, named after it (row ``SESSION_CONTROLLER``:
 ``test_session_controller``).
 

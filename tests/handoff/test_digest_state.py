@@ -1,4 +1,4 @@
-"""The offline summary's kept digest (issue 17, item 5): folded over a log in parts, stored and
+"""The offline summary's kept digest: folded over a log in parts, stored and
 read back at any point, it gives exactly the brief built from the whole log at once; a crash
 while it is stored leaves the old digest or the new one and the brief stays right; a compaction
 starts it afresh; it stays bounded however long the log grows.

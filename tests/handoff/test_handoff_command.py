@@ -1,4 +1,4 @@
-"""``manage.py handoff status|enable|disable|now SESSION [--wait] [--json]`` (issue 2, §7)."""
+"""``manage.py handoff status|enable|disable|now SESSION [--wait] [--json]`` (docs/api.md)."""
 
 from __future__ import annotations
 

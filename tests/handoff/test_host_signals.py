@@ -1,4 +1,4 @@
-"""The host's signals the handoff connects to are written down once (issue 20, item 2):
+"""The host's signals the handoff connects to are written down once:
 ``handoff.apps.DEFAULT_HOST_SIGNALS``, which another host overrides with
 ``HANDOFF_HOST_SIGNALS``."""
 

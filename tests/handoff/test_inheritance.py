@@ -1,4 +1,4 @@
-"""Seed 003 §6.1–6.2 inheritance matrix and §6.5 workspace attachment: one test per row."""
+"""docs/spec.md, Inheritance: the inheritance rows and the workspace attachment, a test per row."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Lineage (issue 18 §3): predecessor and successor read from the records, on every surface."""
+"""docs/design.md, Lineage: predecessor and successor read from the records, on every surface."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Evidence a reader can open: the successor's brief links "(log #N)" to the source's entry
-(issue 16, item 5; ``handoff.web.log_links``)."""
+(``handoff.web.log_links``)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""The context meter's sentence (issue 18 §1) is written from the core's verdict and figures in
-the active language (issue 19 §2): English and Simplified Chinese, plural forms included."""
+"""The context meter's sentence (docs/design.md, The context meter) is written from the core's
+verdict and figures in the active language: English and Simplified Chinese, plural forms
+included."""
 
 from __future__ import annotations
 

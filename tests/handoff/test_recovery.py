@@ -1,4 +1,4 @@
-"""DESIGN.md, Crash recovery mapping: one test per row; a record never moves backwards."""
+"""docs/spec.md, Recovery: one test per row; a record never moves backwards."""
 
 from __future__ import annotations
 
@@ -242,8 +242,8 @@ def test_recovering_an_automatic_record_leaves_a_request_alone():
     assert MainState.objects.get(session_id=record.source_id).requested is True
 
 
-# The one draft discard (issue 20, item 5): a failed attempt, a discarded or expired review and
-# recovery all discard a draft through ``recovery.discard_draft``.
+# The one draft discard (docs/spec.md, Failure outcomes): a failed attempt, a discarded or expired
+# review and recovery all discard a draft through ``recovery.discard_draft``.
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,4 @@
-"""Review before the successor starts (issue 18, item 2; DESIGN.md, Decisions, third round):
+"""Review before the successor starts (docs/spec.md, Review):
 the attempt waits at ``prepared``, commit runs step 8 with the edited brief, discard and expiry
 discard the draft, recovery leaves a waiting review alone."""
 

@@ -1,4 +1,4 @@
-"""The review form in the conversation's panel (issue 18, item 2): the brief as a Django form
+"""The review form in the conversation's panel (docs/spec.md, Review): the brief as a Django form
 and formsets — each field edited, list items added, removed and reordered — committed or
 discarded through htmx."""
 

@@ -1,4 +1,4 @@
-"""Seed 003 §6.4: services are looked up at each use; plan mode and compaction per agent."""
+"""docs/spec.md, Degradation: services are read at each use; plan mode and compaction per agent."""
 
 from __future__ import annotations
 

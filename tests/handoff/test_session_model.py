@@ -1,4 +1,4 @@
-"""``HANDOFF_SESSION_MODEL`` (issue 20, Deliver 1): the handoff's tables point at the host's
+"""``HANDOFF_SESSION_MODEL``: the handoff's tables point at the host's
 session model the setting names, and ownership is the host's to say (``owned_by``)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""handoff.settings_store: the settings store service (seed 000 config table; §6.3 settings)."""
+"""handoff.settings_store: the settings store service (docs/spec.md, Trigger; Degradation)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Seed 000, Why every step re-checks stable(): changes during summarizing abort cleanly.
+"""docs/spec.md, Stability: changes during summarizing abort cleanly.
 
 Each change is made by a fault hook at the ``summarize`` checkpoint, i.e. while the summary is
 being written; the attempt must end ``failed`` with the source untouched and no successor.

@@ -1,4 +1,4 @@
-"""Issue 4 §6: one status report built in one place (seed 000, action=status; §5.2 labels)."""
+"""One status report built in one place (docs/spec.md, State; Token sources: the labels)."""
 
 from __future__ import annotations
 
@@ -75,7 +75,8 @@ def test_cumulative_basis_sums_the_four_buckets():
 
 
 def test_a_compaction_does_not_reset_the_cumulative_figure():
-    # Seed 003 §5.3: compaction only shadows the surface; the cumulative figure is not zeroed.
+    # docs/spec.md, Token sources: compaction only shadows the surface; the cumulative figure is not
+    # zeroed.
     source = make_source(turns=2, tokens=1_000)
     services.settings_store().save(token_basis="cumulative")
     log.record_compaction(source, "s" * 4_000, trigger="manual")
@@ -88,7 +89,7 @@ def test_a_compaction_does_not_reset_the_cumulative_figure():
 
 
 def test_a_compaction_after_the_last_call_makes_the_context_figure_an_estimate():
-    # Issue 9: the figure is the meter's until the next call, and labelled as the meter's.
+    # The figure is the meter's until the next call, and labelled as the meter's.
     source = make_source(turns=1, tokens=90_000)
     log.record_compaction(source, "s" * 4_000, trigger="manual")
     tokens = operations.status(source.pk)["tokens"]
@@ -96,7 +97,7 @@ def test_a_compaction_after_the_last_call_makes_the_context_figure_an_estimate()
 
 
 def test_plan_mode_and_compaction_availability_is_the_sessions_own_agents(settings):
-    # Seed 003 §6.4: status shows the services this session's agent can really use.
+    # docs/spec.md, Degradation: status shows the services this session's agent can really use.
     settings.HANDOFF_SERVICES = {**settings.HANDOFF_SERVICES, "plan_mode": None, "compaction": None}
     planner = operations.status(make_source(agent_preset="planner").pk)
     plain = operations.status(make_source(agent_preset="default").pk)

@@ -1,4 +1,4 @@
-"""Issue 4 §6: one status report, the same facts on all four surfaces.
+"""One status report, the same facts on all four surfaces.
 
 ``manage.py handoff status``, the API, ``/handoff status`` in the composer and the settings card
 all show the report built by ``handoff.status`` for the same session.

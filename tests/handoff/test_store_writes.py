@@ -1,5 +1,4 @@
-"""Every write of a handoff record, a main state or a redirect goes through ``handoff.store``
-(issue 20, item 5)."""
+"""Every write of a handoff record, a main state or a redirect goes through ``handoff.store``."""
 
 from __future__ import annotations
 

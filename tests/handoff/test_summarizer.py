@@ -1,4 +1,4 @@
-"""Seed 000, Brief schema and the summary call; the offline summarizer (DESIGN.md, run modes)."""
+"""docs/spec.md, Brief: the schema and the summary call; the offline summarizer."""
 
 from __future__ import annotations
 
@@ -166,7 +166,7 @@ def test_the_host_llm_calls_the_endpoint_with_json_only_and_purpose(fake_llm):
 
 @pytest.mark.django_db
 def test_with_a_model_the_request_carries_the_digest_and_asks_for_rules_verbatim(fake_llm):
-    """Issue 16, item 4: the summary call gets the same facts as the offline brief."""
+    """The summary call gets the same facts as the offline brief."""
     fake_llm.answer = RecordingLLM.DEFAULT_ANSWER
     source = make_source(turns=0)
     rule = log.append_message(

@@ -1,4 +1,4 @@
-"""Seed 000, The transaction: the eight steps end to end on the embedded default."""
+"""docs/spec.md, The transaction: the eight steps end to end on the embedded default."""
 
 from __future__ import annotations
 
@@ -110,7 +110,8 @@ def test_commit_hands_the_main_state_to_the_successor():
 
 
 def test_capacity_comes_from_the_transcript_then_the_settings_table_else_zero():
-    # DESIGN.md, capacity: the transcript's window, else the editable per-model table, else 0.
+    # docs/spec.md, Turns and capacity: the transcript's window, else the editable per-model table,
+    # else 0.
     services.settings_store().save(context_windows={"my-model": 64_000})
     stated = make_source(model="my-model", context_window=258_400, title="stated")
     tabled = make_source(model="my-model", title="tabled")

@@ -1,4 +1,4 @@
-"""The typed services seam (issue 11): capacity and the default model come through services,
+"""The typed services seam: capacity and the default model come through services,
 and every surface names the same actions."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The JSON API under ``/api/`` (issue 2, §7): auth, ownership, payloads, forwarding, records."""
+"""The JSON API under ``/api/`` (docs/api.md): auth, ownership, payloads, forwarding, records."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """``{{ text|markdown }}`` (host/templatetags/chat_markdown.py): paths and identifiers render as
-written (issue 10, item 10); emphasis still works."""
+written; emphasis still works."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""System checks and safe defaults: host.checks, config.settings, config.secret_key (issue 9)."""
+"""System checks and safe defaults: host.checks, config.settings, config.secret_key."""
 
 from __future__ import annotations
 
@@ -81,7 +81,7 @@ def test_endpoint_with_a_model_passes(settings):
     assert llm_endpoint_names_a_model() == []
 
 
-# --- safe defaults (issue 9) -------------------------------------------------------------------
+# --- safe defaults -----------------------------------------------------------------------------
 
 
 def test_settings_default_to_production_safe_values():

@@ -1,4 +1,4 @@
-"""``manage.py create_api_token USER`` (issue 2, §7): a bearer token that works against the API."""
+"""``manage.py create_api_token USER`` (docs/api.md): a bearer token that works against the API."""
 
 from __future__ import annotations
 

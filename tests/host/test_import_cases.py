@@ -1,7 +1,6 @@
-"""``manage.py import_transcript`` on the damaged and overlapping logs of ``../shared/cases/``
-(issue 9, Importers): every readable record imported, each damaged line reported as
-``file:line: reason``, and each API response counted once across files. The right values are
-CASES.md's, read from there.
+"""``manage.py import_transcript`` on the damaged and overlapping logs of ``../shared/cases/``:
+every readable record imported, each damaged line reported as ``file:line: reason``, and each API
+response counted once across files. The right values are CASES.md's, read from there.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""``manage.py import_transcript`` on the project's own sample logs (``samples/``; DESIGN.md,
-"Samples of our own"): every format the importers read, run in any clone, ``../shared`` or not.
+"""``manage.py import_transcript`` on the project's own sample logs (``samples/``): every format the
+importers read, run in any clone, ``../shared`` or not.
 
 The right values are ``samples/README.md``'s, read from there: its table for each file's
 figures, "How they add up" for the subagents' and the damaged lines'.

@@ -1,4 +1,4 @@
-"""``manage.py import_transcript`` on the shared real transcripts (issue 2 §3, SOURCES.md).
+"""``manage.py import_transcript`` on the shared real transcripts.
 
 The expected figures are the "right values" table of ``../shared/transcripts/SOURCES.md``
 (main conversation only; subagent and sidechain lines excluded).

@@ -1,5 +1,5 @@
 """``host.importers`` on small hand-written logs: the counting and classification rules
-(issue 2 §3, SOURCES.md usage rules, DESIGN.md "Turns")."""
+(docs/design.md, Turns)."""
 
 from __future__ import annotations
 

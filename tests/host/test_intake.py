@@ -1,4 +1,4 @@
-"""host.intake.post_message: turns, inbox, forwarding (seed 000), client_id retries, /compact."""
+"""host.intake.post_message: turns, inbox, forwarding, client_id retries, /compact."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""A turn that dies ends, with real task workers (issue 15, item 1).
+"""A turn that dies ends, with real task workers.
 
 Each test runs ``manage.py task_worker`` processes against the test database (PostgreSQL, or
 SQLite in a file) with a stand-in model that answers slowly (``fake_llm``) and a turn lease of

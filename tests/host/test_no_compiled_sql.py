@@ -1,4 +1,4 @@
-"""The apps query through the ORM, never through its compiler (issue 20, item 5).
+"""The apps query through the ORM, never through its compiler.
 
 Compiling a queryset and running its SQL through ``raw()`` depends on the order Django's
 compiler emits parameters, which no release promises. A raw query the ORM cannot say is written

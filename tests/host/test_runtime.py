@@ -230,7 +230,7 @@ def test_a_failing_enqueue_leaves_the_session_unstarted(
     assert not Activity.objects.filter(session=session).exists()
 
 
-# --- issue 10 item 8: every queued input gets its own answer ---------------------------------
+# --- every queued input gets its own answer ---------------------------------------------
 
 
 @pytest.fixture

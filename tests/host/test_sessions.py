@@ -1,4 +1,4 @@
-"""host.sessions: creation, workspaces (seed 003 §6.5, defect A) and the blocker facts."""
+"""host.sessions: creation, workspaces and the blocker facts."""
 
 from __future__ import annotations
 

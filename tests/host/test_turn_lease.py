@@ -1,4 +1,4 @@
-"""host.turn_lease and runtime.end_lost_turns: a turn whose runner died ends (issue 15, item 1).
+"""host.turn_lease and runtime.end_lost_turns: a turn whose runner died ends.
 
 The turns here are queued on the database backend (the default), as ``make run`` queues them;
 the tests play the worker: they claim a turn's task row, renew or let its lease run out, and

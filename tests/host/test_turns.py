@@ -1,6 +1,6 @@
-"""Turns count the agent's work (docs/design.md, turns; issue 8, Deliver 3).
+"""Turns count the agent's work (docs/design.md, Turns).
 
-``handoffMinTurns`` (seed 000, Trigger) counts every input the agent answers, so a long agentic
+``handoffMinTurns`` (docs/spec.md, Trigger) counts every input the agent answers, so a long agentic
 session with one or two typed prompts is not kept from handing off by its prompt count.
 """
 

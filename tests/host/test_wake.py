@@ -1,4 +1,4 @@
-"""A queued task wakes the idle task worker (``host.wake``; issue 17, item 6): the attempt a
+"""A queued task wakes the idle task worker (``host.wake``): the attempt a
 ``/handoff`` queues starts without waiting out the worker's poll interval."""
 
 from __future__ import annotations

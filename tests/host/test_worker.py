@@ -1,5 +1,5 @@
 """``manage.py task_worker`` (``host.worker``): a database outage does not end the worker, and
-task rows of lost workers do not stay ``RUNNING`` (issue 9, Crashes and outages).
+task rows of lost workers do not stay ``RUNNING``.
 
 The outage is injected as the ``OperationalError`` a database that went away raises; on
 PostgreSQL one test also terminates the worker's real connection.

@@ -1,4 +1,4 @@
-"""A second, minimal chat host for the handoff (issue 20, Deliver 6): the proof of the seam.
+"""A second, minimal chat host for the handoff : the proof of the seam.
 
 Its own session model (``Conversation``, ``HANDOFF_SESSION_MODEL = "plain_host.Conversation"``),
 its own log, its own signals and page, the services the handoff needs

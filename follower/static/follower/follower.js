@@ -1,4 +1,4 @@
-// The page-wide follower's transport (seed 003 §6.5; DESIGN.md invariant 10). It knows no
+// The page-wide follower's transport (docs/spec.md, Follower rules). It knows no
 // domain: the jump rules (a tab on a handed-off conversation opens its successor) are the
 // handoff's, in handoff/static/handoff/jump.js, loaded after this module.
 //
@@ -214,7 +214,7 @@ function show(frame) {
 // A page likely to be left in a moment (the handoff's source, waiting for its successor to
 // start) holds what the events bring instead of laying it out: on five tabs sharing two cores,
 // a long log laid out and painted again just before the move held the new page's first frame
-// back by up to a second (issue 17). The events still arrive ("follower:arriving"); release()
+// back by up to a second. The events still arrive ("follower:arriving"); release()
 // shows what was held, in order; a move drops it.
 function hold() {
   held ??= [];
@@ -243,7 +243,7 @@ function applyFragments(fragments) {
 // of it (common/caching.py). The page comes in place (visit): its body replaces this one, its
 // address is pushed, the scripts set it up ("follower:page") and, once the page is drawn, a
 // new socket says hello with its baseline, as a page load would, without the document
-// teardown and script start-up a navigation costs every tab (issue 17). Anything unexpected
+// teardown and script start-up a navigation costs every tab. Anything unexpected
 // (an error, a redirect to sign in, another user, other scripts or styles, no page within
 // fetchTimeout ms) opens the page by navigation instead; that page removes the mark from its
 // address (unmark). Back and Forward load what the address names.
@@ -329,7 +329,7 @@ function visit(page, url) {
 // The new page's socket opens once its first frame is drawn, as after a page load: the replay
 // it starts (what happened since the page's render) then queues behind no tab's first frame;
 // on five tabs sharing two cores, their sockets' start-up ahead of their frames held the last
-// tab's frame back (issue 17). A hidden tab draws no frames: FIRST_FRAME_LIMIT ms at most. A
+// tab's frame back. A hidden tab draws no frames: FIRST_FRAME_LIMIT ms at most. A
 // move before then (leave) drops the pending open: the next page opens its own.
 const FIRST_FRAME_LIMIT = 100;
 

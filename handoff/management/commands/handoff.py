@@ -1,24 +1,27 @@
-"""``python manage.py handoff ACTION SESSION [--wait] [--brief FILE] [--json]`` (issue 2 §7).
+"""``python manage.py handoff ACTION SESSION [--wait] [--brief FILE] [--json]``.
+
+docs/api.md, ``handoff``, shows it in use.
 
 ACTION is one of ``status``, ``enable``, ``disable``, ``now``, ``review`` (show the handoff
 waiting for review and, without ``--json``, its brief as JSON to edit), ``commit`` (commit it;
 ``--brief FILE`` the edited brief as JSON, ``-`` for standard input), ``discard``,
 ``review-on`` / ``review-off`` (this conversation's handoffs wait for review, or do not).
 
-``python manage.py handoff export [--user U] [--out FILE]`` writes seed 000's ``handoffs.json``
+``python manage.py handoff export [--user U] [--out FILE]`` writes ``handoffs.json``
 version 1 (``handoff.export``): the sessions of user U (a username), or of every user without
 ``--user``; to FILE, or standard output without ``--out``.
 
 SESSION is a session UUID or a unique prefix of at least six characters of one. Every action
-prints the status report (issue 4 §6: the same report as the API, the composer and the card),
+prints the status report (the same report as the API, the composer and the card),
 as JSON with ``--json`` (machine keys, unchanged by the language) or as a short readable block
-in the active language (``LANGUAGE_CODE``; issue 19 §2), as are the refusals.
+in the active language (``LANGUAGE_CODE``), as are the refusals.
 
 ``now`` requests an attempt and returns (a worker runs it). ``now --wait`` runs the attempt here
-(seed 000's eight steps) and prints its record; it exits non-zero when the attempt was deferred
-(the status with its blockers is printed, exit 2), failed (the record is printed, exit 1) or
-committed without starting the successor (the record is printed, exit 3). A refusal (unknown
-session, a subagent, an attempt already running) is a ``CommandError`` with nothing changed.
+(the eight steps of docs/spec.md, The transaction) and prints its record; it exits non-zero when the
+attempt was deferred (the status with its blockers is printed, exit 2), failed (the record is
+printed, exit 1) or committed without starting the successor (the record is printed, exit 3). A
+refusal (unknown session, a subagent, an attempt already running) is a ``CommandError`` with nothing
+changed.
 """
 
 from __future__ import annotations
@@ -129,7 +132,7 @@ def _last_line(last: RecordOut | None) -> str:
 
 
 def _inheritance_lines(rows: list[dict[str, Any]]) -> list[str]:
-    """One line per inheritance row (seed 003 §6.1–6.2): setting, outcome, detail (outcome
+    """One line per inheritance row (docs/spec.md, Inheritance): setting, outcome, detail (outcome
     and detail in the active language, the setting as its identifier)."""
     lines = []
     for row in rows:

@@ -1,9 +1,9 @@
 """``python manage.py recover_handoffs [--json] [--every SECONDS]``: recover stuck records.
 
-Applies DESIGN.md's crash recovery mapping once, or with ``--every`` forever at that interval
-(the Procfile's ``recovery`` process: start-up and then periodically). Each record is recovered
-in its own transaction, so a crash half-way leaves every record either moved on or as it was.
-With ``--every``, a pass the database could not serve (an outage, ``too many clients``) is
+Applies the recovery table of docs/spec.md, Recovery, once, or with ``--every`` forever at that
+interval (the Procfile's ``recovery`` process: start-up and then periodically). Each record is
+recovered in its own transaction, so a crash half-way leaves every record either moved on or as it
+was. With ``--every``, a pass the database could not serve (an outage, ``too many clients``) is
 reported on stderr and the next pass comes at the next interval: the process keeps running.
 """
 

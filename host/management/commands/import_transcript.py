@@ -1,4 +1,4 @@
-"""``python manage.py import_transcript PATH... [--owner USER] [--json]`` (issue 2 §3).
+"""``python manage.py import_transcript PATH... [--owner USER] [--json]``.
 
 Imports Claude Code session logs and Codex CLI rollouts, one transaction per file. Prints one
 line per imported main session (``--json``: one JSON object per line, see
@@ -9,7 +9,7 @@ skipped and said so (``--json``: an object ``{"path", "skipped": "already-import
 unreadable, any other error) is reported as ``path[:line]: reason`` and makes the command
 exit non-zero after the other files were tried; nothing of a failed file is imported.
 
-The sentences are in the active language (``LANGUAGE_CODE``; issue 19 §2); ``--json`` prints
+The sentences are in the active language (``LANGUAGE_CODE``); ``--json`` prints
 machine keys only. A line's reason is the importer's own (English, naming the format's fields).
 """
 

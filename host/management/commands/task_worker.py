@@ -1,8 +1,8 @@
 """``python manage.py task_worker [db_worker's options] [--max-backoff S] [--running-timeout S]``.
 
 django-tasks-db's ``db_worker`` run by ``host.worker.ResilientWorker``: it waits out database
-outages with backoff instead of exiting, and marks the task rows of killed workers failed
-(issue 9, Crashes and outages). The Procfile's ``worker`` line runs it.
+outages with backoff instead of exiting, and marks the task rows of killed workers failed.
+The Procfile's ``worker`` line runs it.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""The offline agent's answer to a brief comes from the handoff (``host.signals.offline_reply``,
-issue 20 item 2: the host does not parse briefs)."""
+"""The offline agent's answer to a brief comes from the handoff (``host.signals.offline_reply``:
+the host does not parse briefs)."""
 
 from __future__ import annotations
 

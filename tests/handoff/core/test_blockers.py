@@ -1,4 +1,4 @@
-"""Seed 000, Deferral in detail: one test per blocker (DESIGN.md, blockers precisely)."""
+"""docs/spec.md, Deferral: one test per blocker."""
 
 from __future__ import annotations
 

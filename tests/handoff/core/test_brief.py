@@ -1,4 +1,4 @@
-"""Seed 000, Brief schema: shape, fence stripping, the 40 000-character cap."""
+"""docs/spec.md, Brief: shape, fence stripping, the 40 000-character cap."""
 
 from __future__ import annotations
 

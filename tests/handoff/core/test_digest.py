@@ -1,4 +1,4 @@
-"""handoff.core.digest: the log's structure read back (seed 000, Brief schema; issue 8)."""
+"""handoff.core.digest: the log's structure read back (docs/spec.md, Brief)."""
 
 from __future__ import annotations
 
@@ -174,7 +174,7 @@ def run(text: str, ok: bool) -> d.Command:
 
 
 def test_a_later_run_of_the_same_head_on_the_same_target_or_more_covers_a_failure():
-    """Issue 16, item 1: same command head, same file or test path, or a superset."""
+    """Same command head, same file or test path, or a superset."""
     assert d.covers(run("git push --set-upstream origin b 2>&1", True), run("git push 2>&1", False))
     assert d.covers(run("git add -f build/x.log", True), run("git add build/x.log", False))
     assert d.covers(run(".venv/bin/pytest -q", True), run("pytest tests/test_a.py", False))

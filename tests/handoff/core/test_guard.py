@@ -1,4 +1,4 @@
-"""Step 1, guard: each refusal (DESIGN.md, guard) and the pass."""
+"""Step 1, guard: each refusal (docs/spec.md, The transaction, step 1) and the pass."""
 
 from __future__ import annotations
 

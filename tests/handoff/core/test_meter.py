@@ -1,4 +1,4 @@
-"""The context meter (issue 18 §1) agrees with the trigger (seed 000, Trigger) and says when."""
+"""The context meter agrees with the trigger (docs/spec.md, Trigger) and says when."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Seed 000: the source is archived in name only, ``· 接续xxxxxx``."""
+"""docs/spec.md, The transaction: the source is archived in name only, ``· 接续xxxxxx``."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Seed 000, Cycles: no self-redirect, no cycle, every entry flattened; loaded cycles detected."""
+"""docs/spec.md, Forwarding and cycles: no self-redirect, no cycle, flat; loaded cycles found."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Seed 000, Forwarding: relay ids are sha256(source:forward:messageIds)."""
+"""docs/spec.md, Forwarding and cycles: relay ids are sha256(source:forward:messageIds)."""
 
 from __future__ import annotations
 

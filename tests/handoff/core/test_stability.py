@@ -1,4 +1,4 @@
-"""Seed 000, Why every step re-checks stable(): each way an attempt stops being stable."""
+"""docs/spec.md, Stability: each way an attempt stops being stable."""
 
 from __future__ import annotations
 

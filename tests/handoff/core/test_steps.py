@@ -1,4 +1,4 @@
-"""Seed 000, The transaction: the steps' order and step 3 (reason)."""
+"""docs/spec.md, The transaction: the steps' order and step 3 (reason)."""
 
 from __future__ import annotations
 

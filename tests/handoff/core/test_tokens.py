@@ -1,4 +1,4 @@
-"""Seed 003 §5.1–5.3: token sources, the three labels, the two bases."""
+"""docs/spec.md, Token sources: token sources, the three labels, the two bases."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Seed 000, Trigger: every rule at its boundaries, and the config table's ranges."""
+"""docs/spec.md, Trigger: every rule at its boundaries, and the config table's ranges."""
 
 from __future__ import annotations
 
