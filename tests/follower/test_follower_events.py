@@ -281,6 +281,7 @@ def test_renaming_and_archiving_are_session_updated(ada):
     created = session(ada)
     controller = SessionController()
     controller.rename(created, "renamed")
+    deliver(ada.pk)  # what the rename's commit runs: the row is rendered as committed then
     controller.archive(created)
     rows = [f["payload"]["session"] for f in replayed(ada, 1)]
     assert [(r["title"], r["archived"]) for r in rows] == [("renamed", False), ("renamed", True)]
@@ -290,6 +291,7 @@ def test_a_turn_is_session_updated_when_it_starts_and_ends(ada):
     created = session(ada)
     message = append_message(created, role="user", source_kind="user", content="go")
     runtime.begin_turn(created, user_initiated=True, message=message)
+    deliver(ada.pk)  # what the start's commit runs
     runtime.end_turn(created)
     rows = [f["payload"]["session"] for f in row_frames(ada, 1)]
     assert [(r["status"], r["blank"]) for r in rows] == [("running", False), ("idle", False)]
@@ -396,7 +398,7 @@ def test_every_hundredth_event_sweeps_quiet_users(ada, bob, django_capture_on_co
         publish(ada.pk, HandoffKind.HANDOFF_PHASE, {})
     assert FollowerEvent.objects.filter(user=bob).exists()
     with django_capture_on_commit_callbacks(execute=True):
-        publish_uncommitted(ada.pk, HandoffKind.HANDOFF_PHASE, {})
+        publish(ada.pk, HandoffKind.HANDOFF_PHASE, {})
     assert not FollowerEvent.objects.filter(user=bob).exists()
     assert events_after(bob.pk, 0) == Resync(last_event_id=1)
 

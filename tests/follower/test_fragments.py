@@ -159,10 +159,12 @@ def test_fragments_are_rendered_in_the_users_language(ada, monkeypatch: Any):
         rendered_in.append(translation.get_language())
         return original(*args, **kwargs)
 
-    monkeypatch.setattr("follower.fragments.language_of", language_of)
+    monkeypatch.setattr("follower.sources.language", language_of)
     monkeypatch.setattr("follower.fragments.render_to_string", render_to_string)
     talked(ada)
-    assert set(asked) == {ada.pk}
+    assert not rendered_in  # nothing is rendered in the writers' transactions
+    replayed(ada)  # the commit's delivery: rendered then
+    assert asked == [ada.pk]  # once for the batch
     assert rendered_in and set(rendered_in) == {"zh-hans"}
 
 

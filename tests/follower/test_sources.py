@@ -37,10 +37,13 @@ class Planets:
     def row(self, key: str) -> dict[str, Any] | None:
         return {"owner": 1, "planet": key} if key.startswith("p") else None
 
-    def fragments(self, kind: str, about: Any) -> list[dict[str, Any]]:
+    def render(self, kind: str, payload: dict[str, Any]) -> dict[str, Any] | None:
+        if kind == "lost":
+            return None
         if kind != "orbit":
-            return []
-        return [{"session": None, "html": f"<i>{about}</i>", "unless": None}]
+            return payload
+        mine = {"session": None, "html": f"<i>{payload['moon']}</i>", "unless": None}
+        return payload | {"fragments": [*payload.get("fragments", []), mine]}
 
 
 class Moons:
@@ -107,11 +110,13 @@ def test_the_outlet_merges_the_sources_columns_rows_and_fragments(django_user_mo
         assert set(outlet.columns()) == {"mass", "tilt"}
         assert outlet.row("p4") == {"owner": 1, "planet": "p4"}
         assert outlet.row("q4") is None
-        outlet.publish(ada.pk, "orbit", {"fragments": [{"html": "mine"}]}, about="Io")
-        outlet.publish(ada.pk, "spin", {}, about="Io")
-    orbit, spin = events_after(ada.pk, 0)  # type: ignore[misc]
+        outlet.publish(ada.pk, "orbit", {"moon": "Io", "fragments": [{"html": "mine"}]})
+        outlet.publish(ada.pk, "lost", {"moon": "Io"})
+        outlet.publish(ada.pk, "spin", {"moon": "Io"})
+        # Rendered when numbered, after the commit: what a source drops is never numbered.
+        orbit, spin = events_after(ada.pk, 0)  # type: ignore[misc]
     assert [f["html"] for f in orbit["payload"]["fragments"]] == ["mine", "<i>Io</i>"]
-    assert spin["payload"] == {}
+    assert (spin["id"], spin["payload"]) == (2, {"moon": "Io"})
 
 
 def test_a_source_path_that_names_nothing_is_refused():
