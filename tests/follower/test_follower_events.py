@@ -139,6 +139,20 @@ def test_events_left_unnumbered_by_a_stopped_process_are_numbered_by_the_next_re
     ]
 
 
+def test_events_a_stopped_process_left_are_rendered_from_what_is_stored_when_numbered(ada):
+    """The writer's transaction stores ids only; a process that stopped after its commit and
+    before numbering leaves them so, and the next reader renders them from what is stored then:
+    nothing is lost, and the page gets the row as it is now."""
+    created = session(ada)
+    SessionController().rename(created, "renamed")
+    stored = list(FollowerEvent.objects.filter(user=ada).values_list("seq", "payload"))
+    assert stored == [(None, {"session_id": str(created.pk)})] * 2
+    frames = replayed(ada)
+    assert [(f["id"], f["kind"]) for f in frames] == [(1, "session.added"), (2, "session.updated")]
+    assert [f["payload"]["session"]["title"] for f in frames] == ["renamed", "renamed"]
+    assert all("renamed" in f["payload"]["row_html"] for f in frames)
+
+
 def test_current_event_id_default_is_zero(ada):
     assert current_event_id(ada.pk) == 0
 

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.management import call_command
+from django.db import transaction
 from django.template import loader
 from django.utils import translation
 from shared_files import TRANSCRIPTS
@@ -117,6 +118,22 @@ def test_a_record_event_carries_the_sources_panel_with_its_phase(ada):
     assert 'hx-swap-oob="true"' in panel["html"]
     assert f'data-phase="{Phase.SUMMARIZING}"' in panel["html"]
     assert "every 1s" not in panel["html"]
+
+
+def test_a_panel_several_events_of_one_commit_show_is_sent_once_as_committed(ada):
+    """Rendered after the commit, the phases of one transaction would all carry the same
+    panel: only the last carries it, showing the phase the transaction left."""
+    source, target = talked(ada), talked(ada, "next")
+    before = replayed(ada)[-1]["id"]
+    with transaction.atomic():
+        record = store.create_record(
+            source_id=source.pk, reason=Reason.MANUAL, metrics=NO_METRICS, source_revision=0
+        )
+        store.move(record, Phase.PREPARED, target_id=target.pk)
+    frames = replayed(ada, before)
+    assert [f["payload"]["phase"] for f in frames] == [Phase.SUMMARIZING, Phase.PREPARED]
+    assert [len(f["payload"]["fragments"]) for f in frames] == [0, 1]
+    assert f'data-phase="{Phase.PREPARED}"' in frames[-1]["payload"]["fragments"][0]["html"]
 
 
 def test_redirect_committed_carries_the_successors_row(ada):
