@@ -109,9 +109,9 @@ def _deliver_after_commit(user_id: int) -> None:
     one), unless such a call already waits there: Django drops a waiting call only when the
     savepoint it was registered in rolls back, and every savepoint still open encloses this
     event too, so that call runs whenever this event commits."""
+    waiting = [entry[1] for entry in connection.run_on_commit]  # (savepoints, call, robust)
     if connection.in_atomic_block and any(
-        isinstance(waiting, _Delivery) and waiting.user_id == user_id
-        for _savepoints, waiting, _robust in connection.run_on_commit
+        isinstance(call, _Delivery) and call.user_id == user_id for call in waiting
     ):
         return
     transaction.on_commit(_Delivery(user_id), robust=True)
