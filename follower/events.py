@@ -125,8 +125,8 @@ def _rendered(pending: list[FollowerEvent]) -> tuple[list[FollowerEvent], list[F
 
     The batch's renders share their reads (``common.reads.reads_once``: a thing several events
     show is read and rendered once, the user's language read once), and a fragment several
-    events carry stays only in the last of them (``coalesce``: four phases of one
-    handoff send its panel once)."""
+    events carry stays only in the last of them (``coalesce``: the phases one transaction moves
+    a handoff through send its panel once)."""
     kept, dropped = [], []
     with reads_once():
         for event in pending:
@@ -172,10 +172,10 @@ def deliver(user_id: int) -> list[Frame]:
     numbers in the order they were stored (no gaps; an event a source dropped is deleted
     unnumbered). Rendering under the cursor's lock means a later number never carries an older
     rendering than an earlier one. The user's oldest events are deleted once they pass
-    ``FOLLOWER_EVENT_LIMIT``, and after the
-    commit ``event_committed`` is sent and the frames go to the user's group as one message,
-    queued, never waited for (``follower.sending``); a failure of the channel layer is logged and
-    the events still reach the page from storage (the hub's re-join, the page's heartbeat).
+    ``FOLLOWER_EVENT_LIMIT``, and after the commit ``event_committed`` is sent and the frames
+    go to the user's group as one message, queued, never waited for (``follower.sending``); a
+    failure of the channel layer is logged and the events still reach the page from storage
+    (the hub's re-join, the page's heartbeat).
     When the numbering passes a multiple of ``SWEEP_EVERY`` every user's expired events are
     swept after the commit too (``prune_events``). Also numbers what a process stored and did
     not number (it stopped between its commit and this step): any later call for the user
