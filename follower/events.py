@@ -85,36 +85,51 @@ def publish(user_id: int, kind: str, payload: dict[str, Any]) -> None:
     change (ids, facts in hand: JSON); the sources' ``render`` completes it when it is numbered.
     The event is stored without a number and takes no lock but its own new row: numbering
     waits for the commit (``deliver``, run by ``transaction.on_commit`` once per user and
-    transaction however many events it stores), so a writer that holds session rows never
-    waits for the user's counter row, and two writers never deadlock over it
-    (docs/design.md, "Lock order").
+    transaction however many events it stores: ``_deliver_after_commit``), so a writer that
+    holds session rows never waits for the user's counter row, and two writers never deadlock
+    over it (docs/design.md, "Lock order").
     """
     FollowerEvent.objects.create(user_id=user_id, seq=None, kind=str(kind), payload=payload)
     _deliver_after_commit(user_id)
 
 
-class _Delivery:
-    """The after-commit call of ``deliver`` for one user (one per transaction: ``publish``)."""
+class _Batch:
+    """The after-commit calls of ``deliver`` one transaction registered for one user: the first
+    that runs delivers, the others do nothing (``done``)."""
 
-    def __init__(self, user_id: int) -> None:
+    done = False
+
+
+class _Delivery:
+    """One after-commit call of ``deliver`` for one user, in a ``_Batch``."""
+
+    def __init__(self, user_id: int, batch: _Batch) -> None:
         self.user_id = user_id
+        self.batch = batch
         self.__qualname__ = "follower.events.deliver"  # named by Django if it fails
 
     def __call__(self) -> None:
+        if self.batch.done:
+            return
+        self.batch.done = True
         deliver(self.user_id)
 
 
 def _deliver_after_commit(user_id: int) -> None:
     """Have ``deliver(user_id)`` run after the current transaction commits (at once outside
-    one), unless such a call already waits there: Django drops a waiting call only when the
-    savepoint it was registered in rolls back, and every savepoint still open encloses this
-    event too, so that call runs whenever this event commits."""
+    one), once per transaction however many events it stores: each event registers its own
+    call (a savepoint's rollback drops only its own), in the batch of the user's calls already
+    waiting, and the first to run delivers for all."""
     waiting = [entry[1] for entry in connection.run_on_commit]  # (savepoints, call, robust)
-    if connection.in_atomic_block and any(
-        isinstance(call, _Delivery) and call.user_id == user_id for call in waiting
-    ):
-        return
-    transaction.on_commit(_Delivery(user_id), robust=True)
+    batch = next(
+        (
+            call.batch
+            for call in waiting
+            if isinstance(call, _Delivery) and call.user_id == user_id and not call.batch.done
+        ),
+        None,
+    )
+    transaction.on_commit(_Delivery(user_id, batch or _Batch()), robust=True)
 
 
 def _rendered(pending: list[FollowerEvent]) -> tuple[list[FollowerEvent], list[FollowerEvent]]:

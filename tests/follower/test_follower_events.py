@@ -3,6 +3,7 @@ handoff app announce, and the snapshot (seed 003 §6.5; DESIGN.md invariant 10; 
 
 from __future__ import annotations
 
+import contextlib
 import json
 from datetime import timedelta
 from io import StringIO
@@ -151,6 +152,21 @@ def test_events_a_stopped_process_left_are_rendered_from_what_is_stored_when_num
     assert [(f["id"], f["kind"]) for f in frames] == [(1, "session.added"), (2, "session.updated")]
     assert [f["payload"]["session"]["title"] for f in frames] == ["renamed", "renamed"]
     assert all("renamed" in f["payload"]["row_html"] for f in frames)
+
+
+def test_a_transaction_delivers_once_whichever_of_its_savepoints_roll_back(
+    ada, monkeypatch, django_capture_on_commit_callbacks
+):
+    delivered: list[int] = []
+    monkeypatch.setattr("follower.events.deliver", lambda user_id: delivered.append(user_id))
+    with django_capture_on_commit_callbacks(execute=True), transaction.atomic():
+        with contextlib.suppress(RuntimeError), transaction.atomic():
+            publish_uncommitted(ada.pk, HandoffKind.HANDOFF_PHASE, {"phase": "rolled back"})
+            raise RuntimeError("the savepoint rolls back with its event and its call")
+        for phase in ("prepared", "committed"):
+            with transaction.atomic():
+                publish_uncommitted(ada.pk, HandoffKind.HANDOFF_PHASE, {"phase": phase})
+    assert delivered == [ada.pk]
 
 
 def test_current_event_id_default_is_zero(ada):
