@@ -11,6 +11,11 @@ An event frame, as stored and as sent on the websocket, is
 what the page applies in place (``follower.fragments``). The kinds and their payloads belong to
 the apps that publish them (``follower.sources``): ``host.follow.Kind`` for session rows and log
 lines, ``handoff.web.follow.Kind`` for records, redirects, switches and settings.
+
+A writer stores only what identifies its change (the kind, the ids, the facts it has in hand);
+what a page shows of it (rows, fragments) is rendered when the event is numbered, after the
+commit, from the committed state (``deliver``): once per batch for each thing shown, in the
+user's language read once, outside the writer's transactions (docs/design.md, "Lock order").
 """
 
 from __future__ import annotations
@@ -22,12 +27,13 @@ from typing import Any
 
 from channels.layers import get_channel_layer
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import F, Max
 from django.dispatch import Signal
 from django.utils import timezone
 
-from follower import sending
+from common.reads import reads_once
+from follower import sending, sources
 from follower.models import FollowerCursor, FollowerEvent
 
 logger = logging.getLogger(__name__)
@@ -71,46 +77,143 @@ def _send(user_id: int, frames: list[Frame]) -> None:
 
 
 def publish(user_id: int, kind: str, payload: dict[str, Any]) -> None:
-    """Store one event for ``user_id`` in the caller's transaction; number and send it after.
+    """Store one event for ``user_id`` in the caller's transaction; render, number and send it
+    after.
 
     One INSERT, joining the caller's transaction (if any), so the event exists exactly when the
-    caller's change committed and a rollback leaves none. The event is stored without a number
-    and takes no lock but its own new row: numbering waits for the commit (``deliver``, run by
-    ``transaction.on_commit``), so a writer that holds session rows never waits for the user's
-    counter row, and two writers never deadlock over it (docs/design.md, "Lock order").
+    caller's change committed and a rollback leaves none. ``payload`` is what identifies the
+    change (ids, facts in hand: JSON); the sources' ``render`` completes it when it is numbered.
+    The event is stored without a number and takes no lock but its own new row: numbering
+    waits for the commit (``deliver``, run by ``transaction.on_commit`` once per user and
+    transaction however many events it stores: ``_deliver_after_commit``), so a writer that
+    holds session rows never waits for the user's counter row, and two writers never deadlock
+    over it (docs/design.md, "Lock order").
     """
     FollowerEvent.objects.create(user_id=user_id, seq=None, kind=str(kind), payload=payload)
-    transaction.on_commit(lambda: deliver(user_id), robust=True)
+    _deliver_after_commit(user_id)
+
+
+class _Batch:
+    """The after-commit calls of ``deliver`` one transaction registered for one user: the first
+    that runs delivers, the others do nothing (``done``)."""
+
+    done = False
+
+
+class _Delivery:
+    """One after-commit call of ``deliver`` for one user, in a ``_Batch``."""
+
+    def __init__(self, user_id: int, batch: _Batch) -> None:
+        self.user_id = user_id
+        self.batch = batch
+        self.__qualname__ = "follower.events.deliver"  # named by Django if it fails
+
+    def __call__(self) -> None:
+        if self.batch.done:
+            return
+        self.batch.done = True
+        deliver(self.user_id)
+
+
+def _deliver_after_commit(user_id: int) -> None:
+    """Have ``deliver(user_id)`` run after the current transaction commits (at once outside
+    one), once per transaction however many events it stores: each event registers its own
+    call (a savepoint's rollback drops only its own), in the batch of the user's calls already
+    waiting, and the first to run delivers for all."""
+    waiting = [entry[1] for entry in connection.run_on_commit]  # (savepoints, call, robust)
+    batch = next(
+        (
+            call.batch
+            for call in waiting
+            if isinstance(call, _Delivery) and call.user_id == user_id and not call.batch.done
+        ),
+        None,
+    )
+    transaction.on_commit(_Delivery(user_id, batch or _Batch()), robust=True)
+
+
+def _rendered(pending: list[FollowerEvent]) -> tuple[list[FollowerEvent], list[FollowerEvent]]:
+    """Complete each pending event's payload from the committed state (``sources.render``);
+    return ``(kept, dropped)``: dropped are the events a source dropped (what they were about
+    is gone) and those whose render failed (logged: a broken template must not hold back the
+    user's later events).
+
+    The batch's renders share their reads (``common.reads.reads_once``: a thing several events
+    show is read and rendered once, the user's language read once), and a fragment several
+    events carry stays only in the last of them (``coalesce``: the phases one transaction moves
+    a handoff through send its panel once)."""
+    kept, dropped = [], []
+    with reads_once():
+        for event in pending:
+            try:
+                payload = sources.render(event.kind, event.payload)
+            except Exception:
+                logger.exception("follower: event %s (%s) not rendered", event.pk, event.kind)
+                payload = None
+            if payload is None:
+                dropped.append(event)
+            else:
+                event.payload = payload
+                kept.append(event)
+    coalesce([event.payload for event in kept])
+    return kept, dropped
+
+
+def coalesce(payloads: list[dict[str, Any]]) -> None:
+    """Leave each fragment that several of ``payloads`` (one batch's, oldest first) carry only
+    in the last of them, in place: rendered from the same committed state, the earlier copies
+    would be replaced on the page by the last one anyway."""
+    seen: set[tuple[Any, ...]] = set()
+    for payload in reversed(payloads):
+        carried = payload.get("fragments")
+        if not carried:
+            continue
+        kept = []
+        for item in carried:
+            key = (item.get("session"), item.get("html"), item.get("unless"))
+            if key not in seen:
+                seen.add(key)
+                kept.append(item)
+        payload["fragments"] = kept
 
 
 def deliver(user_id: int) -> list[Frame]:
-    """Number the user's committed events that have no number yet; send them after commit.
+    """Render and number the user's committed events that have no number yet; send them after
+    commit.
 
     Runs in its own short transaction (joining the caller's, if any) that locks only the user's
-    cursor row: the events get the next numbers in the order they were stored (no gaps), the
-    user's oldest events are deleted once they pass ``FOLLOWER_EVENT_LIMIT``, and after the
-    commit ``event_committed`` is sent and the frames go to the user's group as one message,
-    queued, never waited for (``follower.sending``); a failure of the channel layer is logged and
-    the events still reach the page from storage (the hub's re-join, the page's heartbeat).
+    cursor row: the events are rendered from the committed state (``_rendered``: the sources'
+    ``render``, once per thing shown, in the user's language read once) and get the next
+    numbers in the order they were stored (no gaps; an event a source dropped is deleted
+    unnumbered). Rendering under the cursor's lock means a later number never carries an older
+    rendering than an earlier one. The user's oldest events are deleted once they pass
+    ``FOLLOWER_EVENT_LIMIT``, and after the commit ``event_committed`` is sent and the frames
+    go to the user's group as one message, queued, never waited for (``follower.sending``); a
+    failure of the channel layer is logged and the events still reach the page from storage
+    (the hub's re-join, the page's heartbeat).
     When the numbering passes a multiple of ``SWEEP_EVERY`` every user's expired events are
     swept after the commit too (``prune_events``). Also numbers what a process stored and did
     not number (it stopped between its commit and this step): any later call for the user
     numbers those (``events_after`` calls it, so a page's replay does). Returns the frames it
-    numbered, oldest first (empty: none waited).
+    numbered, oldest first (empty: none waited). A crash (or a failure) before this
+    transaction commits leaves the events as their writers stored them, unnumbered and
+    unrendered: the next call renders them from what is stored then and numbers them, so none is
+    lost and a page gets the state as it is by then.
     """
     unnumbered = FollowerEvent.objects.filter(user_id=user_id, seq__isnull=True)
     if not unnumbered.exists():
         return []
     with transaction.atomic():
-        FollowerCursor.objects.get_or_create(user_id=user_id)
-        cursor = FollowerCursor.objects.select_for_update().get(user_id=user_id)
-        pending = list(unnumbered.order_by("pk"))
+        cursor, _ = FollowerCursor.objects.select_for_update().get_or_create(user_id=user_id)
+        pending, dropped = _rendered(list(unnumbered.order_by("pk")))
+        if dropped:
+            FollowerEvent.objects.filter(pk__in=[event.pk for event in dropped]).delete()
         if not pending:
             return []
         first = cursor.last_seq
         for seq, event in enumerate(pending, start=first + 1):
             event.seq = seq
-        FollowerEvent.objects.bulk_update(pending, ["seq"])
+        FollowerEvent.objects.bulk_update(pending, ["seq", "payload"])
         cursor.last_seq = first + len(pending)
         FollowerCursor.objects.filter(user_id=user_id).update(last_seq=cursor.last_seq)
         limit: int = getattr(settings, "FOLLOWER_EVENT_LIMIT", 1000)

@@ -12,7 +12,9 @@ is ``{"session": str | None, "html": str, "unless": str | None}``:
 - ``unless``: a CSS selector; a page that already matches it leaves the fragment out (an entry
   the page was rendered with, replayed after it).
 
-Rendering happens only in ``render``, in the receiving user's language.
+Rendering happens only in ``render``, in the receiving user's language, and only after the
+change committed: a source's ``render`` hook fills an event's fragments when ``follower.events``
+numbers it (``rendering``), never inside the writer's transaction.
 """
 
 from __future__ import annotations
@@ -23,15 +25,18 @@ from django.conf import settings
 from django.template.loader import render_to_string
 from django.utils import translation
 
+from common.reads import once
 from follower import sources
 
 Fragment = dict[str, Any]
 
 
+@once
 def language_of(user_id: int) -> str:
     """Return the language ``user_id``'s fragments are rendered in: the one they chose (a
     source's ``language``: the host's ``LanguagePreference``), else the site's
-    (``LANGUAGE_CODE``)."""
+    (``LANGUAGE_CODE``). Read once per batch of events (``rendering``) and per page request
+    (``common.reads``)."""
     return sources.language(user_id) or str(settings.LANGUAGE_CODE)
 
 

@@ -20,8 +20,16 @@ A source has any of these methods (a missing one contributes nothing):
   read in the same query); a source that reads rows applies ``Outlet.columns``;
 - ``row(key: str) -> dict | None``: the page's list item for ``key`` as the owning app renders
   it, ``{"owner": int, ...payload keys}`` (None: no such item), for another app's events;
-- ``fragments(kind: str, about: Any) -> list[Fragment]``: fragments the app adds to another
-  app's event of ``kind`` about ``about`` (the handoff's meter on the host's ``session.entry``);
+- ``owner(key: str) -> int | None``: the user whose pages show item ``key`` (a session's
+  owner; None: not known), for another app's events about it (``Outlet.owner``);
+- ``render(kind: str, payload: dict) -> dict | None``: the payload a page gets for an event of
+  ``kind`` stored with ``payload`` (what the writer published: the kind's ids and the facts it
+  had in hand), completed from what is stored now (rows, ``row_html``, ``fragments``); the
+  payload unchanged for a kind the app neither owns nor adds to; None when what the event is
+  about is gone (the event is dropped). Called after the writer's commit, when the event is
+  numbered (``render``: every source in order, each given the previous one's payload, so an
+  app adds to another's event: the handoff's meter on the host's ``session.entry``); the
+  reads marked ``common.reads.once`` and the user's language are read once per batch;
 - ``baseline(view_kwargs: dict) -> dict``: what the app adds to a page's baseline, read
   before the view (``follower.middleware``);
 - ``language(user_id: int) -> str | None``: the language the user chose (None: not known);
@@ -70,6 +78,17 @@ def hooks(name: str) -> Iterator[Any]:
             yield method
 
 
+def render(kind: str, payload: dict[str, Any]) -> dict[str, Any] | None:
+    """Return the payload of an event of ``kind`` stored with ``payload`` as every source's
+    ``render`` completes it, in order (None: a source dropped it). ``payload`` is not changed."""
+    completed: dict[str, Any] | None = dict(payload)
+    for method in hooks("render"):
+        completed = method(kind, completed)
+        if completed is None:
+            return None
+    return completed
+
+
 def language(user_id: int) -> str | None:
     """Return the first language a source knows for ``user_id`` (None: none does)."""
     for method in hooks("language"):
@@ -81,16 +100,13 @@ def language(user_id: int) -> str | None:
 
 class Outlet:
     """What a source publishes and renders with (given to its class): the follower's own
-    functions."""
+    functions. ``fragment`` and ``render`` are for a source's ``render`` hook (after commit)."""
 
-    def publish(
-        self, user_id: int, kind: str, payload: dict[str, Any], *, about: Any = None
-    ) -> None:
-        """``follower.events.publish`` after every source's ``fragments(kind, about)`` joined
-        ``payload["fragments"]`` (``about``: what the event is about, for those sources)."""
-        extra = [f for method in hooks("fragments") for f in method(kind, about)]
-        if extra:
-            payload = payload | {"fragments": [*payload.get("fragments", []), *extra]}
+    @staticmethod
+    def publish(user_id: int, kind: str, payload: dict[str, Any]) -> None:
+        """``follower.events.publish``: store the event in the writer's transaction with
+        ``payload`` as given (ids and facts in hand, JSON), rendered after the commit by the
+        sources' ``render``."""
         events.publish(user_id, kind, payload)
 
     fragment = staticmethod(fragments.fragment)
@@ -105,6 +121,15 @@ class Outlet:
         for method in hooks("columns"):
             merged |= method()
         return merged
+
+    @staticmethod
+    def owner(key: str) -> int | None:
+        """Return the first source's ``owner(key)`` that is not None (None: no source knows)."""
+        for method in hooks("owner"):
+            found: int | None = method(key)
+            if found is not None:
+                return found
+        return None
 
     @staticmethod
     def row(key: str) -> dict[str, Any] | None:

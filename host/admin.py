@@ -109,7 +109,7 @@ class SessionAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
         """Save the renamed session and announce it (open pages update their sidebar)."""
         with transaction.atomic():
             super().save_model(request, obj, form, change)
-            announce(obj.pk)
+            announce(obj.pk, owner_id=obj.owner_id)
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False

@@ -78,7 +78,7 @@ def _seed_session(
         status=SessionStatus.IDLE,
     )
     UsageProjection.objects.create(session=session)
-    announce(session.pk, created=True)
+    announce(session.pk, created=True, owner_id=session.owner_id)
     select_model(session, main["model"], source="demo")
     for turn in spec["turns"]:
         _seed_turn(session, turn)

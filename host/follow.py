@@ -1,16 +1,18 @@
 """The host's part of the follower (``FOLLOWER_SOURCES``: ``follower.sources``; seed 003 §6.5).
 
 The host announces what changed, explicitly (``host.signals.session_changed`` and
-``entry_appended``); ``SessionSource`` turns each announcement into the event a page needs,
-inside the writer's transaction, and gives the snapshot its ``sessions`` rows. Nothing is
-inferred from model saves, so a queryset ``update()`` that announces is followed and a save that
-changes nothing a page shows costs nothing. The host imports nothing of the follower: the
-follower makes the source with its ``Outlet`` (publish, render).
+``entry_appended``); ``SessionSource`` turns each announcement into an event, stored inside the
+writer's transaction with what identifies the change (the session's id, a log entry's ``seq``),
+and gives the snapshot its ``sessions`` rows. Nothing is inferred from model saves, so a
+queryset ``update()`` that announces is followed and a save that changes nothing a page shows
+costs nothing. The host imports nothing of the follower: the follower makes the source with its
+``Outlet`` (publish, fragment, render, columns, row).
 
 A row is ``{"id", "title", "blank", "workspace", "archived", "status"}`` plus the columns other
 sources add (``Outlet.columns``: the handoff's ``redirect_to``); ids are strings or None. Each
-event carries what it changes on the page, rendered once: the session's row (``row_html``, the
-list's own row template), the "working" line and the conversation's heading, or a new log entry.
+event carries what it changes on the page, rendered after the commit from the committed state
+(``render``), once per batch of events: the session's row (``row_html``, the list's own row
+template), the "working" line and the conversation's heading, or a new log entry.
 """
 
 from __future__ import annotations
@@ -19,10 +21,11 @@ from enum import StrEnum
 from typing import Any
 from uuid import UUID
 
-from host.models import Session, stored_language
+from common.reads import once
+from host.models import Message, Session, SessionEvent, stored_language
 from host.sidebar import row_context
 from host.signals import SIDEBAR_FIELDS, entry_appended, folder_switched, session_changed
-from host.timeline import entry_of
+from host.timeline import entry_of, has_line
 
 ROW = "chat/_session_row.html"
 """The session list's one row template (the list renders it too)."""
@@ -35,13 +38,16 @@ class Kind(StrEnum):
     """The host's follower events and their payloads."""
 
     SESSION_ADDED = "session.added"
-    """``{"session": row, "row_html", "fragments"}``: a session was created."""
+    """``{"session": row, "row_html", "fragments"}``: a session was created (stored as
+    ``{"session_id"}``)."""
     SESSION_UPDATED = "session.updated"
     """``{"session": row, "row_html", "fragments"}``: blank cleared, title, workspace, archived,
-    status or a column another source adds (the handoff's redirect)."""
+    status or a column another source adds (the handoff's redirect); stored as
+    ``{"session_id"}``."""
     SESSION_ENTRY = "session.entry"
     """``{"session_id", "seq", "fragments"}``: a line was appended to the session's log (other
-    sources add fragments: the handoff's context meter)."""
+    sources add fragments: the handoff's context meter); stored as ``{"session_id", "seq",
+    "entry": "message" | "event"}``."""
     FOLDER_SWITCHED = "folder.switched"
     """``{"path", "on"}``: the user switched following a runtime's sessions folder on or off
     (Settings shows the switch: ``static/followed-folders.js``)."""
@@ -67,9 +73,10 @@ class SessionSource:
         entry_appended.connect(self.entry_appended, dispatch_uid="host.follow.entry", weak=False)
         folder_switched.connect(self.folder_switched, dispatch_uid="host.follow.folder", weak=False)
 
+    @once
     def live_session(self, session_id: Any) -> Session | None:
         """Return the session as stored now with the other sources' columns annotated, or None
-        when it does not exist. One query (a join per column)."""
+        when it does not exist. One query (a join per column); once per batch of events."""
         rows = Session.objects.filter(pk=session_id)
         return rows.annotate(**self.outlet.columns()).first()
 
@@ -78,11 +85,13 @@ class SessionSource:
         names = [*ROW_FIELDS, *self.outlet.columns()]
         return _row({"id": session.pk, **{name: getattr(session, name) for name in names}})
 
+    @once
     def row(self, key: str) -> dict[str, Any] | None:
         """Return ``{"owner", "session": row, "row_html", "fragments": [the working line, the
         conversation's heading]}``
         of session ``key`` as stored now (None: no such session): a ``session.updated``
-        payload, for this source's events and other sources' (``Outlet.row``)."""
+        payload, for this source's events and other sources' (``Outlet.row``); rendered once per
+        batch of events."""
         session = self.live_session(key)
         if session is None:
             return None
@@ -103,21 +112,57 @@ class SessionSource:
         """Publish ``folder.switched`` to the user who switched the folder."""
         self.outlet.publish(owner_id, Kind.FOLDER_SWITCHED, {"path": path, "on": on})
 
-    def session_changed(self, session_id: Any, created: bool = False, **kwargs: Any) -> None:
-        """Publish ``session.added`` (created) or ``session.updated`` with the session's row."""
-        found = self.row(session_id)
-        if found is None:
+    def session_changed(
+        self, session_id: Any, created: bool = False, owner_id: Any = None, **kwargs: Any
+    ) -> None:
+        """Publish ``session.added`` (created) or ``session.updated`` for the session's owner
+        (``owner_id``, else ``owner_of``); its row is rendered after the commit (``render``)."""
+        if owner_id is not None:
+            remember_owner(session_id, owner_id)
+        owner = owner_of(session_id)
+        if owner is None:
             return
-        owner = found.pop("owner")
-        self.outlet.publish(owner, Kind.SESSION_ADDED if created else Kind.SESSION_UPDATED, found)
+        kind = Kind.SESSION_ADDED if created else Kind.SESSION_UPDATED
+        self.outlet.publish(owner, kind, {"session_id": str(session_id)})
 
     def entry_appended(self, session: Session, entry: Any, **kwargs: Any) -> None:
-        """Publish ``session.entry`` with the new log line (appended to the session's timeline
-        unless the page shows it already) and the header's counts; nothing for an entry without
-        a line (a turn start)."""
-        line = entry_of(session, entry)
-        if line is None:
+        """Publish ``session.entry`` for the new log line; its line is rendered after the
+        commit (``render``). Nothing for an entry without a line (``has_line``: a turn start)."""
+        if not has_line(session, entry):
             return
+        remember_owner(session.pk, session.owner_id)
+        kind = "message" if isinstance(entry, Message) else "event"
+        payload = {"session_id": str(session.pk), "seq": entry.seq, "entry": kind}
+        self.outlet.publish(session.owner_id, Kind.SESSION_ENTRY, payload)
+
+    def owner(self, key: str) -> int | None:
+        """The owner of session ``key`` (``owner_of``; None: no such session)."""
+        return owner_of(key)
+
+    def render(self, kind: str, payload: dict[str, Any]) -> dict[str, Any] | None:
+        """Complete a stored ``session.*`` payload from what is stored now (the source's
+        ``render`` hook, after commit); other kinds, and a payload without a ``session_id``,
+        pass unchanged. None: the session (or the entry's line) is gone."""
+        if "session_id" not in payload:
+            return payload
+        if kind in (Kind.SESSION_ADDED, Kind.SESSION_UPDATED):
+            found = self.row(payload["session_id"])
+            return {k: v for k, v in found.items() if k != "owner"} if found else None
+        if kind == Kind.SESSION_ENTRY:
+            return self.entry_payload(payload)
+        return payload
+
+    def entry_payload(self, stored: dict[str, Any]) -> dict[str, Any] | None:
+        """``{"session_id", "seq", "fragments": [the line]}`` of a stored ``session.entry``:
+        the line appended to the session's timeline unless the page shows it already, as the
+        page renders it now (a relay names the conversation it came from). None when the session
+        or the entry is gone or the entry has no line (a turn start)."""
+        session = self.live_session(stored["session_id"])
+        model = Message if stored.get("entry") == "message" else SessionEvent
+        item = model.objects.filter(session_id=stored["session_id"], seq=stored["seq"]).first()
+        line = entry_of(session, item) if session is not None and item is not None else None
+        if session is None or line is None:
+            return None
         context = {"entry": line, "session": session, "oob": True}
         shown = self.outlet.fragment(
             session.owner_id,
@@ -126,8 +171,7 @@ class SessionSource:
             session=session.pk,
             unless=f"#entry-{line.seq}",
         )
-        payload = {"session_id": str(session.pk), "seq": line.seq, "fragments": [shown]}
-        self.outlet.publish(session.owner_id, Kind.SESSION_ENTRY, payload, about=session)
+        return {"session_id": str(session.pk), "seq": line.seq, "fragments": [shown]}
 
     def snapshot(self, user_id: int, snapshot: dict[str, Any]) -> None:
         """Add ``"sessions": [row, ...]``, the user's sessions oldest first (one query)."""
@@ -139,6 +183,32 @@ class SessionSource:
         """Return the language the user chose, else their browser's on their latest page
         (``LanguagePreference``), or None."""
         return stored_language(user_id)
+
+
+OWNERS_KEPT = 10_000
+"""Session owners a process keeps (``owner_of``); past that the memo starts afresh."""
+
+_owners: dict[str, int] = {}
+
+
+def remember_owner(session_id: Any, owner_id: int) -> None:
+    """Keep ``owner_id`` as the owner of ``session_id`` (a session's owner never changes: the
+    admin shows it read-only)."""
+    if len(_owners) >= OWNERS_KEPT:
+        _owners.clear()
+    _owners[str(session_id)] = owner_id
+
+
+def owner_of(session_id: Any) -> int | None:
+    """The owner's id of session ``session_id`` (None: no such session): kept from the
+    announcements that named it (``remember_owner``), else read once (one query)."""
+    key = str(session_id)
+    if key not in _owners:
+        found = Session.objects.filter(pk=key).values_list("owner_id", flat=True).first()
+        if found is None:
+            return None
+        remember_owner(key, found)
+    return _owners[key]
 
 
 def _row(values: dict[str, Any]) -> dict[str, Any]:

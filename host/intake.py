@@ -251,7 +251,7 @@ def _title_untitled(session: Session, content: str) -> None:
     the sidebar and open pages show it); a titled session keeps its own."""
     if Session.objects.filter(pk=session.pk, title="").update(title=title_from(content)):
         session.refresh_from_db(fields=["title"])
-        announce(session.pk)
+        announce(session.pk, owner_id=session.owner_id)
 
 
 def _start_or_queue(session: Session, message: Message) -> None:

@@ -133,7 +133,7 @@ def append_message(
     if starts_turn:
         Session.objects.filter(pk=session.pk).update(turns=F("turns") + 1)
         if Session.objects.filter(pk=session.pk, blank=True).update(blank=False):
-            announce(session.pk)
+            announce(session.pk, owner_id=session.owner_id)
         session.refresh_from_db(fields=["turns", "blank"])
     if live:
         entry_appended.send(sender=Session, session=session, entry=message)
@@ -210,7 +210,7 @@ def append_entries(
             return
         Session.objects.filter(pk=session.pk).update(**session_updates)
         if turns and Session.objects.filter(pk=session.pk, blank=True).update(blank=False):
-            announce(session.pk)
+            announce(session.pk, owner_id=session.owner_id)
         session.refresh_from_db(fields=["turns", "blank", "model"])
 
 
@@ -246,8 +246,9 @@ def select_model(
     session: Session, model: str, *, source: str = "user", live: bool = True
 ) -> SessionEvent:
     """Record a model selection in the log and make it the session's model (``live``: see
-    ``append_event``)."""
-    with transaction.atomic():
+    ``append_event``). One transaction; inside a caller's, no savepoint of its own: a failure
+    rolls back to the caller's."""
+    with transaction.atomic(savepoint=False):
         event = append_event(
             session,
             SessionEventKind.MODEL_SELECTION,

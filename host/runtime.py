@@ -176,7 +176,7 @@ def dispose(session: Session) -> None:
             return
         fresh.status = SessionStatus.DISPOSED
         fresh.save(update_fields=["status", "updated"])
-        announce(fresh.pk)
+        announce(fresh.pk, owner_id=fresh.owner_id)
         if fresh.parent_id is not None:
             _clear_after_commit(fresh.parent_id, f"owned-agent:{fresh.pk}")
     _copy_state(fresh, session)
@@ -219,7 +219,7 @@ def _close_turn(fresh: Session, turn: Activity | None) -> bool:
     if fresh.status == SessionStatus.RUNNING and not _take_inbox(fresh):
         fresh.status = SessionStatus.IDLE
         fresh.save(update_fields=["status", "updated"])
-        announce(fresh.pk)
+        announce(fresh.pk, owner_id=fresh.owner_id)
         transaction.on_commit(lambda: session_idle.send(sender=Session, session=fresh))
     return True
 
@@ -263,7 +263,7 @@ def _open_turn(fresh: Session, *, message: Message | None) -> Activity:
         message.starts_turn = True
         fresh.turns += 1
     fresh.save(update_fields=["status", "blank", "turns", "updated"])
-    announce(fresh.pk)
+    announce(fresh.pk, owner_id=fresh.owner_id)
     detail = f"message #{message.seq}" if message else "started by a plugin"
     return Activity.objects.create(
         session=fresh,

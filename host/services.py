@@ -111,13 +111,16 @@ class Observation:
 
 def _save(session: Session, **fields: Any) -> None:
     """Set and save ``fields``; announce the change when the sidebar row shows one of them
-    (``host.signals.SIDEBAR_FIELDS``). One transaction."""
+    (``host.signals.SIDEBAR_FIELDS``). One statement, or one transaction with the announcement
+    (inside a caller's, no savepoint of its own: a failure rolls back to the caller's)."""
     for name, value in fields.items():
         setattr(session, name, value)
-    with transaction.atomic():
+    if not any(name in SIDEBAR_FIELDS for name in fields):
         session.save(update_fields=[*fields, "updated"])
-        if any(name in SIDEBAR_FIELDS for name in fields):
-            announce(session.pk)
+        return
+    with transaction.atomic(savepoint=False):
+        session.save(update_fields=[*fields, "updated"])
+        announce(session.pk, owner_id=session.owner_id)
 
 
 @once

@@ -101,13 +101,14 @@ def _created_for(owner: Any, external_id: str) -> Session | None:
 
 
 def _create(owner: Any, **fields: Any) -> Session:
-    """Insert the session and its usage projection and announce it, in one transaction."""
-    with transaction.atomic():
+    """Insert the session and its usage projection and announce it, in one transaction (inside
+    a caller's, no savepoint of its own: a failure rolls back to the caller's)."""
+    with transaction.atomic(savepoint=False):
         session = Session.objects.create(
             owner=owner, status=SessionStatus.IDLE, blank=True, **fields
         )
         UsageProjection.objects.create(session=session)
-        announce(session.pk, created=True)
+        announce(session.pk, created=True, owner_id=session.owner_id)
     return session
 
 
@@ -122,13 +123,14 @@ def attach(session: Session, workspace: Workspace) -> None:
     """Attach ``session`` to ``workspace`` (the sidebar groups it there).
 
     Raises ``ValueError`` when the workspace belongs to another user; nothing changes then.
+    One transaction (inside a caller's, no savepoint of its own).
     """
     if workspace.owner_id != session.owner_id:
         raise ValueError("the workspace belongs to another user")
-    with transaction.atomic():
+    with transaction.atomic(savepoint=False):
         session.workspace = workspace
         session.save(update_fields=["workspace", "updated"])
-        announce(session.pk)
+        announce(session.pk, owner_id=session.owner_id)
 
 
 def live_subagents(session: Session) -> QuerySet[Session]:

@@ -6,10 +6,12 @@
 - ``before_step(sender=Session, session=Session, incoming=list[Message])``: input arrived for a
   session (seed 000, Forwarding: ``beforeStep``). A receiver returns a ``StepRejected`` to take
   the input away from this session; the host then does not start a turn.
-- ``session_changed(sender=Session, session_id=UUID, created=bool)``: something a page shows of
-  the session (its sidebar row: ``SIDEBAR_FIELDS``) changed, or it was created. Sent inside the
-  writer's transaction, so a receiver's writes commit or roll back with the change; every
-  writer of those columns sends it (a queryset ``update()`` too), and no other write does.
+- ``session_changed(sender=Session, session_id=UUID, created=bool, owner_id=int | None)``:
+  something a page shows of the session (its sidebar row: ``SIDEBAR_FIELDS``) changed, or it
+  was created; ``owner_id`` is its owner when the writer has it in hand (None: not given).
+  Sent inside the writer's transaction, so a receiver's writes commit or roll back with the
+  change; every writer of those columns sends it (a queryset ``update()`` too), and no other
+  write does.
 - ``entry_appended(sender=Session, session=Session, entry=Message | SessionEvent)``: a live
   write appended one entry to the session's log (``host.log``; an import does not announce its
   entries: no page shows a session before its import commits). Sent inside the writer's
@@ -61,9 +63,10 @@ session_window = Signal()
 folder_switched = Signal()
 
 
-def announce(session_id: Any, *, created: bool = False) -> None:
-    """Send ``session_changed`` for ``session_id``; call it inside the write's transaction."""
-    session_changed.send(sender=Session, session_id=session_id, created=created)
+def announce(session_id: Any, *, created: bool = False, owner_id: Any = None) -> None:
+    """Send ``session_changed`` for ``session_id`` (owned by ``owner_id`` when the caller has
+    it: the follower then reads no owner); call it inside the write's transaction."""
+    session_changed.send(sender=Session, session_id=session_id, created=created, owner_id=owner_id)
 
 
 @dataclass(frozen=True)

@@ -180,20 +180,26 @@ def timeline(session: Session, *, limit: int | None = LATEST) -> Timeline:
     return Timeline(sorted(entries, key=lambda e: e.seq), earlier)
 
 
+def has_line(session: Session, item: Message | SessionEvent) -> bool:
+    """Whether one newly appended message or event shows a line (``entry_of``): not a turn
+    start, a typed ``/compact`` or a model selection before the log's first message. At most
+    one query (a model selection: is there a message yet?)."""
+    if isinstance(item, Message):
+        return not (item.role == Role.USER and item.content == COMPACT)
+    if item.kind not in _SHOWN_EVENTS:
+        return False
+    return item.kind != SessionEventKind.MODEL_SELECTION or session.messages.exists()
+
+
 def entry_of(session: Session, item: Message | SessionEvent) -> Entry | None:
     """Return the line one newly appended message or event shows, as ``timeline`` would show
-    it, or None when it has none (a turn start, a typed ``/compact``, a model selection before
-    the log's first message). At most one query (a model selection: is there a message yet?),
-    plus the relay look-ups of ``_linked`` for a relayed or forwarded message.
+    it, or None when it has none (``has_line``). At most one query for ``has_line``, plus the
+    relay look-ups of ``_linked`` for a relayed or forwarded message.
     """
+    if not has_line(session, item):
+        return None
     if isinstance(item, Message):
-        if item.role == Role.USER and item.content == COMPACT:
-            return None
         return _message_entry(item, _linked(session, [item]))
-    if item.kind not in _SHOWN_EVENTS:
-        return None
-    if item.kind == SessionEventKind.MODEL_SELECTION and not session.messages.exists():
-        return None
     text = _event_text(item)
     return Entry(item.seq, "notice", text) if text is not None else None
 

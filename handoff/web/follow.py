@@ -2,14 +2,16 @@
 
 The handoff store announces what changed (``handoff.signals``: ``record_changed``,
 ``redirects_changed``, ``settings_changed``, ``main_switched``, sent inside the writer's
-transaction); ``HandoffSource`` turns each into the event a page needs, with the source's
-handoff panel rendered once. It also adds the handoff's ``redirect_to`` column to the host's
-session rows (read in the same query), the context meter to the host's ``session.entry``
-events and the page's redirect to its baseline. A successor's row travels in its
-``redirect.committed`` event: a tab on the source applies it to its list and opens it at once
-when it is started (not blank), and otherwise waits for the ``session.updated`` that its start
-publishes (``handoff/static/handoff/jump.js``). The event also carries the source's title from
-before the handoff renamed it, which the next page names ("Moved here from …").
+transaction); ``HandoffSource`` turns each into an event stored with what identifies the change
+(ids, the phase, the switch), and completes it after the commit (``render``) with the source's
+handoff panel, rendered once per batch of events from the committed state. It also adds the
+handoff's ``redirect_to`` column to the host's session rows (read in the same query), the
+context meter to the host's ``session.entry`` events and the page's redirect to its baseline.
+A successor's row travels in its ``redirect.committed`` event: a tab on the source applies it
+to its list and opens it at once when it is started (not blank), and otherwise waits for the
+``session.updated`` that its start publishes (``handoff/static/handoff/jump.js``). The event
+also carries the source's title from before the handoff renamed it, which the next page names
+("Moved here from …").
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.db.models import F
 
+from common.reads import once
 from handoff import services, store
 from handoff.conf import session_url
 from handoff.settings_store import EDITABLE
@@ -32,7 +35,8 @@ SESSION_ENTRY = "session.entry"
 """The host's event for a new log line, which carries the context meter too."""
 
 SESSION_UPDATED = "session.updated"
-"""The host's event for a changed session row (published here when a route is removed)."""
+"""The host's event for a changed session row (published here when a route is removed, stored as
+the host stores it: ``{"session_id"}``, ``follower.sources``)."""
 
 PANEL = "handoff/panel.html"
 
@@ -45,7 +49,8 @@ class Kind(StrEnum):
 
     HANDOFF_PHASE = "handoff.phase"
     """``{"record", "source", "target", "phase", "fragments"}``: a record was created or
-    changed phase (the fragment: the source's panel)."""
+    changed phase (the fragment: the source's panel, rendered after the commit; the phase is the
+    one the writer set)."""
     REDIRECT_COMMITTED = "redirect.committed"
     """``{"source", "source_title", "destination", "previous", "url", "session", "row_html"}``:
     ``source`` now forwards to ``destination``; ``source_title`` is the source's title before
@@ -53,13 +58,22 @@ class Kind(StrEnum):
     later route, or a route installed without it); ``previous`` is where it forwarded before
     (None: it did not); ``url`` is the host's page of ``destination``
     (``HANDOFF_SESSION_URL``); ``session`` and ``row_html`` are the destination's row as the
-    host's source renders it (``Outlet.row``)."""
+    host's source renders it (``Outlet.row``, after the commit)."""
     SETTINGS_CHANGED = "settings.changed"
     """``{"settings": {name: value}, "version": int}``: the global settings as stored now (the
     card's fields; every user's pages get it)."""
     HANDOFF_SWITCH = "handoff.switch"
     """``{"session", "enabled", "fragments"}``: a conversation's own automatic-handoff switch
     changed (the fragment: its panel)."""
+
+
+ABOUT = {
+    Kind.HANDOFF_PHASE: "source",
+    Kind.HANDOFF_SWITCH: "session",
+    Kind.REDIRECT_COMMITTED: "destination",
+    SESSION_ENTRY: "session_id",
+}
+"""The payload key naming the session whose panel, row or meter ``render`` adds, per kind."""
 
 
 class HandoffSource:
@@ -96,30 +110,66 @@ class HandoffSource:
         redirect = store.redirect_of(session_id) if session_id is not None else None
         return {"redirect_to": str(redirect.destination_id) if redirect is not None else None}
 
-    def fragments(self, kind: str, about: Any) -> list[dict[str, Any]]:
-        """The context meter of ``about`` (a session) on the host's ``session.entry``."""
-        if kind != SESSION_ENTRY:
-            return []
-        meter: dict[str, Any] = self.outlet.fragment(
-            about.owner_id, METER, live_meter_context(about), session=about.pk
-        )
-        return [meter]
+    def render(self, kind: str, payload: dict[str, Any]) -> dict[str, Any] | None:
+        """Complete a stored payload from what is stored now (the source's ``render`` hook,
+        after commit): the source's panel on ``handoff.phase`` and ``handoff.switch``, the
+        destination's row on ``redirect.committed``, the context meter on the host's
+        ``session.entry``; other kinds, and a payload without the session it is about
+        (``ABOUT``), pass unchanged. None: the session is gone."""
+        about = payload.get(ABOUT.get(kind, ""))
+        if about is None:
+            return payload
+        if kind == Kind.REDIRECT_COMMITTED:
+            found = self.outlet.row(about)
+            if found is None:
+                return None
+            return payload | {"session": found["session"], "row_html": found["row_html"]}
+        if kind == SESSION_ENTRY:
+            meter = self._meter(about)
+            return payload | {"fragments": [*payload.get("fragments", []), *meter]}
+        return self._with_panel(payload, about)
 
-    def _panel(self, session_id: Any) -> tuple[Any, list[dict[str, Any]]]:
-        """Return ``(owner id, [the session's handoff panel as its page shows it now])``;
-        ``(None, [])`` when the session does not exist. One read of the session."""
+    def _with_panel(self, payload: dict[str, Any], session_id: str) -> dict[str, Any] | None:
+        """``payload`` with the session's panel as its ``fragments`` (None: no such session)."""
+        panel = self._panel(session_id)
+        return payload | {"fragments": panel} if panel else None
+
+    def _owner(self, session_id: Any) -> Any:
+        """The owner of session ``session_id``: the host's source knows it (``Outlet.owner``),
+        else it is read (None: no such session)."""
+        known = self.outlet.owner(str(session_id))
+        if known is not None:
+            return known
         controller = services.session_controller()
         session = controller.get(str(session_id)) if controller is not None else None
+        return session.owner_id if session is not None else None
+
+    @once
+    def _meter(self, session_id: str) -> list[dict[str, Any]]:
+        """``[the session's context meter as its page shows it now]`` (empty: no session);
+        rendered once per batch of events."""
+        controller = services.session_controller()
+        session = controller.get(session_id) if controller is not None else None
         if session is None:
-            return None, []
+            return []
+        context = live_meter_context(session)
+        return [self.outlet.fragment(session.owner_id, METER, context, session=session.pk)]
+
+    @once
+    def _panel(self, session_id: str) -> list[dict[str, Any]]:
+        """``[the session's handoff panel as its page shows it now]`` (empty: no such session);
+        rendered once per batch of events."""
+        controller = services.session_controller()
+        session = controller.get(session_id) if controller is not None else None
+        if session is None:
+            return []
         context = session_panel(session) | {"live": True}
-        owner = session.owner_id
-        return owner, [self.outlet.fragment(owner, PANEL, context, session=session.pk)]
+        return [self.outlet.fragment(session.owner_id, PANEL, context, session=session.pk)]
 
     def record_changed(self, record: Any, **kwargs: Any) -> None:
-        """Publish ``handoff.phase`` with the source's panel: the record was created, moved
-        phase or got its successor."""
-        owner, panel = self._panel(record.source_id)
+        """Publish ``handoff.phase`` to the source's owner: the record was created, moved
+        phase or got its successor (the panel is rendered after the commit)."""
+        owner = self._owner(record.source_id)
         if owner is None:
             return
         payload = {
@@ -127,29 +177,25 @@ class HandoffSource:
             "source": str(record.source_id),
             "target": str(record.target_id) if record.target_id else None,
             "phase": record.phase,
-            "fragments": panel,
         }
         self.outlet.publish(owner, Kind.HANDOFF_PHASE, payload)
 
     def redirects_changed(self, changes: list[Any], **kwargs: Any) -> None:
-        """Publish ``redirect.committed`` per added or re-pointed route (with the destination's
-        row), ``session.updated`` (no redirect) per removed one.
+        """Publish ``redirect.committed`` per added or re-pointed route (the destination's row
+        is added after the commit), ``session.updated`` (no redirect) per removed one.
 
         The source's panel with its banner comes in the ``handoff.phase`` event of the record's
-        commit, which the handoff publishes right after the route in the same transaction:
-        rendered once, after both (about 10 statements a render).
+        commit, which the handoff publishes right after the route in the same transaction.
         """
-        rows: dict[Any, dict[str, Any] | None] = {}
         for change in changes:
             if change.destination is None:
-                removed = self.outlet.row(str(change.source))
-                if removed is not None:
-                    self.outlet.publish(removed.pop("owner"), SESSION_UPDATED, removed)
+                owner = self._owner(change.source)
+                if owner is not None:
+                    stored = {"session_id": str(change.source)}
+                    self.outlet.publish(owner, SESSION_UPDATED, stored)
                 continue
-            if change.destination not in rows:
-                rows[change.destination] = self.outlet.row(str(change.destination))
-            found = rows[change.destination]
-            if found is None:
+            owner = self._owner(change.destination)
+            if owner is None:
                 continue
             payload = {
                 "source": str(change.source),
@@ -157,10 +203,8 @@ class HandoffSource:
                 "destination": str(change.destination),
                 "previous": str(change.previous) if change.previous is not None else None,
                 "url": session_url(change.destination),
-                "session": found["session"],
-                "row_html": found["row_html"],
             }
-            self.outlet.publish(found["owner"], Kind.REDIRECT_COMMITTED, payload)
+            self.outlet.publish(owner, Kind.REDIRECT_COMMITTED, payload)
 
     def settings_changed(self, values: Any, **kwargs: Any) -> None:
         """Publish ``settings.changed`` with the stored values to every active user: the
@@ -179,9 +223,10 @@ class HandoffSource:
             self.outlet.publish(user_id, Kind.SETTINGS_CHANGED, payload)
 
     def main_switched(self, session_id: Any, enabled: bool, **kwargs: Any) -> None:
-        """Publish ``handoff.switch`` with the session's panel: its own switch is on or off."""
-        owner, panel = self._panel(session_id)
+        """Publish ``handoff.switch`` to the session's owner: its own switch is on or off (the
+        panel is rendered after the commit)."""
+        owner = self._owner(session_id)
         if owner is None:
             return
-        payload = {"session": str(session_id), "enabled": enabled, "fragments": panel}
+        payload = {"session": str(session_id), "enabled": enabled}
         self.outlet.publish(owner, Kind.HANDOFF_SWITCH, payload)

@@ -345,7 +345,7 @@ class SessionWriter:
             fields["workspace"] = workspace_for(self.session.owner, cwd)
         Session.objects.filter(pk=self.session.pk).update(**fields)
         # One transaction per file (the importer's): the session shows once, whole, at commit.
-        announce(self.session.pk, created=created)
+        announce(self.session.pk, created=created, owner_id=self.session.owner_id)
         self.session.refresh_from_db()
         return self.session
 

@@ -24,6 +24,7 @@ from django.urls import reverse
 from django.utils import timezone, translation
 from handoff_support import make_source
 
+from follower.events import deliver
 from follower.fragments import language_of
 from follower.models import FollowerEvent
 from handoff import operations
@@ -324,6 +325,7 @@ def test_follower_fragments_speak_the_receiving_users_language(chinese: Client):
     user = LanguagePreference.objects.get().user
     session = make_source(user)
     operations.enable(session.pk)
+    deliver(user.pk)  # what the commit runs: the panel is rendered then
     event = FollowerEvent.objects.filter(user=user, kind="handoff.switch").get()
     panel = event.payload["fragments"][0]["html"]
     assert "自动接续" in panel and "Automatic handoff" not in panel
@@ -358,6 +360,7 @@ def test_follower_fragments_speak_the_browsers_language_when_the_user_chose_none
     client.get(reverse("chat:new"), headers={"Accept-Language": "zh-CN,zh;q=0.9,en;q=0.8"})
     session = make_source(user)
     operations.enable(session.pk)
+    deliver(user.pk)  # what the commit runs: the panel is rendered then
     event = FollowerEvent.objects.filter(user=user, kind="handoff.switch").get()
     panel = event.payload["fragments"][0]["html"]
     assert "自动接续" in panel and "Automatic handoff" not in panel

@@ -3,6 +3,7 @@ handoff app announce, and the snapshot (seed 003 §6.5; DESIGN.md invariant 10; 
 
 from __future__ import annotations
 
+import contextlib
 import json
 from datetime import timedelta
 from io import StringIO
@@ -137,6 +138,35 @@ def test_events_left_unnumbered_by_a_stopped_process_are_numbered_by_the_next_re
         (1, "prepared"),
         (2, "committed"),
     ]
+
+
+def test_events_a_stopped_process_left_are_rendered_from_what_is_stored_when_numbered(ada):
+    """The writer's transaction stores ids only; a process that stopped after its commit and
+    before numbering leaves them so, and the next reader renders them from what is stored then:
+    nothing is lost, and the page gets the row as it is now."""
+    created = session(ada)
+    SessionController().rename(created, "renamed")
+    stored = list(FollowerEvent.objects.filter(user=ada).values_list("seq", "payload"))
+    assert stored == [(None, {"session_id": str(created.pk)})] * 2
+    frames = replayed(ada)
+    assert [(f["id"], f["kind"]) for f in frames] == [(1, "session.added"), (2, "session.updated")]
+    assert [f["payload"]["session"]["title"] for f in frames] == ["renamed", "renamed"]
+    assert all("renamed" in f["payload"]["row_html"] for f in frames)
+
+
+def test_a_transaction_delivers_once_whichever_of_its_savepoints_roll_back(
+    ada, monkeypatch, django_capture_on_commit_callbacks
+):
+    delivered: list[int] = []
+    monkeypatch.setattr("follower.events.deliver", lambda user_id: delivered.append(user_id))
+    with django_capture_on_commit_callbacks(execute=True), transaction.atomic():
+        with contextlib.suppress(RuntimeError), transaction.atomic():
+            publish_uncommitted(ada.pk, HandoffKind.HANDOFF_PHASE, {"phase": "rolled back"})
+            raise RuntimeError("the savepoint rolls back with its event and its call")
+        for phase in ("prepared", "committed"):
+            with transaction.atomic():
+                publish_uncommitted(ada.pk, HandoffKind.HANDOFF_PHASE, {"phase": phase})
+    assert delivered == [ada.pk]
 
 
 def test_current_event_id_default_is_zero(ada):
@@ -281,6 +311,7 @@ def test_renaming_and_archiving_are_session_updated(ada):
     created = session(ada)
     controller = SessionController()
     controller.rename(created, "renamed")
+    deliver(ada.pk)  # what the rename's commit runs: the row is rendered as committed then
     controller.archive(created)
     rows = [f["payload"]["session"] for f in replayed(ada, 1)]
     assert [(r["title"], r["archived"]) for r in rows] == [("renamed", False), ("renamed", True)]
@@ -290,6 +321,7 @@ def test_a_turn_is_session_updated_when_it_starts_and_ends(ada):
     created = session(ada)
     message = append_message(created, role="user", source_kind="user", content="go")
     runtime.begin_turn(created, user_initiated=True, message=message)
+    deliver(ada.pk)  # what the start's commit runs
     runtime.end_turn(created)
     rows = [f["payload"]["session"] for f in row_frames(ada, 1)]
     assert [(r["status"], r["blank"]) for r in rows] == [("running", False), ("idle", False)]
@@ -396,7 +428,7 @@ def test_every_hundredth_event_sweeps_quiet_users(ada, bob, django_capture_on_co
         publish(ada.pk, HandoffKind.HANDOFF_PHASE, {})
     assert FollowerEvent.objects.filter(user=bob).exists()
     with django_capture_on_commit_callbacks(execute=True):
-        publish_uncommitted(ada.pk, HandoffKind.HANDOFF_PHASE, {})
+        publish(ada.pk, HandoffKind.HANDOFF_PHASE, {})
     assert not FollowerEvent.objects.filter(user=bob).exists()
     assert events_after(bob.pk, 0) == Resync(last_event_id=1)
 

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.management import call_command
+from django.db import transaction
 from django.template import loader
 from django.utils import translation
 from shared_files import TRANSCRIPTS
@@ -119,6 +120,22 @@ def test_a_record_event_carries_the_sources_panel_with_its_phase(ada):
     assert "every 1s" not in panel["html"]
 
 
+def test_a_panel_several_events_of_one_commit_show_is_sent_once_as_committed(ada):
+    """Rendered after the commit, the phases of one transaction would all carry the same
+    panel: only the last carries it, showing the phase the transaction left."""
+    source, target = talked(ada), talked(ada, "next")
+    before = replayed(ada)[-1]["id"]
+    with transaction.atomic():
+        record = store.create_record(
+            source_id=source.pk, reason=Reason.MANUAL, metrics=NO_METRICS, source_revision=0
+        )
+        store.move(record, Phase.PREPARED, target_id=target.pk)
+    frames = replayed(ada, before)
+    assert [f["payload"]["phase"] for f in frames] == [Phase.SUMMARIZING, Phase.PREPARED]
+    assert [len(f["payload"]["fragments"]) for f in frames] == [0, 1]
+    assert f'data-phase="{Phase.PREPARED}"' in frames[-1]["payload"]["fragments"][0]["html"]
+
+
 def test_redirect_committed_carries_the_successors_row(ada):
     source, successor = talked(ada), talked(ada, "next")
     before = replayed(ada)[-1]["id"]
@@ -159,10 +176,12 @@ def test_fragments_are_rendered_in_the_users_language(ada, monkeypatch: Any):
         rendered_in.append(translation.get_language())
         return original(*args, **kwargs)
 
-    monkeypatch.setattr("follower.fragments.language_of", language_of)
+    monkeypatch.setattr("follower.sources.language", language_of)
     monkeypatch.setattr("follower.fragments.render_to_string", render_to_string)
     talked(ada)
-    assert set(asked) == {ada.pk}
+    assert not rendered_in  # nothing is rendered in the writers' transactions
+    replayed(ada)  # the commit's delivery: rendered then
+    assert asked == [ada.pk]  # once for the batch
     assert rendered_in and set(rendered_in) == {"zh-hans"}
 
 

@@ -37,10 +37,22 @@ class Planets:
     def row(self, key: str) -> dict[str, Any] | None:
         return {"owner": 1, "planet": key} if key.startswith("p") else None
 
-    def fragments(self, kind: str, about: Any) -> list[dict[str, Any]]:
+    def render(self, kind: str, payload: dict[str, Any]) -> dict[str, Any] | None:
+        if kind == "lost":
+            return None
         if kind != "orbit":
-            return []
-        return [{"session": None, "html": f"<i>{about}</i>", "unless": None}]
+            return payload
+        mine = {"session": None, "html": f"<i>{payload['moon']}</i>", "unless": None}
+        return payload | {"fragments": [*payload.get("fragments", []), mine]}
+
+
+class Broken:
+    """A source whose render fails for one kind (a template error, say)."""
+
+    def render(self, kind: str, payload: dict[str, Any]) -> dict[str, Any] | None:
+        if kind == "broken":
+            raise ValueError("no such template")
+        return payload
 
 
 class Moons:
@@ -53,9 +65,10 @@ class Moons:
         return {"tilt": Value(2)}
 
 
-planets, moons = Planets(), Moons()
+planets, moons, broken = Planets(), Moons(), Broken()
 PLANETS = f"{__name__}.planets"
 MOONS = f"{__name__}.moons"
+BROKEN = f"{__name__}.broken"
 
 
 def test_without_sources_the_snapshot_has_only_the_event_id(django_user_model):
@@ -107,11 +120,24 @@ def test_the_outlet_merges_the_sources_columns_rows_and_fragments(django_user_mo
         assert set(outlet.columns()) == {"mass", "tilt"}
         assert outlet.row("p4") == {"owner": 1, "planet": "p4"}
         assert outlet.row("q4") is None
-        outlet.publish(ada.pk, "orbit", {"fragments": [{"html": "mine"}]}, about="Io")
-        outlet.publish(ada.pk, "spin", {}, about="Io")
-    orbit, spin = events_after(ada.pk, 0)  # type: ignore[misc]
+        outlet.publish(ada.pk, "orbit", {"moon": "Io", "fragments": [{"html": "mine"}]})
+        outlet.publish(ada.pk, "lost", {"moon": "Io"})
+        outlet.publish(ada.pk, "spin", {"moon": "Io"})
+        # Rendered when numbered, after the commit: what a source drops is never numbered.
+        orbit, spin = events_after(ada.pk, 0)  # type: ignore[misc]
     assert [f["html"] for f in orbit["payload"]["fragments"]] == ["mine", "<i>Io</i>"]
-    assert spin["payload"] == {}
+    assert (spin["id"], spin["payload"]) == (2, {"moon": "Io"})
+
+
+def test_an_event_that_cannot_be_rendered_holds_back_none_after_it(django_user_model, caplog):
+    ada = django_user_model.objects.create_user("ada")
+    outlet = sources.Outlet()
+    with override_settings(FOLLOWER_SOURCES=[BROKEN]):
+        outlet.publish(ada.pk, "broken", {})
+        outlet.publish(ada.pk, "spin", {"moon": "Io"})
+        [spin] = events_after(ada.pk, 0)  # type: ignore[misc]
+    assert (spin["id"], spin["kind"]) == (1, "spin")
+    assert "not rendered" in caplog.text
 
 
 def test_a_source_path_that_names_nothing_is_refused():

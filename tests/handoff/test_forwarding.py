@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
+from django.test import Client
 from handoff_support import make_source, make_user
 
+from follower.events import current_event_id, events_after
 from handoff import forwarding, operations, store
 from handoff.core.relay import relay_id
 from handoff.exceptions import ForwardingError
@@ -46,6 +50,37 @@ def test_input_to_a_redirected_source_is_relayed_once(handed_off):
         "Please also add a changelog entry.",
         result.relay_id,
     )
+
+
+RELAY_BADGE = re.compile(r'<span class="badge badge-relay">.*?</span>', re.S)
+
+
+def test_a_relay_shown_live_reads_as_the_page_shows_it(handed_off, client: Client):
+    """The relay's line is rendered after its post committed, when the original's forward is
+    stored too: it names the conversation it came from, as a reload of the page does, not
+    "an earlier conversation"."""
+    source, successor = handed_off
+    owner = source.owner
+    before = current_event_id(owner.pk)
+    post_message(source, content="Please also add a changelog entry.")
+    frames = events_after(owner.pk, before)  # what the post's commit delivers
+    assert isinstance(frames, list)
+    (relayed,) = relays(successor)
+    [live] = [
+        fragment["html"]
+        for frame in frames
+        if frame["kind"] == "session.entry"
+        and frame["payload"]["session_id"] == str(successor.pk)
+        and frame["payload"]["seq"] == relayed.seq
+        for fragment in frame["payload"]["fragments"]
+        if f'id="entry-{relayed.seq}"' in fragment["html"]
+    ]
+    client.force_login(owner)
+    page = client.get(f"/s/{successor.pk}/").content.decode()
+    [shown] = RELAY_BADGE.findall(page)
+    assert RELAY_BADGE.findall(live) == [shown]
+    source.refresh_from_db()
+    assert source.title in shown and "an earlier conversation" not in shown
 
 
 def test_a_retried_post_with_the_same_client_id_adds_nothing(handed_off):

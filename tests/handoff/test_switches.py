@@ -8,6 +8,7 @@ import pytest
 from django_tasks_db.models import DBTaskResult
 from handoff_support import add_turn, auto_handoff, boom, make_source, make_user
 
+from follower.events import deliver
 from follower.models import FollowerEvent
 from handoff import attempt as attempts
 from handoff import operations, services, store
@@ -296,6 +297,7 @@ def test_deferred_is_cleared_when_a_blocker_clears_and_no_attempt_can_run(
 def test_the_review_switch_reaches_the_conversations_other_tabs(choose):
     source = make_source()
     choose(source.pk)
+    deliver(source.owner_id)  # what the commit runs: the panel is rendered then
     event = FollowerEvent.objects.filter(user=source.owner, kind="handoff.switch").get()
     [panel] = [f["html"] for f in event.payload["fragments"] if 'id="handoff-panel"' in f["html"]]
     switch = re.search(r'<input[^>]*id="handoff-review-switch"[^>]*>', panel)

@@ -12,6 +12,7 @@ from django.urls import reverse
 from django_tasks_db.models import DBTaskResult
 from handoff_support import make_source, talked
 
+from follower.events import deliver
 from follower.models import FollowerEvent
 from handoff import operations, services, tasks
 from handoff.models import HandoffRecord, HandoffSettings, MainState
@@ -467,6 +468,7 @@ def test_a_conversations_switch_is_a_follower_event_for_its_owner(as_staff: Clie
     as_staff.post(reverse("handoff_web:session_action", args=[session.pk, "enable"]))
     as_staff.post(reverse("handoff_web:session_action", args=[session.pk, "enable"]))
     as_staff.post(reverse("handoff_web:session_action", args=[session.pk, "disable"]))
+    deliver(staff.pk)  # what the commits run: the panels are rendered then
     switched = FollowerEvent.objects.filter(user=staff, kind="handoff.switch").order_by("seq")
     assert [(e.payload["session"], e.payload["enabled"]) for e in switched] == [
         (str(session.pk), True),

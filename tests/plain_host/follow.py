@@ -58,10 +58,20 @@ class ConversationSource:
         return {"owner": owner, "session": row, "row_html": self.outlet.render(owner, ROW, row)}
 
     def changed(self, conversation_id: Any, created: bool = False, **kwargs: Any) -> None:
-        """Publish ``session.added`` (created) or ``session.updated`` with the row."""
-        found = self.row(conversation_id)
-        if found is not None:
-            self.outlet.publish(found.pop("owner"), ADDED if created else UPDATED, found)
+        """Publish ``session.added`` (created) or ``session.updated``, stored as
+        ``{"session_id"}``; the row is added after the commit (``render``)."""
+        owner = Conversation.objects.filter(pk=conversation_id).values_list("owner_id", flat=True)
+        for owner_id in owner:
+            stored = {"session_id": str(conversation_id)}
+            self.outlet.publish(owner_id, ADDED if created else UPDATED, stored)
+
+    def render(self, kind: str, payload: dict[str, Any]) -> dict[str, Any] | None:
+        """The row of a stored ``session.added`` / ``session.updated`` as stored now (None:
+        the conversation is gone); other kinds pass unchanged."""
+        if kind not in (ADDED, UPDATED) or "session_id" not in payload:
+            return payload
+        found = self.row(payload["session_id"])
+        return {k: v for k, v in found.items() if k != "owner"} if found else None
 
     def snapshot(self, user_id: int, snapshot: dict[str, Any]) -> None:
         """Add ``"sessions": [row, ...]``, the user's conversations (one query)."""

@@ -83,7 +83,12 @@ document.addEventListener("follower:arriving", (event) => {
   } else if (kind === "redirect.committed") {
     pages[payload.destination] = payload.url;
     remember(payload);
+    const waiting = follower.jump === "waiting";
     see(payload.source, payload.destination, payload.session);
+    // Events are rendered after their commit: the source's row renamed in the route's burst
+    // already leads to the successor and started the jump without the successor's row, which
+    // this event brings.
+    if (waiting && payload.session) meet(payload.session);
   }
 });
 
@@ -138,9 +143,7 @@ function startJump(row) {
   follower.tries = 0;
   if (row && openIfStarted(row)) return;
   setJump("waiting");
-  // The successor's page holds its brief already: its render starts now, while the successor
-  // starts, and the page it brings in replays the start (follower.js, ahead).
-  if (row && row.id === destination() && !row.archived) follower.ahead(pageOf(row.id));
+  if (row) askAhead(row);
   holdAWhile();
   setTimeout(() => {
     if (follower.jump === "waiting") {
@@ -148,6 +151,17 @@ function startJump(row) {
       tryOpen();
     }
   }, config.retryInterval);
+}
+
+// The successor's row came: open it when started, else ask for its page ahead.
+function meet(row) {
+  if (!openIfStarted(row)) askAhead(row);
+}
+
+// The successor's page holds its brief already: its render starts now, while the successor
+// starts, and the page it brings in replays the start (follower.js, ahead).
+function askAhead(row) {
+  if (row.id === destination() && !row.archived) follower.ahead(pageOf(row.id));
 }
 
 function openIfStarted(row) {
