@@ -1,0 +1,194 @@
+"""A live Claude Code session handed off through its hooks, driven by a scripted runtime: the
+documented payloads posted to the route while real-shaped lines are appended to the logs.
+
+(a) Stop past the threshold with both switches on → prepared; the next prompt is blocked once
+with the choice; (b) ``/clear`` → the new session's added context holds the brief and the
+carried-over prompt, the record commits on the acknowledgement and starts with the first turn;
+(c) a prompt sent again declines; (d) a late answer installs no route; (e) forwarding;
+(f) a subagent defers.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from agent_hooks.models import Choice, Delivery
+from handoff import operations, store
+from handoff.core.phases import Phase
+from handoff.models import HandoffRecord, MainState, Redirect
+from handoff.signals import redirects_changed
+from host.models import Message, Session
+from tests.handoff_support import auto_handoff
+
+pytestmark = pytest.mark.django_db
+
+SOURCE = "3f1c2a9e-7b4d-4e8a-9c21-5d6f0e1b2a34"
+SUCCESSOR = "8a7b6c5d-4e3f-4a2b-8c1d-0e9f8a7b6c5d"
+PROMPT = "Now add the --json option."
+
+
+def switched_on(runtime: Any, log: Any) -> Session:
+    """The session under threshold with both switches on (the hooks seen once)."""
+    log.turns(4, context=30_000)
+    assert runtime.hook("stop", log) is None
+    session = _session(SOURCE)
+    operations.enable(session.pk)
+    auto_handoff()
+    return session
+
+
+def _session(key: str) -> Session:
+    return Session.objects.get(external_id=key, parent__isnull=True)
+
+
+def prepared(claude: Any) -> tuple[Any, Session, HandoffRecord]:
+    """(a) up to ``prepared``: the log passes the threshold, then Stop."""
+    log = claude.log(SOURCE)
+    session = switched_on(claude, log)
+    assert not HandoffRecord.objects.exists()
+    log.turns(2, context=60_000)
+    told = claude.hook("stop", log)
+    record = HandoffRecord.objects.get(source_id=session.pk)
+    assert record.phase == Phase.PREPARED
+    assert "/clear" in told["systemMessage"]
+    assert "[handoff:" in told["systemMessage"]  # the new-terminal command carries the marker
+    return log, session, record
+
+
+def test_stop_past_the_threshold_prepares_and_the_next_prompt_is_blocked_once(claude):
+    log, session, record = prepared(claude)
+    blocked = claude.hook("user_prompt_submit", log, prompt=PROMPT)
+    assert blocked["decision"] == "block"
+    assert "/clear to continue in a fresh session" in blocked["reason"]
+    assert Choice.objects.get(record=record).blocked_prompt == PROMPT
+    record.refresh_from_db()
+    assert record.phase == Phase.PREPARED
+    assert claude.hook("stop", log) is None  # told once
+
+
+def test_a_prompt_sent_again_declines_and_waits_the_backoff(claude):
+    log, session, record = prepared(claude)
+    claude.hook("user_prompt_submit", log, prompt=PROMPT)
+    assert claude.hook("user_prompt_submit", log, prompt=PROMPT) is None
+    record.refresh_from_db()
+    assert record.phase == Phase.FAILED
+    assert record.error.startswith("declined")
+    state = MainState.objects.get(session_id=session.pk)
+    assert state.retry_at is not None  # automatic attempts wait the backoff
+    log.turns(1, context=62_000)
+    assert claude.hook("stop", log) is None
+    assert HandoffRecord.objects.count() == 1
+
+
+def clear(claude: Any, log: Any, *, late: bool = False) -> tuple[Any, Any]:
+    """``/clear`` in the terminal: the source's SessionEnd, the new session's SessionStart."""
+    assert claude.hook("session_end_clear", log) is None
+    successor = claude.log(SUCCESSOR)
+    return successor, claude.hook("session_start_clear", successor, late=late)
+
+
+def test_clear_seeds_the_new_session_and_commits_on_the_acknowledgement(claude, capture_signal):
+    routes = capture_signal(redirects_changed)
+    log, session, record = prepared(claude)
+    claude.hook("user_prompt_submit", log, prompt=PROMPT)
+    successor_log, output = clear(claude, log)
+    context = output["hookSpecificOutput"]["additionalContext"]
+    assert output["hookSpecificOutput"]["hookEventName"] == "SessionStart"
+    assert len(context) <= 8_000
+    assert record.brief["goal"][:40] in context
+    assert f"[handoff:{record.pk.hex[:12]}]" in context
+    assert PROMPT in context  # the blocked prompt is carried over
+    record.refresh_from_db()
+    assert record.phase == Phase.COMMITTED
+    redirect = Redirect.objects.get(source_id=session.pk)
+    assert str(redirect.destination_id) == str(record.target_id)
+    assert [change["changes"][0].destination for change in routes] == [record.target_id]
+    # The successor's first turn, in its log, starts it.
+    successor_log.prompt("Go on.")
+    successor_log.answer("Going on with the --json option.", context=9_000)
+    assert claude.hook("stop", successor_log) is None
+    record.refresh_from_db()
+    assert record.phase == Phase.STARTED
+    successor = _session(SUCCESSOR)
+    assert successor.pk == record.target_id
+    assert successor.runtime == "claude"
+    assert Message.objects.filter(session=successor, content="Go on.").exists()
+
+
+def test_a_late_answer_installs_no_route(claude):
+    log, session, record = prepared(claude)
+    successor_log, printed = clear(claude, log, late=True)
+    assert printed is None
+    assert not Redirect.objects.exists()
+    successor_log.prompt("Hello again.")
+    assert claude.hook("user_prompt_submit", successor_log, prompt="Hello again.") is None
+    record.refresh_from_db()
+    assert record.phase == Phase.FAILED
+    assert record.error.startswith("seed flush failed")
+    assert not Redirect.objects.exists()
+    successor_log.answer("Hello.", context=5_000)
+    claude.hook("stop", successor_log)
+    plain = _session(SUCCESSOR)
+    assert plain.pk != record.target_id  # the new session stays plain
+    assert store.redirect_of(session.pk) is None
+
+
+def test_a_retried_delivery_gets_the_same_answer_and_does_nothing_twice(claude):
+    log, session, record = prepared(claude)
+    first = claude.post("user_prompt_submit", log, prompt=PROMPT)
+    again = claude.post("user_prompt_submit", log, delivery=claude.sent[-1], prompt=PROMPT)
+    assert again == first
+    record.refresh_from_db()
+    assert record.phase == Phase.PREPARED  # not declined by the retry
+    assert Delivery.objects.filter(pk=claude.sent[-1]).count() == 1
+
+
+def test_prompts_to_the_old_session_are_blocked_and_reach_the_successor_once(claude):
+    log, session, record = prepared(claude)
+    claude.hook("user_prompt_submit", log, prompt=PROMPT)
+    successor_log, _ = clear(claude, log)
+    forwarded = claude.post("user_prompt_submit", log, prompt="Also update the README.")
+    retried = claude.post(
+        "user_prompt_submit", log, delivery=claude.sent[-1], prompt="Also update the README."
+    )
+    assert forwarded == retried
+    assert forwarded["output"]["decision"] == "block"
+    assert "handed off to" in forwarded["output"]["reason"]
+    assert f"claude --resume {SUCCESSOR}" in forwarded["output"]["reason"]
+    assert Message.objects.filter(session=session, content="Also update the README.").count() == 1
+    carried = claude.hook("user_prompt_submit", successor_log, prompt="Go on.")
+    assert "Also update the README." in carried["hookSpecificOutput"]["additionalContext"]
+    assert claude.hook("user_prompt_submit", successor_log, prompt="And then?") is None
+
+
+def test_a_running_subagent_defers(claude):
+    log = claude.log(SOURCE)
+    session = switched_on(claude, log)
+    claude.hook("subagent_start", log)
+    log.turns(2, context=60_000)
+    assert claude.hook("stop", log) is None
+    assert not HandoffRecord.objects.exists()
+    assert MainState.objects.get(session_id=session.pk).deferred == ["activity:subagent"]
+    claude.hook("subagent_stop", log)
+    told = claude.hook("stop", log)
+    assert "/clear" in told["systemMessage"]
+    assert HandoffRecord.objects.get().phase == Phase.PREPARED
+
+
+def test_a_background_shell_defers(claude):
+    log = claude.log(SOURCE)
+    session = switched_on(claude, log)
+    log.turns(2, context=60_000)
+    assert claude.hook("stop_background_shell", log) is None
+    assert MainState.objects.get(session_id=session.pk).deferred == ["activity:job"]
+    assert "/clear" in claude.hook("stop", log)["systemMessage"]
+
+
+def test_compaction_events_catch_up_and_never_block(claude):
+    log = claude.log(SOURCE)
+    log.turns(2, context=30_000)
+    assert claude.hook("pre_compact", log) is None
+    assert _session(SOURCE).turns == 2
+    assert claude.hook("post_compact", log) is None
