@@ -25,6 +25,7 @@ from ninja.responses import Status
 from agent_hooks import claim, deliveries, events, status_line
 from agent_hooks.payload import InvalidHook, parse
 from common.api_conventions import answers
+from host.api import api_user
 
 router = Router(tags=["hooks"])
 
@@ -59,7 +60,7 @@ def status(request: HttpRequest, payload: Body[dict[str, Any]]) -> dict[str, str
     key = payload.get("session_id")
     if not isinstance(key, str) or not key:
         raise HttpError(422, "session_id: Field required")
-    return {"text": status_line.text(request.auth, key)}
+    return {"text": status_line.text(api_user(request), key)}
 
 
 @router.post(
@@ -77,10 +78,10 @@ def deliver(request: HttpRequest, runtime: str, payload: Body[dict[str, Any]]) -
     except InvalidHook as exc:
         raise HttpError(422, str(exc)) from exc
     try:
-        delivery = deliveries.begin(request.auth, hook)
+        delivery = deliveries.begin(api_user(request), hook)
     except deliveries.Replay as seen:
         return seen.answer.as_dict()
-    answer = events.handle(request.auth, hook, delivery)
+    answer = events.handle(api_user(request), hook, delivery)
     return deliveries.finish(delivery, answer).as_dict()
 
 
@@ -89,7 +90,7 @@ def deliver(request: HttpRequest, runtime: str, payload: Body[dict[str, Any]]) -
 )
 def acknowledge(request: HttpRequest, runtime: str, payload: AckIn) -> Status[None]:
     """The command printed the delivery's answer in time: a brief it carried commits."""
-    delivery = deliveries.acknowledge(request.auth, payload.delivery)
+    delivery = deliveries.acknowledge(api_user(request), payload.delivery)
     if delivery is None:
         raise HttpError(404, f"no delivery {payload.delivery}")
     claim.on_ack(delivery)

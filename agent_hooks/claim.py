@@ -8,7 +8,9 @@ docs/spec.md, Failure outcomes and Recovery, as they apply to a session another 
   ``PAIR_SECONDS``, else the only one pending in that folder; two pending without a process to
   tell them apart claim nothing (the marker's new-terminal path stays) — re-checks the
   source's ``stable()`` and answers with the brief as added context, asking for the command's
-  acknowledgement.
+  acknowledgement. The successor is the new session id ``/clear`` opened, or the same id when
+  the runtime keeps it and marks a clear boundary in the log (``host.external.split_at_clear``:
+  the log's rest feeds the successor).
 - Commit in a new terminal: a prompt carrying the record's marker (``on_marker``) claims it
   the same way; the marker in the successor's log is the evidence.
 - Flush before route (``settle``, at each later event of the successor): the acknowledgement
@@ -41,7 +43,7 @@ from handoff import recovery, review, services, store
 from handoff.core.phases import Phase
 from handoff.exceptions import HandoffError, NoReviewWaiting
 from handoff.models import HandoffRecord
-from host.external import adopt_external, by_external_id
+from host.external import adopt_external, by_external_id, split_at_clear
 from host.models import Message, Role, Session
 
 logger = logging.getLogger(__name__)
@@ -117,10 +119,6 @@ def _claim(choice: Choice, hook: Hook, delivery: Delivery) -> dict[str, Any] | N
     """Claim ``choice`` for the hook's session after the re-checks; return the added context."""
     record = choice.record
     source = Session.objects.get(pk=record.source_id)
-    if hook.session_key == source.external_id:
-        # The same id with a clear boundary in its log: the successor cannot take the draft's
-        # place; the user gets the new-terminal path instead (the marker).
-        return None
     if not _stable(record):
         return None
     choice.successor_key, choice.claim = hook.session_key, delivery
@@ -206,22 +204,30 @@ def on_ack(delivery: Delivery) -> None:
 
 def _commit(choice: Choice) -> None:
     """The successor's session takes the draft's place, then step 8 runs (re-checks, seed,
-    flush, route). A failure is on the record (``handoff.review.commit``)."""
+    flush, route). A successor that cannot take it fails the record ("seed flush failed"); a
+    failing step 8 fails it itself (``handoff.review.commit``)."""
     record = choice.record
     try:
         _take_successor(record, choice)
+    except ValueError as exc:
+        _fail(record, f"{SEED_FLUSH_FAILED}: {exc}", fault=True)
+        return
+    try:
         review.commit(record.source_id)
-    except (HandoffError, ValueError) as exc:
+    except HandoffError as exc:
         logger.info("the claim of record %s did not commit: %s", record.pk, exc)
-        record.refresh_from_db()
-        if record.phase == Phase.PREPARED:
-            _fail(record, f"{SEED_FLUSH_FAILED}: {exc}", fault=True)
 
 
 def _take_successor(record: HandoffRecord, choice: Choice) -> None:
     """Adopt the draft as the runtime's session; when the follower imported that session
-    already, the record points at it instead and the draft is discarded."""
+    already, the record points at it instead and the draft is discarded; when ``/clear`` kept
+    the source's id, the log's rest past the clear boundary feeds the draft."""
     source = Session.objects.get(pk=record.source_id)
+    if record.target_id is None:
+        raise ValueError("the draft no longer exists")
+    if choice.successor_key == source.external_id:  # ``/clear`` kept the session id
+        split_at_clear(source.pk, record.target_id, choice.runtime)
+        return
     existing = by_external_id(source.owner_id, choice.successor_key)
     if existing is None:
         adopt_external(record.target_id, choice.runtime, choice.successor_key)

@@ -57,14 +57,14 @@ def parse(runtime: str, payload: Any, *, delivery: str, process: str) -> Hook:
         delivery_id = UUID(delivery)
     except ValueError as exc:
         raise InvalidHook("X-Hook-Delivery: a UUID") from exc
-    transcript = payload.get("transcript_path")
+    transcript, cwd = payload.get("transcript_path"), payload.get("cwd")
     return Hook(
         runtime=runtime,
         event=payload["hook_event_name"],
         session_key=payload["session_id"][:200],
         delivery=delivery_id,
         transcript=transcript if isinstance(transcript, str) else "",
-        cwd=payload.get("cwd") if isinstance(payload.get("cwd"), str) else "",
+        cwd=cwd if isinstance(cwd, str) else "",
         process=process[:40],
         payload=payload,
     )

@@ -105,6 +105,7 @@ class Outcome(StrEnum):
     """How an attempt ended."""
 
     STARTED = "started"
+    COMMITTED = "committed"
     COMMITTED_START_PENDING = "committed-start-pending"
     WAITING_FOR_REVIEW = "prepared"
     FAILED = "failed"
@@ -215,8 +216,13 @@ class AttemptOutcome:
 
     @property
     def ok(self) -> bool:
-        """True when a successor exists (started or start pending)."""
-        return self.outcome in (Outcome.STARTED, Outcome.COMMITTED_START_PENDING)
+        """True when a successor exists (started, start pending, or committed and waiting for
+        its runtime to show its first turn)."""
+        return self.outcome in (
+            Outcome.STARTED,
+            Outcome.COMMITTED,
+            Outcome.COMMITTED_START_PENDING,
+        )
 
     def as_dict(self) -> dict[str, Any]:
         """Return ``{"outcome", "session", "detail", "blockers", "record", "steps"}``."""

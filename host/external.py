@@ -11,7 +11,8 @@ it where the engine reads its facts (``host.services.SessionController.observe``
 - ``adopt_external``: a successor draft becomes the runtime's new session ``external_id`` (the
   follower then fills it from that session's log, ``host.importers.writer.adopted``), done only
   on evidence that the runtime received the brief (docs/spec.md, Failure outcomes: "seed flush
-  failed"); ``release_external`` undoes it for a draft that is being discarded.
+  failed"); ``split_at_clear`` does it for a runtime whose ``/clear`` keeps the session id
+  and marks a clear boundary in the same log: the log's rest feeds the draft.
 
 Each is one small write; a crash leaves it written or not.
 """
@@ -19,11 +20,12 @@ Each is one small write; a crash leaves it written or not.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from uuid import UUID
 
 from django.db import transaction
 from django.utils import timezone
 
-from host.models import Activity, ActivityKind, Session
+from host.models import Activity, ActivityKind, FollowedFile, Session
 
 HOOK_DETAIL = "hook:"
 """Prefix of the ``Activity.detail`` of an activity a hook opened (``hook:<runtime's id>``)."""
@@ -68,7 +70,7 @@ def sync_jobs(session: Session, running: Iterable[str]) -> None:
             Activity.objects.create(session=session, kind=ActivityKind.JOB, detail=detail)
 
 
-def adopt_external(draft_id: object, runtime: str, external_id: str) -> Session:
+def adopt_external(draft_id: UUID | str, runtime: str, external_id: str) -> Session:
     """Make the draft ``draft_id`` the runtime's session ``external_id`` and return it.
 
     Raises ``ValueError`` when another session of the owner already has that id (its log was
@@ -83,13 +85,23 @@ def adopt_external(draft_id: object, runtime: str, external_id: str) -> Session:
     return draft
 
 
-def release_external(draft_id: object) -> None:
-    """Forget the external id a draft took (a failed claim): the runtime's session is then
-    imported as a session of its own."""
-    Session.objects.filter(pk=draft_id).update(external_id="")
+def split_at_clear(source_id: UUID | str, draft_id: UUID | str, runtime: str) -> Session:
+    """The source's log goes on past a clear boundary as the draft's: the source keeps what
+    was imported under ``<id>~before-clear`` and the draft adopts its id; each log that fed
+    the source is read on from its offset into the draft (a fresh parse state, its format
+    kept). One transaction; return the draft."""
+    with transaction.atomic():
+        source = Session.objects.select_for_update().get(pk=source_id)
+        key = source.external_id
+        source.external_id = f"{key}~before-clear"[:200]
+        source.save(update_fields=["external_id", "updated"])
+        for row in FollowedFile.objects.select_for_update().filter(session=source):
+            row.session, row.state = None, {"format": row.state.get("format"), "settled": True}
+            row.save(update_fields=["session", "state"])
+        return adopt_external(draft_id, runtime, key)
 
 
-def by_external_id(owner_id: object, external_id: str) -> Session | None:
+def by_external_id(owner_id: int, external_id: str) -> Session | None:
     """Return the owner's main session the runtime names ``external_id``, or None."""
     return Session.objects.filter(
         owner_id=owner_id, external_id=external_id, parent__isnull=True

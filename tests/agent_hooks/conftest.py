@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,18 +20,10 @@ from typing import Any
 import pytest
 from django.contrib.auth.models import User
 from django.test import Client
+from hook_scenarios import CWD, fixture
 
 from handoff import services
 from host.auth import issue_token
-
-FIXTURES = Path(__file__).parent / "fixtures"
-CWD = "/home/user/my-project"
-
-
-def fixture(runtime: str, name: str) -> dict[str, Any]:
-    """The documented payload ``fixtures/<runtime>/<name>.json``."""
-    payload: dict[str, Any] = json.loads((FIXTURES / runtime / f"{name}.json").read_text())
-    return payload
 
 
 @dataclass
@@ -95,6 +86,64 @@ class ClaudeLog:
 
 
 @dataclass
+class CodexLog:
+    """A Codex CLI rollout (``rollout-<time>-<thread id>.jsonl``) written line by line: its
+    ``session_meta`` at once (Codex writes it when the session starts)."""
+
+    path: Path
+    session_id: str
+    totals: dict[str, int] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self._line(
+            "session_meta",
+            {"id": self.session_id, "timestamp": "2026-12-04T18:00:00.000Z", "cwd": CWD,
+             "originator": "codex_cli_rs", "cli_version": "0.145.0", "instructions": None},
+        )  # fmt: skip
+
+    def _line(self, kind: str, payload: dict[str, Any]) -> None:
+        line = {"timestamp": "2026-12-04T18:00:00.000Z", "type": kind, "payload": payload}
+        with self.path.open("a") as handle:
+            handle.write(json.dumps(line) + "\n")
+
+    def prompt(self, text: str) -> None:
+        """The turn's context and the user's prompt."""
+        self._line("turn_context", {"cwd": CWD, "approval_policy": "on-request",
+                                    "sandbox_policy": {"mode": "workspace-write"},
+                                    "model": "gpt-5.2-codex", "effort": "medium",
+                                    "summary": "auto"})  # fmt: skip
+        self._line("event_msg", {"type": "user_message", "message": text, "images": []})
+        self._line(
+            "response_item",
+            {"type": "message", "role": "user", "content": [{"type": "input_text", "text": text}]},
+        )
+
+    def answer(self, text: str, *, context: int) -> None:
+        """The model's answer to a prompt of ``context`` tokens."""
+        self._line(
+            "response_item",
+            {"type": "message", "role": "assistant",
+             "content": [{"type": "output_text", "text": text}]},
+        )  # fmt: skip
+        last = {"input_tokens": context, "cached_input_tokens": context // 2,
+                "output_tokens": 100, "reasoning_output_tokens": 0,
+                "total_tokens": context + 100}  # fmt: skip
+        self.totals = {name: self.totals.get(name, 0) + value for name, value in last.items()}
+        self._line(
+            "event_msg",
+            {"type": "token_count", "rate_limits": None,
+             "info": {"total_token_usage": self.totals, "last_token_usage": last,
+                      "model_context_window": 272000}},
+        )  # fmt: skip
+
+    def turns(self, count: int, *, context: int) -> None:
+        """``count`` prompts and answers, the last one at ``context`` tokens."""
+        for index in range(count):
+            self.prompt(f"Step {index} of the work.")
+            self.answer("Done.", context=context * (index + 1) // count)
+
+
+@dataclass
 class Runtime:
     """One scripted runtime process (``process``) of one user, talking to the route."""
 
@@ -104,12 +153,15 @@ class Runtime:
     process: str = "4242"
     sent: list[uuid.UUID] = field(default_factory=list)
 
-    def log(self, session_id: str) -> ClaudeLog:
-        """The session's log under the runtime's folder."""
+    def log(self, session_id: str) -> Any:
+        """The session's log under the runtime's folder (``ClaudeLog`` or ``CodexLog``)."""
+        if self.runtime == "codex":
+            name = f"rollout-2026-12-04T18-00-00-{session_id}.jsonl"
+            return CodexLog(self.folder / name, session_id)
         return ClaudeLog(self.folder / f"{session_id}.jsonl", session_id)
 
     def post(
-        self, name: str, session: ClaudeLog, delivery: uuid.UUID | None = None, **fields: Any
+        self, name: str, session: Any, delivery: uuid.UUID | None = None, **fields: Any
     ) -> dict[str, Any]:
         """Post the fixture ``name`` for ``session`` (``fields`` override the payload's) and
         return the route's answer."""
@@ -131,7 +183,7 @@ class Runtime:
         answer: dict[str, Any] = response.json()
         return answer
 
-    def hook(self, name: str, session: ClaudeLog, *, late: bool = False, **fields: Any) -> Any:
+    def hook(self, name: str, session: Any, *, late: bool = False, **fields: Any) -> Any:
         """Run the hook as the command does and return the output it prints (None: nothing);
         ``late``: the answer came after the deadline, so nothing is printed or acknowledged."""
         answer = self.post(name, session, **fields)
@@ -154,22 +206,24 @@ def hooked_user(django_user_model: Any) -> User:
     return user
 
 
-@pytest.fixture
-def claude(hooked_user: User, tmp_path: Path, settings: Any, immediate_tasks: None) -> Runtime:
-    """A scripted Claude Code with its logs under ``tmp_path``; the briefs' files there too,
+def scripted(runtime: str, user: User, tmp_path: Path, settings: Any) -> Runtime:
+    """A scripted ``runtime`` with its logs under ``tmp_path``, the briefs' files there too,
     and the trigger at 50 000 tokens after 4 turns."""
     settings.AGENT_HOOKS_BRIEF_DIR = tmp_path / "briefs"
     services.settings_store().save(handoff_tokens=50_000, handoff_min_turns=4)
-    folder = tmp_path / "projects" / "-home-user-my-project"
+    folder = tmp_path / runtime / "-home-user-my-project"
     folder.mkdir(parents=True)
-    client = Client(HTTP_AUTHORIZATION=f"Bearer {issue_token(hooked_user)}")
-    return Runtime(client, "claude", folder)
+    client = Client(HTTP_AUTHORIZATION=f"Bearer {issue_token(user)}")
+    return Runtime(client, runtime, folder)
 
 
 @pytest.fixture
-def fresh_ids() -> Iterator[tuple[str, str]]:
-    """The fixtures' source and successor session ids."""
-    yield (
-        fixture("claude", "stop")["session_id"],
-        fixture("claude", "session_start_clear")["session_id"],
-    )
+def claude(hooked_user: User, tmp_path: Path, settings: Any, immediate_tasks: None) -> Runtime:
+    """A scripted Claude Code (``scripted``)."""
+    return scripted("claude", hooked_user, tmp_path, settings)
+
+
+@pytest.fixture
+def codex(hooked_user: User, tmp_path: Path, settings: Any, immediate_tasks: None) -> Runtime:
+    """A scripted Codex CLI (``scripted``)."""
+    return scripted("codex", hooked_user, tmp_path, settings)

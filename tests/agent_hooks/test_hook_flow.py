@@ -10,51 +10,26 @@ carried-over prompt, the record commits on the acknowledgement and starts with t
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
+from hook_scenarios import (
+    PROMPT,
+    SOURCE,
+    SUCCESSOR,
+    clear,
+    goal_of,
+    prepared,
+    session_of,
+    switched_on,
+)
 
 from agent_hooks.models import Choice, Delivery
-from handoff import operations, store
+from handoff import store
 from handoff.core.phases import Phase
 from handoff.models import HandoffRecord, MainState, Redirect
 from handoff.signals import redirects_changed
 from host.models import Message, Session
-from tests.handoff_support import auto_handoff
 
 pytestmark = pytest.mark.django_db
-
-SOURCE = "3f1c2a9e-7b4d-4e8a-9c21-5d6f0e1b2a34"
-SUCCESSOR = "8a7b6c5d-4e3f-4a2b-8c1d-0e9f8a7b6c5d"
-PROMPT = "Now add the --json option."
-
-
-def switched_on(runtime: Any, log: Any) -> Session:
-    """The session under threshold with both switches on (the hooks seen once)."""
-    log.turns(4, context=30_000)
-    assert runtime.hook("stop", log) is None
-    session = _session(SOURCE)
-    operations.enable(session.pk)
-    auto_handoff()
-    return session
-
-
-def _session(key: str) -> Session:
-    return Session.objects.get(external_id=key, parent__isnull=True)
-
-
-def prepared(claude: Any) -> tuple[Any, Session, HandoffRecord]:
-    """(a) up to ``prepared``: the log passes the threshold, then Stop."""
-    log = claude.log(SOURCE)
-    session = switched_on(claude, log)
-    assert not HandoffRecord.objects.exists()
-    log.turns(2, context=60_000)
-    told = claude.hook("stop", log)
-    record = HandoffRecord.objects.get(source_id=session.pk)
-    assert record.phase == Phase.PREPARED
-    assert "/clear" in told["systemMessage"]
-    assert "[handoff:" in told["systemMessage"]  # the new-terminal command carries the marker
-    return log, session, record
 
 
 def test_stop_past_the_threshold_prepares_and_the_next_prompt_is_blocked_once(claude):
@@ -82,13 +57,6 @@ def test_a_prompt_sent_again_declines_and_waits_the_backoff(claude):
     assert HandoffRecord.objects.count() == 1
 
 
-def clear(claude: Any, log: Any, *, late: bool = False) -> tuple[Any, Any]:
-    """``/clear`` in the terminal: the source's SessionEnd, the new session's SessionStart."""
-    assert claude.hook("session_end_clear", log) is None
-    successor = claude.log(SUCCESSOR)
-    return successor, claude.hook("session_start_clear", successor, late=late)
-
-
 def test_clear_seeds_the_new_session_and_commits_on_the_acknowledgement(claude, capture_signal):
     routes = capture_signal(redirects_changed)
     log, session, record = prepared(claude)
@@ -97,7 +65,7 @@ def test_clear_seeds_the_new_session_and_commits_on_the_acknowledgement(claude, 
     context = output["hookSpecificOutput"]["additionalContext"]
     assert output["hookSpecificOutput"]["hookEventName"] == "SessionStart"
     assert len(context) <= 8_000
-    assert record.brief["goal"][:40] in context
+    assert goal_of(record) in context
     assert f"[handoff:{record.pk.hex[:12]}]" in context
     assert PROMPT in context  # the blocked prompt is carried over
     record.refresh_from_db()
@@ -111,7 +79,7 @@ def test_clear_seeds_the_new_session_and_commits_on_the_acknowledgement(claude, 
     assert claude.hook("stop", successor_log) is None
     record.refresh_from_db()
     assert record.phase == Phase.STARTED
-    successor = _session(SUCCESSOR)
+    successor = session_of(SUCCESSOR)
     assert successor.pk == record.target_id
     assert successor.runtime == "claude"
     assert Message.objects.filter(session=successor, content="Go on.").exists()
@@ -130,7 +98,7 @@ def test_a_late_answer_installs_no_route(claude):
     assert not Redirect.objects.exists()
     successor_log.answer("Hello.", context=5_000)
     claude.hook("stop", successor_log)
-    plain = _session(SUCCESSOR)
+    plain = session_of(SUCCESSOR)
     assert plain.pk != record.target_id  # the new session stays plain
     assert store.redirect_of(session.pk) is None
 
@@ -190,5 +158,52 @@ def test_compaction_events_catch_up_and_never_block(claude):
     log = claude.log(SOURCE)
     log.turns(2, context=30_000)
     assert claude.hook("pre_compact", log) is None
-    assert _session(SOURCE).turns == 2
+    assert session_of(SOURCE).turns == 2
     assert claude.hook("post_compact", log) is None
+
+
+def test_claude_in_a_new_terminal_claims_by_the_marker(claude):
+    """The Stop message's command: a new session whose first prompt carries the marker."""
+    log, session, record = prepared(claude)
+    told = Choice.objects.get(record=record)
+    assert told.told is not None
+    claude.process = "5151"  # another terminal
+    fresh = claude.log("0c0c0c0c-1111-4222-8333-444455556666")
+    assert claude.hook("session_start_startup", fresh) is None
+    prompt = f"Continue the handed-off work [handoff:{record.pk.hex[:12]}]: read the brief."
+    context = claude.hook("user_prompt_submit", fresh, prompt=prompt)
+    assert goal_of(record) in context["hookSpecificOutput"]["additionalContext"]
+    record.refresh_from_db()
+    assert record.phase == Phase.PREPARED  # no evidence in the log yet
+    fresh.prompt(prompt)
+    fresh.answer("Reading the brief and going on.", context=12_000)
+    assert claude.hook("stop", fresh) is None
+    record.refresh_from_db()
+    assert record.phase == Phase.STARTED
+    assert session_of(fresh.session_id).pk == record.target_id
+    assert Redirect.objects.get(source_id=session.pk).destination_id == record.target_id
+
+
+def test_a_clear_that_keeps_the_session_id_hands_the_log_rest_to_the_successor(claude):
+    """The other ``/clear`` of Claude Code: the same session id, a clear boundary in the log."""
+    log, session, record = prepared(claude)
+    claude.hook("user_prompt_submit", log, prompt=PROMPT)
+    assert claude.hook("session_end_clear", log) is None
+    output = claude.hook("session_start_clear", log)  # the same id and log
+    assert PROMPT in output["hookSpecificOutput"]["additionalContext"]
+    record.refresh_from_db()
+    assert record.phase == Phase.COMMITTED
+    session.refresh_from_db()
+    before = session.turns
+    log.prompt("<command-name>/clear</command-name>\n<command-message>clear</command-message>")
+    log.prompt("Go on.")
+    log.answer("Going on.", context=8_000)
+    assert claude.hook("stop", log) is None
+    record.refresh_from_db()
+    assert record.phase == Phase.STARTED
+    successor = Session.objects.get(pk=record.target_id)
+    assert successor.external_id == SOURCE
+    assert Message.objects.filter(session=successor, content="Go on.").exists()
+    assert not Message.objects.filter(session=session, content="Go on.").exists()
+    session.refresh_from_db()
+    assert session.turns == before

@@ -1,0 +1,112 @@
+"""The hook route's answers (the hook contract): authentication, refusals, idempotency, the
+acknowledgement, the status line; and the failure table's rows recovery applies to a terminal
+handoff (docs/spec.md, Failure outcomes; Recovery)."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from django.test import Client
+from django.utils import timezone
+from hook_scenarios import PROMPT, SOURCE, clear, fixture, prepared, session_of, switched_on
+
+from agent_hooks.models import Delivery
+from handoff import operations, recovery
+from handoff.core.phases import Phase
+from handoff.models import Redirect
+
+pytestmark = pytest.mark.django_db
+
+
+def post(client: Client, path: str, body: object, **headers: Any) -> Any:
+    """POST ``body`` as JSON; return the response."""
+    return client.post(path, body, content_type="application/json", **headers)
+
+
+def test_without_a_token_the_route_answers_401_and_stores_nothing(claude):
+    response = post(
+        Client(),
+        "/api/hooks/claude",
+        fixture("claude", "stop"),
+        HTTP_X_HOOK_DELIVERY=str(uuid.uuid4()),
+    )
+    assert response.status_code == 401
+    assert not Delivery.objects.exists()
+
+
+@pytest.mark.parametrize(
+    "runtime, body, detail",
+    [
+        ("gemini", {"hook_event_name": "Stop", "session_id": "x"}, "runtime: one of claude, codex"),
+        ("claude", {"hook_event_name": "Stop"}, "session_id: Field required"),
+        ("codex", {"session_id": "x"}, "hook_event_name: Field required"),
+    ],
+)
+def test_a_bad_delivery_is_refused_422_and_changes_nothing(claude, runtime, body, detail):
+    response = post(
+        claude.client, f"/api/hooks/{runtime}", body, HTTP_X_HOOK_DELIVERY=str(uuid.uuid4())
+    )
+    assert response.status_code == 422
+    assert response.json()["detail"].startswith(detail)
+    assert not Delivery.objects.exists()
+
+
+def test_an_unknown_delivery_cannot_be_acknowledged(claude):
+    response = post(claude.client, "/api/hooks/claude/ack", {"delivery": str(uuid.uuid4())})
+    assert response.status_code == 404
+
+
+def test_the_status_line_counts_down_then_says_the_brief_is_ready(claude):
+    log = claude.log(SOURCE)
+    switched_on(claude, log)
+    line = post(claude.client, "/api/hooks/claude/status-line", fixture("claude", "status_line"))
+    assert line.json() == {"text": "hands off at 50k · 20k to go"}
+    log.turns(2, context=60_000)
+    claude.hook("stop", log)
+    line = post(claude.client, "/api/hooks/claude/status-line", fixture("claude", "status_line"))
+    assert line.json() == {"text": "brief ready: /clear"}
+
+
+def test_a_brief_nobody_claims_expires_as_a_review_does(claude):
+    log, session, record = prepared(claude)
+    recovery.recover(timezone.now() + timedelta(days=2))
+    record.refresh_from_db()
+    assert record.phase == Phase.FAILED
+    assert record.error.startswith("the review expired")
+    _, output = clear(claude, log)
+    assert output is None  # the new session starts plain
+
+
+def test_a_successor_that_never_shows_a_first_turn_is_start_pending(claude):
+    log, session, record = prepared(claude)
+    clear(claude, log)
+    record.refresh_from_db()
+    assert record.phase == Phase.COMMITTED
+    recovery.recover(timezone.now() + timedelta(hours=1))
+    record.refresh_from_db()
+    assert record.phase == Phase.COMMITTED_START_PENDING
+    assert Redirect.objects.filter(source_id=session.pk).exists()
+
+
+def test_a_subagent_started_after_prepared_fails_the_claim(claude):
+    log, session, record = prepared(claude)
+    claude.hook("user_prompt_submit", log, prompt=PROMPT)
+    claude.hook("subagent_start", log)
+    _, output = clear(claude, log)
+    assert output is None
+    record.refresh_from_db()
+    assert record.phase == Phase.FAILED
+    assert "activity:subagent" in record.error
+    assert not Redirect.objects.exists()
+
+
+def test_the_switch_turned_off_after_prepared_fails_the_claim(claude):
+    log, session, record = prepared(claude)
+    operations.disable(session_of(SOURCE).pk)
+    _, output = clear(claude, log)
+    assert output is None
+    record.refresh_from_db()
+    assert record.phase == Phase.FAILED
