@@ -159,9 +159,18 @@ class SessionController(Protocol):
         can: one on the reference host while nothing is in flight), or ``None``."""
 
     def create(
-        self, *, owner_id: Any, cwd: str, title: str, agent_preset: str | None
+        self,
+        *,
+        owner_id: Any,
+        cwd: str,
+        title: str,
+        agent_preset: str | None,
+        runtime: str = PRODUCT_RUNTIME,
     ) -> HostSession:
-        """Create an idle, blank session by cwd (never with a workspace id; seed 003 §6.5)."""
+        """Create an idle, blank session by cwd (never with a workspace id; seed 003 §6.5).
+
+        ``runtime``: where it will run; another runtime's draft is filled by that runtime's
+        next session (its hooks or the marker claim it), never started here."""
 
     def effective_context(self, session: SessionRef, *, after: int = 0) -> list[dict[str, Any]]:
         """Return the context after the last compaction, oldest first, as ``{"role",

@@ -173,12 +173,27 @@ class SessionController:
             hooked=session.hooks_seen is not None,
         )
 
-    def create(self, *, owner_id: Any, cwd: str, title: str, agent_preset: str | None) -> Session:
-        """Create an idle, blank session by cwd; no workspace is attached (seed 003 §6.5)."""
+    def create(
+        self,
+        *,
+        owner_id: Any,
+        cwd: str,
+        title: str,
+        agent_preset: str | None,
+        runtime: str = Runtime.PRODUCT,
+    ) -> Session:
+        """Create an idle, blank session by cwd; no workspace is attached (seed 003 §6.5).
+        A session of another ``runtime`` (a terminal successor) takes no input here and is
+        filled by that runtime's session once it adopts it (``host.external``)."""
         owner = get_user_model()(pk=owner_id)  # the source's owner: known to exist
-        return sessions.create_session(
-            owner, cwd=cwd, title=title, agent_preset=agent_preset or DEFAULT_PRESET
-        )
+        with transaction.atomic():
+            created = sessions.create_session(
+                owner, cwd=cwd, title=title, agent_preset=agent_preset or DEFAULT_PRESET
+            )
+            if runtime != Runtime.PRODUCT:
+                created.runtime = runtime
+                created.save(update_fields=["runtime"])
+        return created
 
     def effective_context(self, session: Session | str, *, after: int = 0) -> list[dict[str, Any]]:
         """Return the last compaction summary and the later messages, oldest first, the

@@ -23,7 +23,7 @@ from hook_scenarios import (
 )
 
 from agent_hooks.models import Choice, Delivery
-from handoff import store
+from handoff import export, store
 from handoff.core.phases import Phase
 from handoff.models import HandoffRecord, MainState, Redirect
 from handoff.signals import redirects_changed
@@ -207,3 +207,14 @@ def test_a_clear_that_keeps_the_session_id_hands_the_log_rest_to_the_successor(c
     assert not Message.objects.filter(session=session, content="Go on.").exists()
     session.refresh_from_db()
     assert session.turns == before
+
+
+def test_lineage_and_the_export_name_each_hops_runtime(claude):
+    log, session, record = prepared(claude)
+    clear(claude, log)
+    hop = next(r for r in export.export(session.owner_id)["records"] if r["id"] == str(record.pk))
+    assert (hop["sourceRuntime"], hop["targetRuntime"]) == ("claude", "claude")
+    claude.client.force_login(session.owner)
+    page = claude.client.get(f"/handoff/sessions/{session.pk}/lineage/")
+    assert page.status_code == 200, page.status_code
+    assert "Claude Code → Claude Code" in page.content.decode()

@@ -68,7 +68,13 @@ class Conversations:
         return Observation(found, ["turn"] if found.status == "running" else [])
 
     def create(
-        self, *, owner_id: Any, cwd: str, title: str, agent_preset: str | None
+        self,
+        *,
+        owner_id: Any,
+        cwd: str,
+        title: str,
+        agent_preset: str | None,
+        runtime: str = "product",
     ) -> Conversation:
         with transaction.atomic():
             created = Conversation.objects.create(owner_id=owner_id, cwd=cwd, title=title)
