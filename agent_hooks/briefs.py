@@ -1,41 +1,28 @@
 """The brief as a terminal session reads it: a compact rendering within the runtime's limit,
-the full brief in a file, the record's marker and the new-terminal command.
+the full brief in a file, and the record's marker.
 
 Claude Code cuts a hook's added context to a preview past about 10 000 characters, so its
 rendering stays within ``CLAUDE_CHARS`` (8 000); Codex spills added context past about 2 500
 tokens, so its rendering stays within ``CODEX_TOKENS`` (estimated at four characters a
 token). Both name the full brief's file (``settings.AGENT_HOOKS_BRIEF_DIR``, default
 ``<BASE_DIR>/var/briefs``, one ``<record id>.md`` each) and carry the marker
-``[handoff:<12 hex>]`` that identifies the record in a successor's log (docs/spec.md,
-Recovery: the marker claims the record in a new terminal).
+that identifies the record in a successor's log (``handoff.core.terminal``).
 """
 
 from __future__ import annotations
 
-import re
-import shlex
 from pathlib import Path
 
 from django.conf import settings
 
 from handoff.core.brief import render_brief
+from handoff.core.terminal import marker
 from handoff.models import HandoffRecord
 
 CLAUDE_CHARS = 8_000
 CODEX_TOKENS = 2_400
 CHARS_PER_TOKEN = 4
-MARKER = re.compile(r"\[handoff:([0-9a-f]{12})\]")
 CUT = "\n…(cut: the whole brief is in the file named above)"
-
-
-def marker(record: HandoffRecord) -> str:
-    """Return the record's marker, ``[handoff:<first 12 hex digits of its id>]``."""
-    return f"[handoff:{record.pk.hex[:12]}]"
-
-
-def markers_in(text: str) -> list[str]:
-    """Return the 12-hex record prefixes of the markers found in ``text``."""
-    return MARKER.findall(text or "")
 
 
 def limit(runtime: str) -> int:
@@ -61,7 +48,7 @@ def context(record: HandoffRecord, *, runtime: str, source_title: str, carried: 
     none), which is never cut."""
     path = brief_file(record, source_title)
     head = (
-        f"This session continues a handed-off session {marker(record)}. "
+        f"This session continues a handed-off session {marker(record.pk)}. "
         f"Its brief follows; the whole brief is in {path}.\n\n"
     )
     tail = (
@@ -74,14 +61,3 @@ def context(record: HandoffRecord, *, runtime: str, source_title: str, carried: 
     if len(body) > room:
         body = body[: max(0, room - len(CUT))] + CUT
     return head + body + tail
-
-
-def new_terminal_command(record: HandoffRecord, *, runtime: str, cwd: str, session_id: str) -> str:
-    """Return the shell command that opens the successor in a new terminal: Claude Code with
-    ``--session-id`` and a prompt carrying the marker; Codex with the marker's prompt (the
-    session id alone is not trusted: the marker in the new log claims the record)."""
-    prompt = f"Continue the handed-off work {marker(record)}: read the brief it names."
-    where = f"cd {shlex.quote(cwd)} && " if cwd else ""
-    if runtime == "claude":
-        return f"{where}claude --session-id {session_id} {shlex.quote(prompt)}"
-    return f"{where}codex {shlex.quote(prompt)}"

@@ -15,15 +15,14 @@ answer after ``prepared``:
 from __future__ import annotations
 
 import contextlib
-import uuid
 from typing import Any
 
 from django.utils import timezone
 
-from agent_hooks import briefs
 from agent_hooks.models import Choice
 from agent_hooks.payload import Hook
 from handoff import review
+from handoff.core.terminal import new_terminal_command
 from handoff.exceptions import NoReviewWaiting
 from handoff.models import HandoffRecord
 from host.models import Session
@@ -37,16 +36,9 @@ def choice_of(record: HandoffRecord, session: Session) -> Choice:
     return found
 
 
-def successor_id(record: HandoffRecord) -> str:
-    """The session id the new-terminal command gives Claude Code (derived from the record)."""
-    return str(uuid.uuid5(uuid.NAMESPACE_URL, f"session-handoff:{record.pk}"))
-
-
 def command(record: HandoffRecord, session: Session) -> str:
     """The exact command that opens the successor in a new terminal."""
-    return briefs.new_terminal_command(
-        record, runtime=session.runtime, cwd=session.cwd, session_id=successor_id(record)
-    )
+    return new_terminal_command(record.pk, runtime=session.runtime, cwd=session.cwd)
 
 
 def choice_text(record: HandoffRecord, session: Session) -> str:

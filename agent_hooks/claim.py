@@ -41,6 +41,7 @@ from agent_hooks.payload import Hook
 from handoff import attempt as attempts
 from handoff import recovery, review, services, store
 from handoff.core.phases import Phase
+from handoff.core.terminal import marker, markers_in
 from handoff.exceptions import HandoffError, NoReviewWaiting
 from handoff.models import HandoffRecord
 from host.external import adopt_external, by_external_id, split_at_clear
@@ -135,7 +136,7 @@ def on_clear_start(owner: User, hook: Hook, delivery: Delivery) -> dict[str, Any
 def on_marker(owner: User, hook: Hook, delivery: Delivery) -> dict[str, Any] | None:
     """A prompt carrying a waiting record's marker (a new terminal): claim it and answer with
     the brief as the prompt's added context (None: no waiting record has that marker)."""
-    for prefix in briefs.markers_in(hook.text("prompt")):
+    for prefix in markers_in(hook.text("prompt")):
         choice = (
             Choice.objects.select_related("record")
             .filter(record__phase=Phase.PREPARED, record__source__owner=owner, successor_key="")
@@ -167,7 +168,7 @@ def _marker_in_log(record: HandoffRecord, session: Session | None) -> bool:
         .values_list("content", flat=True)
         .first()
     )
-    return briefs.marker(record) in (first or "")
+    return marker(record.pk) in (first or "")
 
 
 def settle(owner: User, hook: Hook) -> None:

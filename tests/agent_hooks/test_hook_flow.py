@@ -25,6 +25,7 @@ from hook_scenarios import (
 from agent_hooks.models import Choice, Delivery
 from handoff import export, store
 from handoff.core.phases import Phase
+from handoff.core.terminal import successor_session_id
 from handoff.models import HandoffRecord, MainState, Redirect
 from handoff.signals import redirects_changed
 from host.models import Message, Session
@@ -218,3 +219,13 @@ def test_lineage_and_the_export_name_each_hops_runtime(claude):
     page = claude.client.get(f"/handoff/sessions/{session.pk}/lineage/")
     assert page.status_code == 200, page.status_code
     assert "Claude Code → Claude Code" in page.content.decode()
+
+
+def test_the_page_of_a_waiting_terminal_session_gives_the_new_terminal_command(claude):
+    log, session, record = prepared(claude)
+    claude.client.force_login(session.owner)
+    page = claude.client.get(f"/handoff/sessions/{session.pk}/review/").content.decode()
+    assert "type /clear there" in page
+    assert f"claude --session-id {successor_session_id(record.pk)}" in page
+    assert f"[handoff:{record.pk.hex[:12]}]" in page
+    assert 'value="commit"' not in page  # claimed in the terminal, not committed here
