@@ -32,13 +32,15 @@ def log_path(hook: Hook) -> Path | None:
 
 
 def catch_up(owner: User, hook: Hook) -> Session | None:
-    """Import what the hook's log gained and return its session (None before the runtime
-    wrote a record of it). A log that cannot be read is logged and skipped: the hook's answer
-    never waits on it."""
+    """Import what the hook's log gained (step after step while more waits) and return its
+    session (None before the runtime wrote a record of it). A log that cannot be read is
+    logged and skipped: the hook's answer never waits on it."""
     path = log_path(hook)
     if path is not None:
         try:
             step = follow_step(path, owner, settle=True)
+            while step.more and not step.failed:  # a log grown past one step's part
+                step = follow_step(path, owner, settle=True)
         except OSError:
             logger.warning("the log of hook %s could not be read", hook.delivery)
         else:

@@ -43,7 +43,10 @@ def on_subagent(session: Session, hook: Hook) -> None:
 
 
 def on_stop(session: Session, hook: Hook) -> bool:
-    """At ``Stop``: the shells still running become the session's jobs, then the session is
-    evaluated; return whether an attempt was enqueued."""
+    """At ``Stop``: the shells still running become the session's jobs, the session's kept
+    digest folds in what it logged (as a conversation's idle does: the summary then reads only
+    what came since), and the session is evaluated; return whether an attempt was enqueued.
+    The host's own compaction is never run on it: its runtime compacts it."""
     sync_jobs(session, running_shells(hook))
+    operations.refresh_digest(session)
     return operations.evaluate(session.pk)

@@ -9,7 +9,8 @@ import rate beside a read-only parse (``bench/import_rate.py``, under a minute),
 brief evaluation (``bench/briefs.py``: each log's brief against its probes, under a minute),
 ``soak`` the outage soak (``bench/soak.py``: private PostgreSQL and Redis cut under load),
 ``chromium`` five real Chromium tabs on a long imported log (``bench/chromium_tabs.py``),
-``follow`` following live logs (``bench/follow.py``: append → event, idle CPU, first scan).
+``follow`` following live logs (``bench/follow.py``: append → event, idle CPU, first scan),
+``hook-stop`` a terminal session's ``Stop`` hook up to ``prepared`` (``bench/hook_stop.py``).
 
 ``briefs --markdown`` rewrites the generated part of ``docs/briefs.md`` (the count of logs
 run, the table, each brief) instead of printing the table.
@@ -43,6 +44,7 @@ GROUPS = {
     "briefs": ("briefs",),
     "import": ("import_rate",),
     "follow": ("follow",),
+    "hook-stop": ("hook_stop",),
 }
 """The benchmarks one name runs (modules of ``bench``, each with ``run()``), in order."""
 EVERYTHING = (
