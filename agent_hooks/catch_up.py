@@ -16,6 +16,7 @@ from django.contrib.auth.models import User
 
 from agent_hooks.payload import Hook
 from host.external import by_external_id, note_hooks
+from host.folders import runtime_folders
 from host.importers.live import follow_step
 from host.models import Session
 
@@ -23,10 +24,15 @@ logger = logging.getLogger(__name__)
 
 
 def log_path(hook: Hook) -> Path | None:
-    """Return the session log the hook names: an absolute ``.jsonl`` path, else None (a
-    payload cannot make the server read any other file)."""
+    """Return the session log the hook names: an absolute ``.jsonl`` path inside the folders
+    where the runtimes write their logs on this machine (``host.folders.runtime_folders``),
+    else None: a payload cannot make the server read any other file."""
     path = Path(hook.transcript) if hook.transcript else None
     if path is None or not path.is_absolute() or path.suffix != ".jsonl":
+        return None
+    resolved = path.resolve()
+    if not any(resolved.is_relative_to(found.path.resolve()) for found in runtime_folders()):
+        logger.warning("hook %s names a log outside the runtimes' folders", hook.delivery)
         return None
     return path
 

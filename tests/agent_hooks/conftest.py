@@ -206,24 +206,42 @@ def hooked_user(django_user_model: Any) -> User:
     return user
 
 
-def scripted(runtime: str, user: User, tmp_path: Path, settings: Any) -> Runtime:
-    """A scripted ``runtime`` with its logs under ``tmp_path``, the briefs' files there too,
-    and the trigger at 50 000 tokens after 4 turns."""
+def scripted(
+    runtime: str, user: User, tmp_path: Path, settings: Any, monkeypatch: pytest.MonkeyPatch
+) -> Runtime:
+    """A scripted ``runtime`` writing its logs where it writes them (``CLAUDE_CONFIG_DIR`` and
+    ``CODEX_HOME`` under ``tmp_path``), the briefs' files there too, and the trigger at 50 000
+    tokens after 4 turns."""
     settings.AGENT_HOOKS_BRIEF_DIR = tmp_path / "briefs"
     services.settings_store().save(handoff_tokens=50_000, handoff_min_turns=4)
-    folder = tmp_path / runtime / "-home-user-my-project"
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "claude"))
+    monkeypatch.setenv("CODEX_HOME", str(tmp_path / "codex"))
+    logs = "projects/-home-user-my-project" if runtime == "claude" else "sessions/2026/12/04"
+    folder = tmp_path / runtime / logs
     folder.mkdir(parents=True)
     client = Client(HTTP_AUTHORIZATION=f"Bearer {issue_token(user)}")
     return Runtime(client, runtime, folder)
 
 
 @pytest.fixture
-def claude(hooked_user: User, tmp_path: Path, settings: Any, immediate_tasks: None) -> Runtime:
+def claude(
+    hooked_user: User,
+    tmp_path: Path,
+    settings: Any,
+    immediate_tasks: None,
+    monkeypatch: pytest.MonkeyPatch,
+) -> Runtime:
     """A scripted Claude Code (``scripted``)."""
-    return scripted("claude", hooked_user, tmp_path, settings)
+    return scripted("claude", hooked_user, tmp_path, settings, monkeypatch)
 
 
 @pytest.fixture
-def codex(hooked_user: User, tmp_path: Path, settings: Any, immediate_tasks: None) -> Runtime:
+def codex(
+    hooked_user: User,
+    tmp_path: Path,
+    settings: Any,
+    immediate_tasks: None,
+    monkeypatch: pytest.MonkeyPatch,
+) -> Runtime:
     """A scripted Codex CLI (``scripted``)."""
-    return scripted("codex", hooked_user, tmp_path, settings)
+    return scripted("codex", hooked_user, tmp_path, settings, monkeypatch)

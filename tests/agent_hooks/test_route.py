@@ -11,12 +11,23 @@ from typing import Any
 import pytest
 from django.test import Client
 from django.utils import timezone
-from hook_scenarios import PROMPT, SOURCE, clear, fixture, prepared, session_of, switched_on
+from hook_scenarios import (
+    PROMPT,
+    SOURCE,
+    SUCCESSOR,
+    clear,
+    fixture,
+    prepared,
+    session_of,
+    switched_on,
+)
 
+from agent_hooks import claim
 from agent_hooks.models import Delivery
 from handoff import operations, recovery
 from handoff.core.phases import Phase
 from handoff.models import Redirect
+from host.models import Session
 
 pytestmark = pytest.mark.django_db
 
@@ -110,3 +121,38 @@ def test_the_switch_turned_off_after_prepared_fails_the_claim(claude):
     assert output is None
     record.refresh_from_db()
     assert record.phase == Phase.FAILED
+
+
+def test_a_log_outside_the_runtimes_folders_is_not_read(claude, tmp_path):
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    log = claude.log(SOURCE)
+    log.path = elsewhere / log.path.name
+    log.turns(2, context=30_000)
+    assert claude.hook("stop", log) is None
+    assert not Session.objects.filter(external_id=SOURCE).exists()
+
+
+def test_a_crash_after_the_acknowledgement_commits_at_the_successors_next_event(
+    claude, monkeypatch
+):
+    """The acknowledgement is stored before step 8 runs: a crash between them leaves the claim
+    acknowledged, and the successor's next event commits it."""
+    log, session, record = prepared(claude)
+    claude.hook("session_end_clear", log)
+    successor = claude.log(SUCCESSOR)
+
+    def crash(choice: object) -> None:
+        raise RuntimeError("killed after the acknowledgement")
+
+    monkeypatch.setattr(claim, "_commit", crash)
+    with pytest.raises(RuntimeError):
+        claude.hook("session_start_clear", successor)
+    monkeypatch.undo()
+    record.refresh_from_db()
+    assert record.phase == Phase.PREPARED
+    assert not Redirect.objects.exists()
+    claude.hook("user_prompt_submit", successor, prompt="Go on.")
+    record.refresh_from_db()
+    assert record.phase == Phase.COMMITTED
+    assert Redirect.objects.filter(source_id=session.pk).exists()
