@@ -23,7 +23,7 @@ from ninja.errors import HttpError
 from ninja.responses import Status
 
 from agent_hooks import claim, deliveries, events, status_line
-from agent_hooks.payload import InvalidHook, parse
+from agent_hooks.payload import RUNTIMES, InvalidHook, parse
 from common.api_conventions import answers
 from host.api import api_user
 
@@ -90,6 +90,8 @@ def deliver(request: HttpRequest, runtime: str, payload: Body[dict[str, Any]]) -
 )
 def acknowledge(request: HttpRequest, runtime: str, payload: AckIn) -> Status[None]:
     """The command printed the delivery's answer in time: a brief it carried commits."""
+    if runtime not in RUNTIMES:
+        raise HttpError(422, f"runtime: one of {', '.join(RUNTIMES)}, not {runtime!r}")
     delivery = deliveries.acknowledge(api_user(request), payload.delivery)
     if delivery is None:
         raise HttpError(404, f"no delivery {payload.delivery}")

@@ -23,11 +23,11 @@ from hook_scenarios import (
 )
 
 from agent_hooks.models import Choice, Delivery
+from follower.models import FollowerEvent
 from handoff import export, store
 from handoff.core.phases import Phase
 from handoff.core.terminal import successor_session_id
 from handoff.models import HandoffRecord, MainState, Redirect
-from handoff.signals import redirects_changed
 from host.models import Message, Session
 
 pytestmark = pytest.mark.django_db
@@ -58,8 +58,7 @@ def test_a_prompt_sent_again_declines_and_waits_the_backoff(claude):
     assert HandoffRecord.objects.count() == 1
 
 
-def test_clear_seeds_the_new_session_and_commits_on_the_acknowledgement(claude, capture_signal):
-    routes = capture_signal(redirects_changed)
+def test_clear_seeds_the_new_session_and_commits_on_the_acknowledgement(claude):
     log, session, record = prepared(claude)
     claude.hook("user_prompt_submit", log, prompt=PROMPT)
     successor_log, output = clear(claude, log)
@@ -73,7 +72,9 @@ def test_clear_seeds_the_new_session_and_commits_on_the_acknowledgement(claude, 
     assert record.phase == Phase.COMMITTED
     redirect = Redirect.objects.get(source_id=session.pk)
     assert str(redirect.destination_id) == str(record.target_id)
-    assert [change["changes"][0].destination for change in routes] == [record.target_id]
+    # Every open tab on the old conversation moves: the owner's follower gets the redirect.
+    moved = FollowerEvent.objects.get(user=session.owner, kind="redirect.committed").payload
+    assert (moved["source"], moved["destination"]) == (str(session.pk), str(record.target_id))
     # The successor's first turn, in its log, starts it.
     successor_log.prompt("Go on.")
     successor_log.answer("Going on with the --json option.", context=9_000)

@@ -68,6 +68,8 @@ def test_a_bad_delivery_is_refused_422_and_changes_nothing(claude, runtime, body
 def test_an_unknown_delivery_cannot_be_acknowledged(claude):
     response = post(claude.client, "/api/hooks/claude/ack", {"delivery": str(uuid.uuid4())})
     assert response.status_code == 404
+    response = post(claude.client, "/api/hooks/gemini/ack", {"delivery": str(uuid.uuid4())})
+    assert response.status_code == 422
 
 
 def test_the_status_line_counts_down_then_says_the_brief_is_ready(claude):
