@@ -117,13 +117,19 @@ def on_session_end(record: HandoffRecord, choice: Choice, hook: Hook) -> None:
 
 
 def _claim(choice: Choice, hook: Hook, delivery: Delivery) -> dict[str, Any] | None:
-    """Claim ``choice`` for the hook's session after the re-checks; return the added context."""
+    """Claim ``choice`` for the hook's session after the re-checks; return the added context
+    (None when unstable, or claimed meanwhile by another session: one conditional update, so
+    two claims racing end with one)."""
     record = choice.record
     source = Session.objects.get(pk=record.source_id)
     if not _stable(record):
         return None
+    claimed = Choice.objects.filter(pk=choice.pk, successor_key="").update(
+        successor_key=hook.session_key, claim=delivery
+    )
+    if not claimed:
+        return None
     choice.successor_key, choice.claim = hook.session_key, delivery
-    choice.save(update_fields=["successor_key", "claim"])
     return _context(record, choice, source)
 
 

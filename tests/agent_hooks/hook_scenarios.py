@@ -33,7 +33,7 @@ def switched_on(runtime: Any, log: Any) -> Session:
     """The session under threshold with both switches on (the hooks seen once)."""
     log.turns(4, context=30_000)
     assert runtime.hook("stop", log) is None
-    session = session_of(SOURCE)
+    session = session_of(log.session_id)
     operations.enable(session.pk)
     auto_handoff()
     return session
@@ -44,11 +44,11 @@ def session_of(key: str) -> Session:
     return Session.objects.get(external_id=key, parent__isnull=True)
 
 
-def prepared(claude: Any) -> tuple[Any, Session, HandoffRecord]:
-    """(a) up to ``prepared``: the log passes the threshold, then Stop."""
-    log = claude.log(SOURCE)
+def prepared(claude: Any, key: str = SOURCE) -> tuple[Any, Session, HandoffRecord]:
+    """(a) up to ``prepared``: the log of session ``key`` passes the threshold, then Stop."""
+    log = claude.log(key)
     session = switched_on(claude, log)
-    assert not HandoffRecord.objects.exists()
+    assert not HandoffRecord.objects.filter(source_id=session.pk).exists()
     log.turns(2, context=60_000)
     told = claude.hook("stop", log)
     record = HandoffRecord.objects.get(source_id=session.pk)

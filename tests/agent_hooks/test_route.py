@@ -158,3 +158,22 @@ def test_a_crash_after_the_acknowledgement_commits_at_the_successors_next_event(
     record.refresh_from_db()
     assert record.phase == Phase.COMMITTED
     assert Redirect.objects.filter(source_id=session.pk).exists()
+
+
+def test_two_clears_in_one_folder_pair_by_the_runtime_process(claude):
+    """Two terminals in one folder clear at once: each new session takes its own source's
+    brief (the same ``X-Hook-Process``); without a process to tell them apart, none is taken."""
+    first_log, first, first_record = prepared(claude)
+    claude.process = "7001"
+    claude.hook("session_end_clear", first_log)
+    claude.process = "7002"
+    second_log, second, second_record = prepared(claude, "5d5d5d5d-0000-4000-8000-000000000002")
+    claude.hook("session_end_clear", second_log)
+    claude.process = ""
+    assert claude.hook("session_start_clear", claude.log(SUCCESSOR)) is None
+    claude.process = "7002"
+    output = claude.hook("session_start_clear", claude.log(SUCCESSOR))
+    assert second_record.pk.hex[:12] in output["hookSpecificOutput"]["additionalContext"]
+    second_record.refresh_from_db()
+    first_record.refresh_from_db()
+    assert (second_record.phase, first_record.phase) == (Phase.COMMITTED, Phase.PREPARED)
