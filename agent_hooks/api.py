@@ -14,20 +14,44 @@ Prompts and tokens are never logged.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any, Literal
 from uuid import UUID
 
 from django.http import HttpRequest
-from ninja import Body, Router, Schema
+from ninja import Header, Router, Schema
 from ninja.errors import HttpError
 from ninja.responses import Status
+from pydantic import BaseModel, ConfigDict, Field
 
 from agent_hooks import claim, deliveries, events, status_line
-from agent_hooks.payload import RUNTIMES, InvalidHook, parse
-from common.api_conventions import answers
+from agent_hooks.payload import InvalidHook, parse
+from common.api_conventions import WRITE_ONE, answers
 from host.api import api_user
 
 router = Router(tags=["hooks"])
+
+RuntimeName = Literal["claude", "codex"]
+POSTED = (400, 401, 403, 413, 422)
+"""What a posted body may be refused with (``config.api``): unparsable, no token, CSRF of a
+browser session, too big, invalid."""
+
+
+class HookIn(BaseModel):
+    """A runtime's hook payload: the two fields every event carries; every other field is
+    taken as the runtime sent it."""
+
+    model_config = ConfigDict(extra="allow")
+
+    hook_event_name: str = Field(min_length=1)
+    session_id: str = Field(min_length=1)
+
+
+class StatusLineIn(BaseModel):
+    """Claude Code's status line JSON: the session it is for; the rest as sent."""
+
+    model_config = ConfigDict(extra="allow")
+
+    session_id: str = Field(min_length=1)
 
 
 class AnswerOut(Schema):
@@ -52,29 +76,27 @@ class StatusLineOut(Schema):
 
 @router.post(
     "/claude/status-line",
-    response={200: StatusLineOut, **answers(401, 422)},
+    response={200: StatusLineOut, **answers(*POSTED)},
     summary="Claude Code's status line",
 )
-def status(request: HttpRequest, payload: Body[dict[str, Any]]) -> dict[str, str]:
+def status(request: HttpRequest, payload: StatusLineIn) -> dict[str, str]:
     """The meter for the status line of the session the payload names."""
-    key = payload.get("session_id")
-    if not isinstance(key, str) or not key:
-        raise HttpError(422, "session_id: Field required")
-    return {"text": status_line.text(api_user(request), key)}
+    return {"text": status_line.text(api_user(request), payload.session_id)}
 
 
 @router.post(
-    "/{runtime}", response={200: AnswerOut, **answers(401, 422)}, summary="Deliver a hook event"
+    "/{runtime}", response={200: AnswerOut, **answers(*POSTED)}, summary="Deliver a hook event"
 )
-def deliver(request: HttpRequest, runtime: str, payload: Body[dict[str, Any]]) -> dict[str, Any]:
+def deliver(
+    request: HttpRequest,
+    runtime: RuntimeName,
+    payload: HookIn,
+    delivery_id: Annotated[UUID, Header(alias="X-Hook-Delivery")],
+    process: Annotated[str, Header(alias="X-Hook-Process")] = "",
+) -> dict[str, Any]:
     """Run the event's steps and answer with the runtime's hook output."""
     try:
-        hook = parse(
-            runtime,
-            payload,
-            delivery=request.headers.get("X-Hook-Delivery", ""),
-            process=request.headers.get("X-Hook-Process", ""),
-        )
+        hook = parse(runtime, payload.model_dump(), delivery=str(delivery_id), process=process)
     except InvalidHook as exc:
         raise HttpError(422, str(exc)) from exc
     try:
@@ -85,13 +107,9 @@ def deliver(request: HttpRequest, runtime: str, payload: Body[dict[str, Any]]) -
     return deliveries.finish(delivery, answer).as_dict()
 
 
-@router.post(
-    "/{runtime}/ack", response={204: None, **answers(401, 404, 422)}, summary="Acknowledge"
-)
-def acknowledge(request: HttpRequest, runtime: str, payload: AckIn) -> Status[None]:
+@router.post("/{runtime}/ack", response={204: None, **answers(*WRITE_ONE)}, summary="Acknowledge")
+def acknowledge(request: HttpRequest, runtime: RuntimeName, payload: AckIn) -> Status[None]:
     """The command printed the delivery's answer in time: a brief it carried commits."""
-    if runtime not in RUNTIMES:
-        raise HttpError(422, f"runtime: one of {', '.join(RUNTIMES)}, not {runtime!r}")
     delivery = deliveries.acknowledge(api_user(request), payload.delivery)
     if delivery is None:
         raise HttpError(404, f"no delivery {payload.delivery}")

@@ -25,6 +25,7 @@ Failure outcomes (seed 000):
 | source changed before commit         | failed                  | draft discarded            |
 | redirect throws                      | failed                  | draft discarded            |
 | start throws                         | committed-start-pending | successor id kept          |
+| its own runtime starts the successor | committed               | started at its first turn  |
 
 Review (DESIGN.md, Decisions, third round) sits between prepare and commit: when the main or
 the settings ask for it, step 7 also records ``review_until`` (how long the review may wait) and

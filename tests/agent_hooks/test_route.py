@@ -51,7 +51,7 @@ def test_without_a_token_the_route_answers_401_and_stores_nothing(claude):
 @pytest.mark.parametrize(
     "runtime, body, detail",
     [
-        ("gemini", {"hook_event_name": "Stop", "session_id": "x"}, "runtime: one of claude, codex"),
+        ("gemini", {"hook_event_name": "Stop", "session_id": "x"}, "runtime: Input should be"),
         ("claude", {"hook_event_name": "Stop"}, "session_id: Field required"),
         ("codex", {"session_id": "x"}, "hook_event_name: Field required"),
     ],
