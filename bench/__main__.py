@@ -12,6 +12,7 @@ brief evaluation (``bench/briefs.py``: each log's brief against its probes, unde
 ``follow`` following live logs (``bench/follow.py``: append → event, idle CPU, first scan),
 ``hooks`` the hook round trip (``bench/hooks.py``: the real hook command against the project's
 server, beside a bare interpreter start; about a minute, not part of the full run).
+``hook-stop`` a terminal session's ``Stop`` hook up to ``prepared`` (``bench/hook_stop.py``).
 
 ``briefs --markdown`` rewrites the generated part of ``docs/briefs.md`` (the count of logs
 run, the table, each brief) instead of printing the table.
@@ -46,6 +47,7 @@ GROUPS = {
     "import": ("import_rate",),
     "follow": ("follow",),
     "hooks": ("hooks",),
+    "hook-stop": ("hook_stop",),
 }
 """The benchmarks one name runs (modules of ``bench``, each with ``run()``), in order."""
 EVERYTHING = (

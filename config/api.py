@@ -30,6 +30,7 @@ from ninja.errors import AuthenticationError, HttpError, ValidationError
 from ninja.parser import Parser
 from ninja.types import DictStrAny
 
+from agent_hooks.api import router as hooks_router
 from common.api_conventions import READ_ONE, answers, body_too_big
 from handoff import operations
 from handoff.api import records_router, sessions_router
@@ -169,3 +170,4 @@ def session_detail(request: HttpRequest, session_id: UUID) -> dict[str, Any]:
 api.add_router("/sessions", host_router)
 api.add_router("/sessions", sessions_router)
 api.add_router("/handoffs", records_router)
+api.add_router("/hooks", hooks_router)

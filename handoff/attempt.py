@@ -25,6 +25,7 @@ Failure outcomes (seed 000):
 | source changed before commit         | failed                  | draft discarded            |
 | redirect throws                      | failed                  | draft discarded            |
 | start throws                         | committed-start-pending | successor id kept          |
+| its own runtime starts the successor | committed               | started at its first turn  |
 
 Review (DESIGN.md, Decisions, third round) sits between prepare and commit: when the main or
 the settings ask for it, step 7 also records ``review_until`` (how long the review may wait) and
@@ -106,6 +107,7 @@ class Outcome(StrEnum):
     """How an attempt ended."""
 
     STARTED = "started"
+    COMMITTED = "committed"
     COMMITTED_START_PENDING = "committed-start-pending"
     WAITING_FOR_REVIEW = "prepared"
     FAILED = "failed"
@@ -216,8 +218,13 @@ class AttemptOutcome:
 
     @property
     def ok(self) -> bool:
-        """True when a successor exists (started or start pending)."""
-        return self.outcome in (Outcome.STARTED, Outcome.COMMITTED_START_PENDING)
+        """True when a successor exists (started, start pending, or committed and waiting for
+        its runtime to show its first turn)."""
+        return self.outcome in (
+            Outcome.STARTED,
+            Outcome.COMMITTED,
+            Outcome.COMMITTED_START_PENDING,
+        )
 
     def as_dict(self) -> dict[str, Any]:
         """Return ``{"outcome", "session", "detail", "blockers", "record", "steps"}``."""
@@ -385,7 +392,7 @@ def guard(session_id: str, steps: list[StepResult]) -> Guarded:
             archived=bool(source.archived),
             subagent=source.parent_id is not None,
             has_redirect=found.redirect_to is not None,
-            other_runtime=source.runtime != PRODUCT_RUNTIME,
+            other_runtime=source.runtime != PRODUCT_RUNTIME and not observed.hooked,
         )
     )
     if refusal is not None or found.state is None:
@@ -534,9 +541,14 @@ def summarize(attempt: Attempt, source: HostSession) -> Summary:
 def wants_review(guarded: Guarded, measured: Measured) -> bool:
     """Return whether this attempt's brief waits for review before the successor starts.
 
-    The main's own choice (``MainState.review``, as step 1 read it) wins; unset, the settings'
-    ``review_handoffs`` (as step 2 read them) decides.
+    A session another runtime runs (Claude Code, Codex) always waits: the user chooses in
+    that terminal (``/clear``, or a new terminal), as a review is committed (docs/spec.md,
+    Recovery: an unclaimed brief expires as a review does). Otherwise the main's own choice
+    (``MainState.review``, as step 1 read it) wins; unset, the settings' ``review_handoffs``
+    (as step 2 read them) decides.
     """
+    if guarded.observation.session.runtime != PRODUCT_RUNTIME:
+        return True
     own = guarded.state.review
     return bool(measured.values.review_handoffs if own is None else own)
 
@@ -652,7 +664,9 @@ def _start(attempt: Attempt, draft: HostSession) -> None:
     try:
         _point(attempt, "start")
         with transaction.atomic():
-            attempt.host.start(draft)
+            if not attempt.host.start(draft):
+                attempt.note(CommitStep.START, "its runtime starts it: waiting for its first turn")
+                return
             attempt.record = store.move(attempt.record, Phase.STARTED)
     except PhaseError:
         raise
@@ -774,6 +788,18 @@ def _failing(name: str, step: Callable[[], T]) -> T:
         raise _failed(name, exc) from exc
 
 
+def claim_of(record: HandoffRecord, controller: SessionController) -> Claim:
+    """Return the claim the ``stable()`` re-checks of ``record``'s later steps compare with:
+    its source, reason and the revision its brief was written at."""
+    return Claim(
+        str(record.source_id),
+        record.reason == Reason.MANUAL,
+        controller,
+        Reason(record.reason),
+        record.source_revision,
+    )
+
+
 def commit_review(record: HandoffRecord, brief: dict[str, Any]) -> AttemptOutcome:
     """Run step 8 for ``record``, a reviewed ``prepared`` record, seeding ``brief``.
 
@@ -789,13 +815,7 @@ def commit_review(record: HandoffRecord, brief: dict[str, Any]) -> AttemptOutcom
         degradation.SESSION_CONTROLLER,
         gettext_noop("a review cannot be committed"),
     )
-    claim = Claim(
-        str(record.source_id),
-        record.reason == Reason.MANUAL,
-        controller,
-        Reason(record.reason),
-        record.source_revision,
-    )
+    claim = claim_of(record, controller)
     draft = controller.get(str(record.target_id)) if record.target_id else None
     attempt = Attempt(claim, record, [], draft)
     return _conclude(attempt, lambda: _commit_reviewed(attempt, brief))
@@ -804,12 +824,15 @@ def commit_review(record: HandoffRecord, brief: dict[str, Any]) -> AttemptOutcom
 def _commit_reviewed(attempt: Attempt, brief: dict[str, Any]) -> None:
     """Step 8 after a review. A draft written to while the review waited (someone opened it)
     fails the attempt before the seed and is kept as it is (``recovery.discard_draft`` keeps a
-    woken draft): no brief goes after someone's message."""
-    if attempt.draft is None:
+    woken draft): no brief goes after someone's message. A successor another runtime runs is
+    written by that runtime, which took the brief from its hook's answer or the marker (the
+    flush checks that evidence)."""
+    draft = attempt.draft
+    if draft is None:
         raise Fail(CommitStep.SEED, "the draft no longer exists")
-    if not attempt.host.is_unwoken_draft(attempt.draft):
+    if draft.runtime == PRODUCT_RUNTIME and not attempt.host.is_unwoken_draft(draft):
         raise Fail(CommitStep.SEED, "the successor was written to before its brief")
-    commit(attempt, brief, attempt.draft)
+    commit(attempt, brief, draft)
 
 
 def _conclude(attempt: Attempt, body: Callable[[], None]) -> AttemptOutcome:

@@ -3,8 +3,10 @@
 ``export(owner_id)`` returns every key of the seed's example with its JSON type — ``version``;
 ``mains`` (session id -> enabled, requested, inheritedFrom, lastAttemptSeq, deferred);
 ``records`` (id, source, phase, reason, metrics {tokens, turns, compactions, capacity},
-sourceRevision, target, brief), oldest first — plus ``redirects`` (old -> new) and each failed
-record's ``error``, which the seed names too. Only sessions ``owner_id`` owns are read (``None``:
+sourceRevision, target, brief), oldest first — plus ``redirects`` (old -> new), each failed
+record's ``error``, which the seed names too, and where each side of a record runs
+(``sourceRuntime``, ``targetRuntime``: ``product``, ``claude``, ``codex``; docs/spec.md,
+Lineage). Only sessions ``owner_id`` owns are read (``None``:
 every user's, for the operator's ``manage.py handoff export``). ``SCHEMA_PATH`` is the file's
 JSON Schema. Reading never changes anything.
 """
@@ -56,13 +58,20 @@ def _record(record: HandoffRecord) -> ExportRecordOut:
     }
     if record.phase == Phase.FAILED:
         entry["error"] = record.error
+    entry["sourceRuntime"] = record.source.runtime
+    if record.target is not None:
+        entry["targetRuntime"] = record.target.runtime
     return entry
 
 
 def export(owner_id: Any) -> ExportOut:
     """Return ``handoffs.json`` version 1 of ``owner_id``'s sessions (``None``: everyone's)."""
     mains = _owned(MainState.objects.order_by("session_id"), "session", owner_id)
-    records = _owned(HandoffRecord.objects.order_by("created"), "source", owner_id)
+    records = _owned(
+        HandoffRecord.objects.select_related("source", "target").order_by("created"),
+        "source",
+        owner_id,
+    )
     redirects = _owned(Redirect.objects.order_by("source_id"), "source", owner_id)
     return {
         "version": VERSION,

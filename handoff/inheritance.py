@@ -175,13 +175,19 @@ def _agent_preset(source: HostSession) -> tuple[str | None, Row]:
 def create_successor(
     controller: SessionController, source: HostSession
 ) -> tuple[HostSession, list[Row]]:
-    """Create the successor draft by cwd (no workspace id) and return it with its first rows.
+    """Create the successor draft by cwd (no workspace id), in the source's runtime (a
+    terminal session's successor is a session of that runtime), and return it with its first
+    rows.
 
     Raises whatever the session controller raises: no successor exists then.
     """
     preset, preset_row = _agent_preset(source)
     successor = controller.create(
-        owner_id=source.owner_id, cwd=source.cwd, title=source.title, agent_preset=preset
+        owner_id=source.owner_id,
+        cwd=source.cwd,
+        title=source.title,
+        agent_preset=preset,
+        runtime=source.runtime,
     )
     cwd_row = (
         row("cwd", INHERITED, source.cwd)

@@ -1,8 +1,10 @@
 """A handoff record's phase and reason as people read them (seed 000, The transaction), in the
 active language.
 
-``handoff.core.phases`` keeps the identifiers (the API, the command's JSON and the database store
-them); the record's choices in the admin, the panel and the lineage page show these words.
+``RUNTIME_WORDS`` names where each side of a hop runs (``HostSession.runtime``: this product,
+or a Claude Code or Codex terminal). ``handoff.core.phases`` keeps the identifiers (the API,
+the command's JSON and the database store them); the record's choices in the admin, the panel
+and the lineage page show these words.
 """
 
 from __future__ import annotations
@@ -23,3 +25,13 @@ REASON_WORDS: dict[str, Promise] = {
     "context-pressure": _("context pressure"),
     "repeated-compaction": _("repeated compaction"),
 }
+RUNTIME_WORDS: dict[str, Promise] = {
+    "product": _("Session Handoff"),
+    "claude": _("Claude Code"),
+    "codex": _("Codex"),
+}
+
+
+def runtime_words(runtime: str) -> str:
+    """Return where a session runs as people read it (the identifier itself when unknown)."""
+    return str(RUNTIME_WORDS.get(runtime, runtime))

@@ -13,6 +13,12 @@ until then (``handoff.recovery``). From there:
   attempt, draft discarded, source untouched;
 - ``discard(session)``: the draft is discarded (archived while still an unwoken draft) and the
   record ``failed``;
+- ``fail_waiting(session, why)``: the waiting handoff fails (its seed never reached a
+  terminal successor, or the source changed before the claim);
+- ``decline(session)``: the user chose to stay in the source (a terminal session sent its
+  prompt again after the choice was offered): the record fails as declined, the draft
+  discarded, and an automatic attempt counts a failure (it waits the backoff: docs/spec.md,
+  Failure outcomes);
 - a review left past ``review_until`` (``settings.HANDOFF_REVIEW_TIMEOUT``, default 24 h) is
   discarded by recovery, the record saying "the review expired".
 """
@@ -25,10 +31,10 @@ from django.db import transaction
 from django.utils import timezone
 
 from handoff import attempt as attempts
-from handoff import recovery, store
+from handoff import backoff, recovery, store
 from handoff.attempt import AttemptOutcome, Outcome
 from handoff.core.brief import BriefError, validate_brief
-from handoff.core.phases import DISCARDED_AT_REVIEW, Phase, Reason
+from handoff.core.phases import DECLINED, DISCARDED_AT_REVIEW, Phase, Reason
 from handoff.exceptions import InvalidBrief, NoReviewWaiting, ReviewFailed
 from handoff.models import HandoffRecord
 
@@ -100,3 +106,28 @@ def discard(session_id: Any) -> str:
         store.lock_main_state(session_id)
         record = _waiting_locked(session_id)
         return recovery.fail_prepared(record, DISCARDED_AT_REVIEW)
+
+
+def fail_waiting(session_id: Any, why: str, *, fault: bool) -> str:
+    """Fail the session's waiting handoff with ``why`` (the record's error starts with it), the
+    draft archived; return what was done to the draft.
+
+    ``fault``: the attempt failed (declined by the user, seed flush failed): an automatic
+    record counts one failure, so the next automatic attempt waits the backoff
+    (``handoff.backoff``); not when the source changed under it (docs/spec.md, Failure
+    outcomes). Raises ``NoReviewWaiting``. One transaction under the main's lock (a crash
+    leaves the review waiting).
+    """
+    with transaction.atomic():
+        store.lock_main_state(session_id)
+        record = _waiting_locked(session_id)
+        done = recovery.fail_prepared(record, why)
+        if fault and record.reason != Reason.MANUAL:
+            backoff.record_failure(session_id, timezone.now())
+        return done
+
+
+def decline(session_id: Any) -> str:
+    """The user chose to stay in the source: ``fail_waiting`` as ``declined`` (a fault: an
+    automatic attempt waits the backoff)."""
+    return fail_waiting(session_id, DECLINED, fault=True)

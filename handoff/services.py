@@ -66,7 +66,8 @@ class HostSession(Protocol):
     ``status`` is ``idle``, ``running``, ``disposed`` …; ``revision`` the log's sequence number;
     ``context_window`` the window the transcript stated (tokens; 0 or ``None`` when unknown);
     ``runtime`` where it runs: ``PRODUCT_RUNTIME`` (here), else another runtime's name
-    (``claude``, ``codex``: a followed log, whose handoff the guard refuses).
+    (``claude``, ``codex``: a followed log, whose handoff the guard refuses unless that
+    runtime runs the product's hooks: ``SessionObservation.hooked``).
     The model the handoff's tables point at is ``settings.HANDOFF_SESSION_MODEL``
     (``handoff.session_model`` says what it must have besides).
     """
@@ -132,6 +133,11 @@ class SessionObservation(Protocol):
     def pending_inbox(self) -> int:
         """How many queued inbox items have not been taken yet."""
 
+    @property
+    def hooked(self) -> bool:
+        """Whether the session's runtime runs the product's hooks for it (a Claude Code or
+        Codex session): its successor can then be opened in that runtime."""
+
 
 class SessionController(Protocol):
     """Reads and writes sessions (seed 003 §6.1 ``sessionController``)."""
@@ -153,9 +159,18 @@ class SessionController(Protocol):
         can: one on the reference host while nothing is in flight), or ``None``."""
 
     def create(
-        self, *, owner_id: Any, cwd: str, title: str, agent_preset: str | None
+        self,
+        *,
+        owner_id: Any,
+        cwd: str,
+        title: str,
+        agent_preset: str | None,
+        runtime: str = PRODUCT_RUNTIME,
     ) -> HostSession:
-        """Create an idle, blank session by cwd (never with a workspace id; seed 003 §6.5)."""
+        """Create an idle, blank session by cwd (never with a workspace id; seed 003 §6.5).
+
+        ``runtime``: where it will run; another runtime's draft is filled by that runtime's
+        next session (its hooks or the marker claim it), never started here."""
 
     def effective_context(self, session: SessionRef, *, after: int = 0) -> list[dict[str, Any]]:
         """Return the context after the last compaction, oldest first, as ``{"role",
@@ -173,7 +188,8 @@ class SessionController(Protocol):
         """Append ``content`` as a plugin message; return its sequence number."""
 
     def flush(self, session: SessionRef, seq: int) -> None:
-        """Raise unless the entry ``seq`` of the session's log is durably stored."""
+        """Raise unless the entry ``seq`` of the session's log is durably stored and, for a
+        session another runtime runs, there is evidence that runtime received it."""
 
     def rename(self, session: SessionRef, title: str) -> None:
         """Set the session's title."""
@@ -190,8 +206,10 @@ class SessionController(Protocol):
     def archive(self, session: SessionRef) -> None:
         """Archive the session (nothing is deleted)."""
 
-    def start(self, session: SessionRef) -> None:
-        """Start the session's agent on its log (the runtime's ``start_agent``)."""
+    def start(self, session: SessionRef) -> bool:
+        """Start the session's agent on its log (the runtime's ``start_agent``); return True.
+        Return False for a session its own runtime starts (a terminal): ``started`` is recorded
+        when its first turn shows in its log."""
 
     def relay(self, session: SessionRef, *, role: str, content: str, relay_id: str) -> bool:
         """Append a relay message and start a turn on it; ``False`` when ``relay_id`` is

@@ -151,9 +151,14 @@ class ExportRecordOut(TypedDict):
     target: str | None
     brief: dict[str, Any] | None
     error: NotRequired[str]
+    sourceRuntime: NotRequired[str]
+    targetRuntime: NotRequired[str]
 
 
-ExportRecordOut.__doc__ = "One entry of ``records``; ``error`` only on a failed record."
+ExportRecordOut.__doc__ = (
+    "One entry of ``records``; ``error`` only on a failed record; where its source and its "
+    "target run (``product``, ``claude``, ``codex``)."
+)
 
 
 class ExportOut(TypedDict):

@@ -136,6 +136,12 @@ class Session(models.Model):
         blank=True,
         help_text=_("Import identity (transcript session id)."),
     )
+    hooks_seen = models.DateTimeField(
+        _("hooks seen"),
+        null=True,
+        blank=True,
+        help_text=_("When its runtime last ran one of the product's hooks for it (agent hooks)."),
+    )
     created = models.DateTimeField(_("created"), auto_now_add=True)
     updated = models.DateTimeField(_("updated"), auto_now=True)
 
@@ -373,6 +379,7 @@ class ActivityKind(models.TextChoices):
     TURN = "turn", _("Turn")
     COMPACTION = "compaction", _("Compaction")
     JOB = "job", _("Job")
+    SUBAGENT = "subagent", _("Subagent")
 
 
 class Activity(models.Model):

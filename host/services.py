@@ -32,6 +32,7 @@ from host.models import (
     Message,
     PermissionPreset,
     Role,
+    Runtime,
     Session,
     SessionEvent,
     SessionEventKind,
@@ -107,6 +108,7 @@ class Observation:
     live_subagents: list[str]
     team_members: int
     pending_inbox: int
+    hooked: bool = False
 
 
 def _save(session: Session, **fields: Any) -> None:
@@ -171,14 +173,30 @@ class SessionController:
             live_subagents=[str(pk) for pk in live.values_list("pk", flat=True)] if live else [],
             team_members=counts["team_members"],
             pending_inbox=counts["pending_inbox_count"],
+            hooked=session.hooks_seen is not None,
         )
 
-    def create(self, *, owner_id: Any, cwd: str, title: str, agent_preset: str | None) -> Session:
-        """Create an idle, blank session by cwd; no workspace is attached (seed 003 §6.5)."""
+    def create(
+        self,
+        *,
+        owner_id: Any,
+        cwd: str,
+        title: str,
+        agent_preset: str | None,
+        runtime: str = Runtime.PRODUCT,
+    ) -> Session:
+        """Create an idle, blank session by cwd; no workspace is attached (seed 003 §6.5).
+        A session of another ``runtime`` (a terminal successor) takes no input here and is
+        filled by that runtime's session once it adopts it (``host.external``)."""
         owner = get_user_model()(pk=owner_id)  # the source's owner: known to exist
-        return sessions.create_session(
-            owner, cwd=cwd, title=title, agent_preset=agent_preset or DEFAULT_PRESET
-        )
+        with transaction.atomic():
+            created = sessions.create_session(
+                owner, cwd=cwd, title=title, agent_preset=agent_preset or DEFAULT_PRESET
+            )
+            if runtime != Runtime.PRODUCT:
+                created.runtime = runtime
+                created.save(update_fields=["runtime"])
+        return created
 
     def effective_context(self, session: Session | str, *, after: int = 0) -> list[dict[str, Any]]:
         """Return the last compaction summary and the later messages, oldest first, the
@@ -214,9 +232,15 @@ class SessionController:
         return message.seq
 
     def flush(self, session: Session | str, seq: int) -> None:
-        """Raise ``RuntimeError`` unless the log entry ``seq`` is stored in the database."""
-        if not Message.objects.filter(session=_session(session), seq=seq).exists():
-            raise RuntimeError(f"log entry #{seq} of session {_session(session).pk} is not stored")
+        """Raise ``RuntimeError`` unless the log entry ``seq`` is stored in the database and,
+        for a session another runtime runs, that runtime took the seed: the draft was adopted
+        by the runtime's session (``external_id`` set, ``host.sessions.adopt_external``) on
+        evidence only (docs/spec.md, Failure outcomes: "seed flush fails")."""
+        target = _session(session)
+        if not Message.objects.filter(session=target, seq=seq).exists():
+            raise RuntimeError(f"log entry #{seq} of session {target.pk} is not stored")
+        if target.runtime != Runtime.PRODUCT and not target.external_id:
+            raise RuntimeError(f"no evidence that {target.runtime} received the seed")
 
     def rename(self, session: Session | str, title: str) -> None:
         """Set the session's title."""
@@ -249,9 +273,15 @@ class SessionController:
         """Archive the session (nothing is deleted)."""
         _save(_session(session), archived=True)
 
-    def start(self, session: Session | str) -> None:
-        """Wake the session on its seed (``host.runtime.start_agent``); raises on failure."""
-        runtime.start_agent(_session(session))
+    def start(self, session: Session | str) -> bool:
+        """Wake the session on its seed (``host.runtime.start_agent``) and return True; raises
+        on failure. A session another runtime runs (Claude Code, Codex) starts there: return
+        False, its first turn shows in its log."""
+        target = _session(session)
+        if target.runtime != Runtime.PRODUCT:
+            return False
+        runtime.start_agent(target)
+        return True
 
     def relay(self, session: Session | str, *, role: str, content: str, relay_id: str) -> bool:
         """Append a relay message and let the agent answer it; False when already relayed.

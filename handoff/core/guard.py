@@ -18,8 +18,8 @@ MESSAGES = {
     SUBAGENT: "the session is a subagent",
     ALREADY_REDIRECTED: "the session has already been handed off",
     OTHER_RUNTIME: (
-        "the session runs in its own runtime (Claude Code or Codex): its successor must be a "
-        "session of that runtime, which this product cannot start yet"
+        "the session runs in its own runtime (Claude Code or Codex) without the product's "
+        "hooks: install them (manage.py agent_hooks install) so its successor can be opened there"
     ),
 }
 
@@ -28,7 +28,8 @@ MESSAGES = {
 class GuardFacts:
     """The six things the guard checks, as booleans read from the host and the state.
 
-    ``other_runtime``: the session runs in a Claude Code or Codex terminal (a followed log).
+    ``other_runtime``: the session runs in a Claude Code or Codex terminal (a followed log)
+    whose runtime does not run the product's hooks (with hooks its successor opens there).
     """
 
     registered_main: bool

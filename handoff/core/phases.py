@@ -57,6 +57,8 @@ def can_move(current: Phase, new: Phase) -> bool:
 
 # The error a record ``failed`` by the user's discard at review starts with (handoff.review).
 DISCARDED_AT_REVIEW = "discarded at review"
+# The error a record ``failed`` because the user chose to stay in the source starts with.
+DECLINED = "declined"
 
 
 def discarded_note(phase: str, error: str | None) -> str:

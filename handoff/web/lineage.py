@@ -19,6 +19,7 @@ from django.utils.translation import gettext, ngettext
 
 from handoff import lineage, services
 from handoff.core.brief import render_brief
+from handoff.record_words import runtime_words
 from handoff.shapes import RecordOut
 from handoff.status import record_dict
 
@@ -35,6 +36,13 @@ class Hop:
     target: Any
     brief_markdown: str
     original_markdown: str
+
+    def runtimes(self) -> str:
+        """Where each side of the hop runs: "Claude Code → Claude Code" (docs/spec.md, Lineage:
+        each hop names its runtime); "" when a side is gone."""
+        if self.source is None or self.target is None:
+            return ""
+        return f"{runtime_words(self.source.runtime)} → {runtime_words(self.target.runtime)}"
 
     def sentence(self) -> SafeString:
         """What started this hop, when, and the source's figures then: one sentence in the

@@ -18,7 +18,9 @@ from django.utils.translation import gettext_lazy as _
 from handoff import operations, store
 from handoff.core.naming import SUFFIX
 from handoff.core.phases import COMMITTED_PHASES, UNFINISHED_PHASES, Phase, discarded_note
+from handoff.core.terminal import new_terminal_command
 from handoff.exceptions import HandoffError, NotAMain, SessionNotFound
+from handoff.services import PRODUCT_RUNTIME
 from handoff.web.refusals import refusal_text
 from handoff.web.review_form import BriefReview
 
@@ -117,7 +119,8 @@ def session_panel(session: Any) -> dict[str, Any]:
     session, or None), ``forwarding_stopped`` (the successor of a committed attempt whose
     redirect was removed by ``disable``, or None), ``steps``, ``deferred`` (phrases),
     ``polling`` (an attempt is unfinished or requested, and not waiting for review),
-    ``review_form`` (the brief of the handoff waiting for review as a ``BriefReview``, or None).
+    ``review_form`` (the brief of the handoff waiting for review as a ``BriefReview``, or None),
+    ``terminal_command`` (``terminal_command``: a terminal session's way to its successor).
     """
     context: dict[str, Any] = {
         "session": session,
@@ -147,7 +150,17 @@ def session_panel(session: Any) -> dict[str, Any]:
         "deferred": [describe_blocker(b) for b in report["deferred"]],
         "polling": report["requested"] or unfinished,
         "review_form": BriefReview(last["brief"] or {}) if waiting and last else None,
+        "terminal_command": terminal_command(session, last["id"]) if waiting and last else "",
     }
+
+
+def terminal_command(session: Any, record_id: Any) -> str:
+    """The command that opens the successor of a terminal session's waiting brief in a new
+    terminal ("" for a session of this product): the page says it beside ``/clear``
+    (``handoff.core.terminal``); such a brief is claimed in the terminal, not committed here."""
+    if session.runtime == PRODUCT_RUNTIME:
+        return ""
+    return new_terminal_command(store.key(record_id), runtime=session.runtime, cwd=session.cwd)
 
 
 FORWARDING_HINT = _("handed off to a successor")

@@ -29,7 +29,7 @@ from handoff.exceptions import HandoffError, InvalidBrief, NoReviewWaiting, Sess
 from handoff.operations import Action
 from handoff.web.host_pages import base_template
 from handoff.web.lineage import hops, neighbours
-from handoff.web.panel import session_panel, title_hint
+from handoff.web.panel import session_panel, terminal_command, title_hint
 from handoff.web.refusals import refusal_text
 from handoff.web.review_form import BriefReview
 
@@ -98,7 +98,14 @@ def session_action(request: HttpRequest, session_id: UUID, action: str) -> HttpR
 def _review_form(
     request: HttpRequest, session: Any, form: BriefReview, error: str = "", status: int = 200
 ) -> HttpResponse:
-    context = {"session": session, "review_form": form, "review_error": error}
+    record = review.waiting(session.pk)
+    command = terminal_command(session, record.pk) if record is not None else ""
+    context = {
+        "session": session,
+        "review_form": form,
+        "review_error": error,
+        "terminal_command": command,
+    }
     return render(request, "handoff/_review_form.html", context, status=status)
 
 

@@ -20,8 +20,10 @@ from django.contrib.auth.models import User
 from host import log
 from host.importers.errors import AlreadyImported
 from host.models import (
+    FollowedFile,
     Message,
     Role,
+    Runtime,
     Session,
     SessionEvent,
     SessionEventKind,
@@ -416,7 +418,8 @@ def new_session(
     """Create the session for a transcript and return its writer.
 
     Raises ``AlreadyImported`` when a main with this ``external_id`` (the transcript's session
-    id, cut to ``MAX_NAME``) already exists for ``owner``: re-importing a file adds nothing.
+    id, cut to ``MAX_NAME``) already exists for ``owner``: re-importing a file adds nothing;
+    except a successor draft its runtime's session adopted (``adopted``), which the log fills.
     ``rereading`` (a log followed again from its start because it was replaced) is the session
     the log fed: when it, or one of its subagents, has ``external_id``, that session's writer is
     returned, knowing what it has.
@@ -429,10 +432,22 @@ def new_session(
             return resumed_writer(found)
     if parent is None:
         existing = Session.objects.filter(owner=owner, external_id=external_id).first()
+        if existing is not None and adopted(existing):
+            return resumed_writer(existing)
         if existing is not None:
             raise AlreadyImported(path, external_id, str(existing.pk))
     session = Session.objects.create(owner=owner, external_id=external_id, parent=parent)
     return SessionWriter(session)
+
+
+def adopted(session: Session) -> bool:
+    """Return whether ``session`` is a draft a runtime's session adopted and no log fed yet
+    (``host.sessions.adopt_external``: a handoff's successor opened in Claude Code or Codex)."""
+    return (
+        session.runtime != Runtime.PRODUCT
+        and not FollowedFile.objects.filter(session=session).exists()
+        and not Message.objects.filter(session=session).exclude(external_id="").exists()
+    )
 
 
 def resumed_writer(session: Session) -> SessionWriter:

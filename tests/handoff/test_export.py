@@ -58,7 +58,9 @@ def test_every_key_of_the_seeds_example_with_its_json_type(state):
     started = next(r for r in data["records"] if r["phase"] == "started")
     assert set(started) == {
         "id", "source", "phase", "reason", "metrics", "sourceRevision", "target", "brief",
+        "sourceRuntime", "targetRuntime",
     }  # fmt: skip
+    assert (started["sourceRuntime"], started["targetRuntime"]) == ("product", "product")
     assert set(started["metrics"]) == {"tokens", "turns", "compactions", "capacity"}
     assert isinstance(started["sourceRevision"], int)
     assert started["brief"] is not None and started["brief"]["goal"]

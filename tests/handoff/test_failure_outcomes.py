@@ -52,8 +52,9 @@ def run_now(source: Session) -> attempts.AttemptOutcome:
         ("running", "the session is not idle"),
         (
             "other-runtime",
-            "the session runs in its own runtime (Claude Code or Codex): its successor must be a "
-            "session of that runtime, which this product cannot start yet",
+            "the session runs in its own runtime (Claude Code or Codex) without the product's "
+            "hooks: install them (manage.py agent_hooks install) so its successor can be opened "
+            "there",
         ),
     ],
 )

@@ -45,6 +45,7 @@ class Observation:
     live_subagents: list[str] = field(default_factory=list)
     team_members: int = 0
     pending_inbox: int = 0
+    hooked: bool = False
 
 
 class Conversations:
@@ -67,7 +68,13 @@ class Conversations:
         return Observation(found, ["turn"] if found.status == "running" else [])
 
     def create(
-        self, *, owner_id: Any, cwd: str, title: str, agent_preset: str | None
+        self,
+        *,
+        owner_id: Any,
+        cwd: str,
+        title: str,
+        agent_preset: str | None,
+        runtime: str = "product",
     ) -> Conversation:
         with transaction.atomic():
             created = Conversation.objects.create(owner_id=owner_id, cwd=cwd, title=title)
@@ -110,8 +117,9 @@ class Conversations:
     def archive(self, session: Ref) -> None:
         chat.change(_conversation(session), archived=True)
 
-    def start(self, session: Ref) -> None:
+    def start(self, session: Ref) -> bool:
         chat.answer(_conversation(session))
+        return True
 
     def relay(self, session: Ref, *, role: str, content: str, relay_id: str) -> bool:
         target = _conversation(session)

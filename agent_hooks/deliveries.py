@@ -1,0 +1,81 @@
+"""Hook deliveries, idempotent by the command's ``X-Hook-Delivery`` id (the hook contract).
+
+``begin`` stores the delivery before its steps run; a delivery seen before gets the answer it
+was given and runs nothing again (``Replay``). ``finish`` stores the answer. A crash between
+the two leaves the delivery without an answer: a retry then gets no output, which never holds
+the agent up. ``acknowledge`` records the command's acknowledgement that it printed the
+answer in time: the flush's evidence for an answer that carried a brief (``agent_hooks.claim``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+from uuid import UUID
+
+from django.contrib.auth.models import User
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from agent_hooks.models import Delivery
+from agent_hooks.payload import Hook
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What the route answers: the runtime's hook output (or None) and whether the command
+    must acknowledge it."""
+
+    output: dict[str, Any] | None = None
+    ack: bool = False
+
+    def as_dict(self) -> dict[str, Any]:
+        """Return ``{"output", "ack"}``."""
+        return {"output": self.output, "ack": self.ack}
+
+
+class Replay(Exception):
+    """The delivery was seen before; ``answer`` is what it got."""
+
+    def __init__(self, answer: Answer) -> None:
+        super().__init__("replayed delivery")
+        self.answer = answer
+
+
+def begin(owner: User, hook: Hook) -> Delivery:
+    """Store the delivery; raise ``Replay`` with its stored answer when it was seen before
+    (also another user's id: nothing of it is shown then)."""
+    try:
+        with transaction.atomic():
+            return Delivery.objects.create(
+                id=hook.delivery,
+                owner=owner,
+                runtime=hook.runtime,
+                event=hook.event,
+                session_key=hook.session_key,
+                process=hook.process,
+            )
+    except IntegrityError:
+        seen = Delivery.objects.get(pk=hook.delivery)
+        if seen.owner_id != owner.pk:
+            raise Replay(Answer()) from None
+        raise Replay(Answer(seen.output, seen.ack)) from None
+
+
+def finish(delivery: Delivery, answer: Answer) -> Answer:
+    """Store ``answer`` as the delivery's and return it."""
+    delivery.output, delivery.ack = answer.output, answer.ack
+    delivery.save(update_fields=["output", "ack"])
+    return answer
+
+
+def acknowledge(owner: User, delivery_id: UUID) -> Delivery | None:
+    """Record the acknowledgement of the owner's delivery (the first one counts); return the
+    delivery, None when the owner has no such delivery."""
+    delivery = Delivery.objects.filter(pk=delivery_id, owner=owner).first()
+    if delivery is None:
+        return None
+    if delivery.acked is None:
+        Delivery.objects.filter(pk=delivery.pk, acked__isnull=True).update(acked=timezone.now())
+        delivery.refresh_from_db()
+    return delivery
