@@ -1,4 +1,4 @@
-"""Each hook first makes the follower catch up on its session's log (docs/spec.md, Metrics:
+"""Each hook first makes the follower catch up on its session's log (docs/spec.md, Token sources:
 counts come from the log only; a hook never writes figures itself).
 
 ``catch_up`` imports the unread lines of the payload's ``transcript_path`` through the live

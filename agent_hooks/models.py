@@ -8,7 +8,7 @@
   runtime's session that claimed the brief and the delivery whose answer carried it (its
   ``acked`` is the flush's evidence: docs/spec.md, Failure outcomes).
 - ``Relay``: a prompt typed into a handed-off session, relayed once into its successor's
-  context at the successor's next prompt (docs/spec.md, Forwarding: relay ids).
+  context at the successor's next prompt (docs/spec.md, Forwarding and cycles: relay ids).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Forwarding from a handed-off terminal session (docs/spec.md, Forwarding).
+"""Forwarding from a handed-off terminal session (docs/spec.md, Forwarding and cycles).
 
 A prompt typed into the old session after its handoff is blocked with a reason naming the
 successor and how to reach it (``forward``). The runtime drops a blocked prompt, so the prompt

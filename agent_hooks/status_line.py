@@ -1,4 +1,4 @@
-"""The meter in the terminal: Claude Code's status line (docs/spec.md, Metrics; the context
+"""The meter in the terminal: Claude Code's status line (docs/spec.md, Token sources; the context
 meter).
 
 ``text`` answers the status-line route with one short line: "brief ready: /clear" while a

@@ -38,7 +38,7 @@ class Hop:
     original_markdown: str
 
     def runtimes(self) -> str:
-        """Where each side of the hop runs: "Claude Code → Claude Code" (docs/spec.md, Lineage:
+        """Where each side of the hop runs: "Claude Code → Claude Code" (docs/design.md, Lineage:
         each hop names its runtime); "" when a side is gone."""
         if self.source is None or self.target is None:
             return ""
