@@ -21,7 +21,13 @@ from uuid import UUID
 
 from host.models import Session, stored_language
 from host.sidebar import row_context
-from host.signals import SIDEBAR_FIELDS, entry_appended, folder_switched, session_changed
+from host.signals import (
+    SIDEBAR_FIELDS,
+    entries_appended,
+    entry_appended,
+    folder_switched,
+    session_changed,
+)
 from host.timeline import entry_of
 
 ROW = "chat/_session_row.html"
@@ -40,8 +46,9 @@ class Kind(StrEnum):
     """``{"session": row, "row_html", "fragments"}``: blank cleared, title, workspace, archived,
     status or a column another source adds (the handoff's redirect)."""
     SESSION_ENTRY = "session.entry"
-    """``{"session_id", "seq", "fragments"}``: a line was appended to the session's log (other
-    sources add fragments: the handoff's context meter)."""
+    """``{"session_id", "seq", "fragments", "refresh"}``: lines were appended to the session's
+    log (other sources add fragments: the handoff's context meter); ``seq`` is the last one's
+    (None with ``refresh``: too many to carry, the page reads its log again)."""
     FOLDER_SWITCHED = "folder.switched"
     """``{"path", "on"}``: the user switched following a runtime's sessions folder on or off
     (Settings shows the switch: ``static/followed-folders.js``)."""
@@ -65,6 +72,9 @@ class SessionSource:
             self.session_changed, dispatch_uid="host.follow.session", weak=False
         )
         entry_appended.connect(self.entry_appended, dispatch_uid="host.follow.entry", weak=False)
+        entries_appended.connect(
+            self.entries_appended, dispatch_uid="host.follow.entries", weak=False
+        )
         folder_switched.connect(self.folder_switched, dispatch_uid="host.follow.folder", weak=False)
 
     def live_session(self, session_id: Any) -> Session | None:
@@ -112,21 +122,34 @@ class SessionSource:
         self.outlet.publish(owner, Kind.SESSION_ADDED if created else Kind.SESSION_UPDATED, found)
 
     def entry_appended(self, session: Session, entry: Any, **kwargs: Any) -> None:
-        """Publish ``session.entry`` with the new log line (appended to the session's timeline
-        unless the page shows it already) and the header's counts; nothing for an entry without
-        a line (a turn start)."""
-        line = entry_of(session, entry)
-        if line is None:
+        """Publish ``session.entry`` with the new log line, as ``entries_appended`` does for
+        one entry."""
+        self.entries_appended(session, [entry])
+
+    def entries_appended(self, session: Session, entries: list[Any] | None, **kwargs: Any) -> None:
+        """Publish one ``session.entry`` with the new log lines (each appended to the session's
+        timeline unless the page shows it already, with the header's counts); nothing when no
+        entry has a line (turn starts). ``entries`` None (too many to send): the payload's
+        ``refresh`` has the page read its log again instead."""
+        lines = [line for entry in entries or [] if (line := entry_of(session, entry))]
+        if entries is not None and not lines:
             return
-        context = {"entry": line, "session": session, "oob": True}
-        shown = self.outlet.fragment(
-            session.owner_id,
-            "chat/_entry_live.html",
-            context,
-            session=session.pk,
-            unless=f"#entry-{line.seq}",
-        )
-        payload = {"session_id": str(session.pk), "seq": line.seq, "fragments": [shown]}
+        shown = [
+            self.outlet.fragment(
+                session.owner_id,
+                "chat/_entry_live.html",
+                {"entry": line, "session": session, "oob": True},
+                session=session.pk,
+                unless=f"#entry-{line.seq}",
+            )
+            for line in lines
+        ]
+        payload = {
+            "session_id": str(session.pk),
+            "seq": lines[-1].seq if lines else None,
+            "fragments": shown,
+            "refresh": entries is None,
+        }
         self.outlet.publish(session.owner_id, Kind.SESSION_ENTRY, payload, about=session)
 
     def snapshot(self, user_id: int, snapshot: dict[str, Any]) -> None:

@@ -259,17 +259,23 @@ def select_model(
         return event
 
 
-def record_compaction(session: Session, summary: str, *, trigger: str) -> SessionEvent:
+def record_compaction(
+    session: Session, summary: str, *, trigger: str, live: bool = True
+) -> SessionEvent:
     """Mark everything logged so far as compacted and count one compaction.
 
     Nothing is deleted: older messages stay, flagged ``compacted``; the effective context
     restarts from ``summary`` (its characters feed the meter) and the context figure reads 0
-    until the next model call reports usage. ``trigger`` is manual or auto.
+    until the next model call reports usage. ``trigger`` is manual or auto; ``live`` as for
+    ``append_event`` (False: an import, which announces its entries itself or not at all).
     """
     with transaction.atomic():
         Message.objects.filter(session=session, compacted=False).update(compacted=True)
         event = append_event(
-            session, SessionEventKind.COMPACTION, {"trigger": trigger, "summary": summary}
+            session,
+            SessionEventKind.COMPACTION,
+            {"trigger": trigger, "summary": summary},
+            live=live,
         )
         Session.objects.filter(pk=session.pk).update(compactions=F("compactions") + 1)
         session.refresh_from_db(fields=["compactions"])

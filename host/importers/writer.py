@@ -307,7 +307,7 @@ class SessionWriter:
             self.known_compactions -= 1
             return True
         self._write()
-        log.record_compaction(self.session, summary, trigger=trigger)
+        log.record_compaction(self.session, summary, trigger=trigger, live=False)
         return True
 
     def compaction(self, summary: str, trigger: str) -> None:

@@ -31,10 +31,13 @@ from django.test import Client
 from django.utils import translation
 from shared_files import SAMPLES
 
+from follower.events import Resync, current_event_id, events_after
 from host.composer import submit
-from host.importers import import_transcript
+from host.follow import Kind as SessionKind
+from host.importers import import_transcript, live
 from host.importers.following import Follower
 from host.importers.live import follow_step
+from host.importers.writer import SessionWriter
 from host.models import FollowedFile, Session
 from host.sidebar import row_context
 from host.usage import context_tokens, session_usage
@@ -442,3 +445,67 @@ def test_settling_after_every_line_ends_exact(
             append(logs / name, line)
             follower.step((logs / name).absolute(), settle=True)
     assert figures(owner) == right
+
+
+@pytest.mark.django_db
+def test_a_log_longer_than_a_part_commits_each_part_with_its_offset(
+    owner: User, django_user_model: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A first scan of logs longer than one part (``MAX_PART``, made small here) imports
+    them a part per transaction: a crash in the third part keeps the first two with their
+    offset, and the follower started again imports the rest, ending as a whole import."""
+    contents = {name: data for name, data in sources().items() if name != RESUMED}
+    right = expected(django_user_model, tmp_path / "whole", contents)
+    logs = tmp_path / "logs"
+    for name, data in contents.items():
+        append(logs / name, data)
+    monkeypatch.setattr(live, "MAX_PART", 4000)
+    written = SessionWriter.write_settled
+    parts = 0
+
+    def crash_at_third(writer: SessionWriter) -> None:
+        nonlocal parts
+        parts += 1
+        if parts == 3:
+            raise RuntimeError("killed half-way")
+        written(writer)
+
+    monkeypatch.setattr(SessionWriter, "write_settled", crash_at_third)
+    with pytest.raises(RuntimeError):
+        Follower([logs], owner, quiet=0).once()
+    [row] = FollowedFile.objects.filter(owner=owner, offset__gt=0)
+    assert 4000 <= row.offset < len(contents[f"{EPIC}.jsonl"])
+    assert row.session is not None and row.session.messages.exists()
+    monkeypatch.setattr(SessionWriter, "write_settled", written)
+    Follower([logs], owner, quiet=0).once()
+    assert figures(owner) == right
+
+
+def session_entries(owner: User, after: int) -> list[dict[str, Any]]:
+    """The payloads of the owner's ``session.entry`` events numbered after ``after``."""
+    frames = events_after(owner.pk, after)
+    assert not isinstance(frames, Resync)
+    return [f["payload"] for f in frames if f["kind"] == SessionKind.SESSION_ENTRY]
+
+
+@pytest.mark.django_db
+def test_each_step_publishes_one_entry_event_per_session(owner: User, tmp_path: Path) -> None:
+    """Lines appended to a followed session reach its pages in one event per step: a few lines
+    carry their entries, each its own fragment; more than ``LIVE_ENTRIES`` have the page read
+    its log again (``refresh``) instead of one event per message."""
+    lines = (SAMPLES / f"{EPIC}.jsonl").read_bytes().splitlines(keepends=True)
+    log = tmp_path / "logs" / f"{EPIC}.jsonl"
+    append(log, b"".join(lines[:4]))
+    follow_step(log, owner, settle=True)
+    last = current_event_id(owner.pk)
+    append(log, b"".join(lines[4:8]))
+    step = follow_step(log, owner, settle=True)
+    [few] = session_entries(owner, last)
+    assert 1 < len([f for f in few["fragments"] if f["unless"]]) <= step.messages
+    assert not few["refresh"]
+    last = current_event_id(owner.pk)
+    append(log, b"".join(lines[8:]))
+    step = follow_step(log, owner, settle=True)
+    assert step.messages > live.LIVE_ENTRIES
+    [many] = session_entries(owner, last)
+    assert many["refresh"] and many["session_id"] == step.session_id
