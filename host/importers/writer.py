@@ -29,7 +29,7 @@ from host.models import (
     SourceKind,
     Workspace,
 )
-from host.signals import announce
+from host.signals import SIDEBAR_FIELDS, announce
 from host.usage import Usage
 
 # Titles are the first prompt's first line, cut to about this many characters.
@@ -328,7 +328,8 @@ class SessionWriter:
 
     def write_back(self, fallback_title: str, *, created: bool = True) -> Session:
         """Write title, cwd, workspace, window and status back as ``finish`` does, leaving what
-        is queued (and an open compaction) queued; announce the session (``created``: as new)."""
+        is queued (and an open compaction) queued; announce the session when ``created`` (as
+        new) or when what its row shows changed (``host.signals.SIDEBAR_FIELDS``)."""
         cwd = self.cwd[:MAX_PATH]
         fields: dict[str, object] = {"title": self.title or fallback_title, "cwd": cwd}
         if self.context_window:
@@ -342,10 +343,14 @@ class SessionWriter:
                 .get()
             )
         elif cwd:
-            fields["workspace"] = workspace_for(self.session.owner, cwd)
+            fields["workspace_id"] = workspace_for(self.session.owner, cwd).pk
+        shown = [name for name in fields if name in SIDEBAR_FIELDS]
+        changed = any(getattr(self.session, name) != fields[name] for name in shown)
         Session.objects.filter(pk=self.session.pk).update(**fields)
-        # One transaction per file (the importer's): the session shows once, whole, at commit.
-        announce(self.session.pk, created=created)
+        if created or changed:
+            # Once per transaction (an import's file, a followed log's step): the session shows
+            # whole at commit; a step that changed nothing of its row announces nothing.
+            announce(self.session.pk, created=created)
         self.session.refresh_from_db()
         return self.session
 

@@ -31,7 +31,7 @@ from django.test import Client
 from django.utils import translation
 from shared_files import SAMPLES
 
-from follower.events import Resync, current_event_id, events_after
+from follower.events import Resync, current_event_id, deliver, events_after
 from host.composer import submit
 from host.follow import Kind as SessionKind
 from host.importers import import_transcript, live
@@ -481,29 +481,38 @@ def test_a_log_longer_than_a_part_commits_each_part_with_its_offset(
     assert figures(owner) == right
 
 
+def newest_event(owner: User) -> int:
+    """The owner's newest event id, once what committed is numbered (``deliver``)."""
+    deliver(owner.pk)
+    return current_event_id(owner.pk)
+
+
 def session_entries(owner: User, after: int) -> list[dict[str, Any]]:
-    """The payloads of the owner's ``session.entry`` events numbered after ``after``."""
+    """The payloads of the owner's ``session.entry`` events numbered after ``after``; asserts
+    that no other event was published (the session's row did not change)."""
     frames = events_after(owner.pk, after)
     assert not isinstance(frames, Resync)
-    return [f["payload"] for f in frames if f["kind"] == SessionKind.SESSION_ENTRY]
+    assert {f["kind"] for f in frames} == {SessionKind.SESSION_ENTRY}
+    return [f["payload"] for f in frames]
 
 
 @pytest.mark.django_db
 def test_each_step_publishes_one_entry_event_per_session(owner: User, tmp_path: Path) -> None:
     """Lines appended to a followed session reach its pages in one event per step: a few lines
     carry their entries, each its own fragment; more than ``LIVE_ENTRIES`` have the page read
-    its log again (``refresh``) instead of one event per message."""
+    its log again (``refresh``) instead of one event per message. Its row, unchanged, is not
+    published again."""
     lines = (SAMPLES / f"{EPIC}.jsonl").read_bytes().splitlines(keepends=True)
     log = tmp_path / "logs" / f"{EPIC}.jsonl"
     append(log, b"".join(lines[:4]))
     follow_step(log, owner, settle=True)
-    last = current_event_id(owner.pk)
+    last = newest_event(owner)
     append(log, b"".join(lines[4:8]))
     step = follow_step(log, owner, settle=True)
     [few] = session_entries(owner, last)
     assert 1 < len([f for f in few["fragments"] if f["unless"]]) <= step.messages
     assert not few["refresh"]
-    last = current_event_id(owner.pk)
+    last = newest_event(owner)
     append(log, b"".join(lines[8:]))
     step = follow_step(log, owner, settle=True)
     assert step.messages > live.LIVE_ENTRIES
