@@ -34,7 +34,7 @@ from shared_files import SAMPLES
 from follower.events import Resync, current_event_id, deliver, events_after
 from host.composer import submit
 from host.follow import Kind as SessionKind
-from host.importers import import_transcript, live
+from host.importers import following, import_transcript, live
 from host.importers.following import Follower
 from host.importers.live import follow_step
 from host.importers.writer import SessionWriter
@@ -518,3 +518,36 @@ def test_each_step_publishes_one_entry_event_per_session(owner: User, tmp_path: 
     assert step.messages > live.LIVE_ENTRIES
     [many] = session_entries(owner, last)
     assert many["refresh"] and many["session_id"] == step.session_id
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_loop_settles_a_quiet_log_when_it_is_due_not_at_a_poll(
+    owner: User, django_user_model: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A log written once and left quiet has its last response counted by the loop once it
+    has been quiet for ``quiet`` seconds: the loop wakes for it (no stat poll here, their
+    interval made an hour)."""
+    name = f"{EPIC}.jsonl"
+    data = (SAMPLES / name).read_bytes()
+    right = expected(django_user_model, tmp_path / "whole", {name: data})
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    monkeypatch.setattr(following, "POLL", 3600.0)
+    follower = Follower([logs], owner, quiet=0.1)
+    loop = asyncio.new_event_loop()
+    task = loop.create_task(follower.run())
+
+    def run_loop() -> None:
+        with contextlib.suppress(asyncio.CancelledError):
+            loop.run_until_complete(task)
+        connection.close()
+
+    thread = threading.Thread(target=run_loop)
+    thread.start()
+    try:
+        append(logs / name, data)
+        wait_for(lambda: figures(owner) == right)
+    finally:
+        loop.call_soon_threadsafe(task.cancel)
+        thread.join()
+        loop.close()
