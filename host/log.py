@@ -184,7 +184,8 @@ def append_entries(
     before they commit). Raises ``IntegrityError`` when a number is taken (not reserved).
     See docs/design.md, "Imports write in batches".
     """
-    with transaction.atomic():
+    # No savepoint of its own inside the caller's transaction: a failure here fails that.
+    with transaction.atomic(savepoint=False):
         Message.objects.bulk_create(messages, batch_size=INSERT_ROWS)
         SessionEvent.objects.bulk_create(events)
         usage: Usage | None = None
@@ -209,7 +210,8 @@ def append_entries(
         if not session_updates:
             return
         Session.objects.filter(pk=session.pk).update(**session_updates)
-        if turns and Session.objects.filter(pk=session.pk, blank=True).update(blank=False):
+        cleared = turns and session.blank  # a session once not blank never is again
+        if cleared and Session.objects.filter(pk=session.pk, blank=True).update(blank=False):
             announce(session.pk)
         session.refresh_from_db(fields=["turns", "blank", "model"])
 

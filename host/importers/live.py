@@ -103,9 +103,14 @@ def follow_step(path: Path, owner: User, *, settle: bool = False) -> Step:
 
 
 def _claim(owner: User, path: Path) -> FollowedFile:
-    """Return the log's row, locked until the transaction ends (created on first sight)."""
-    row, _ = FollowedFile.objects.get_or_create(owner=owner, path=str(path))
-    return FollowedFile.objects.select_for_update().get(pk=row.pk)
+    """Return the log's row, locked until the transaction ends (created on first sight). One
+    statement once the row exists."""
+    rows = FollowedFile.objects.select_for_update()
+    row = rows.filter(owner=owner, path=str(path)).first()
+    if row is None:
+        created, _ = FollowedFile.objects.get_or_create(owner=owner, path=str(path))
+        row = rows.get(pk=created.pk)
+    return row
 
 
 def _step(handle: BinaryIO, owner: User, step: Step, settle: bool) -> None:
@@ -230,12 +235,13 @@ def _announce_entries(session: Session, revision: int | None) -> int:
     stored."""
     since = revision or 0
     messages = Message.objects.filter(session=session, seq__gt=since)
-    count = messages.count()
     if revision is None:
-        return count
+        return messages.count()
+    few = list(messages.order_by("seq")[: LIVE_ENTRIES + 1])
+    count = len(few) if len(few) <= LIVE_ENTRIES else messages.count()
     entries: list[Any] | None = None
     if count <= LIVE_ENTRIES:
-        entries = [*messages, *SessionEvent.objects.filter(session=session, seq__gt=since)]
+        entries = [*few, *SessionEvent.objects.filter(session=session, seq__gt=since)]
         entries = (
             sorted(entries, key=lambda entry: entry.seq) if len(entries) <= LIVE_ENTRIES else None
         )

@@ -342,12 +342,13 @@ class SessionWriter:
                 .values_list("workspace_id", flat=True)
                 .get()
             )
-        elif cwd:
-            fields["workspace_id"] = workspace_for(self.session.owner, cwd).pk
-        shown = [name for name in fields if name in SIDEBAR_FIELDS]
-        changed = any(getattr(self.session, name) != fields[name] for name in shown)
+        elif cwd and (cwd != self.session.cwd or self.session.workspace_id is None):
+            fields["workspace_id"] = workspace_for(self.session.owner_id, cwd).pk
+        changed = [name for name in fields if getattr(self.session, name) != fields[name]]
+        if not changed and not created:
+            return self.session  # a followed log's step that changed none of these
         Session.objects.filter(pk=self.session.pk).update(**fields)
-        if created or changed:
+        if created or any(name in SIDEBAR_FIELDS for name in changed):
             # Once per transaction (an import's file, a followed log's step): the session shows
             # whole at commit; a step that changed nothing of its row announces nothing.
             announce(self.session.pk, created=created)
@@ -402,10 +403,11 @@ class SessionWriter:
             self.title = title_of(content)
 
 
-def workspace_for(owner: User, path: str) -> Workspace:
-    """Return the owner's workspace at ``path`` (a cwd), creating it named after its last part."""
+def workspace_for(owner_id: int, path: str) -> Workspace:
+    """Return the workspace of the user ``owner_id`` at ``path`` (a cwd), creating it named
+    after its last part."""
     workspace, _ = Workspace.objects.get_or_create(
-        owner=owner, path=path, defaults={"name": (PurePath(path).name or path)[:MAX_NAME]}
+        owner_id=owner_id, path=path, defaults={"name": (PurePath(path).name or path)[:MAX_NAME]}
     )
     return workspace
 

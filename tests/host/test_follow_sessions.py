@@ -28,9 +28,11 @@ from django.core.management import call_command
 from django.db import connection
 from django.template.loader import render_to_string
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 from django.utils import translation
 from shared_files import SAMPLES
 
+from follower import sources as follower_sources
 from follower.events import Resync, current_event_id, deliver, events_after
 from host.composer import submit
 from host.follow import Kind as SessionKind
@@ -40,6 +42,7 @@ from host.importers.live import follow_step
 from host.importers.writer import SessionWriter
 from host.models import FollowedFile, Session
 from host.sidebar import row_context
+from host.signals import entries_appended
 from host.usage import context_tokens, session_usage
 
 EPIC = "claude-code-2.x-epic"
@@ -551,3 +554,26 @@ def test_the_loop_settles_a_quiet_log_when_it_is_due_not_at_a_poll(
         loop.call_soon_threadsafe(task.cancel)
         thread.join()
         loop.close()
+
+
+@pytest.mark.django_db
+def test_an_append_to_a_followed_log_is_a_few_statements(owner: User, tmp_path: Path) -> None:
+    """One model call appended to a followed rollout (three lines) costs its step a few
+    statements, whatever the log holds already: the row claimed in one, the session read
+    once, the batch written without a savepoint, and no user, workspace or session write-back
+    when the session's columns did not change (the follower's announcement left out here)."""
+    lines = (SAMPLES / "codex-fork.jsonl").read_bytes().splitlines(keepends=True)
+    log = tmp_path / "rollout.jsonl"
+    append(log, b"".join(lines[:20]))
+    follow_step(log, owner)
+    append(log, b"".join(lines[20:23]))
+    entries_appended.disconnect(dispatch_uid="host.follow.entries")
+    try:
+        with CaptureQueriesContext(connection) as queries:
+            step = follow_step(log, owner)
+    finally:
+        follower_sources.connect()
+    assert step.messages == 2
+    # Claim, session, 2 response look-ups, numbering, 2 inserts, projection, turns, read back,
+    # the new entries (messages, events), the offset: 13 (and the transaction's own).
+    assert len(queries) <= 15, [query["sql"][:60] for query in queries]
