@@ -79,7 +79,8 @@ def _child(fn: Callable[[], int], before: Callable[[], object] | None, sender: C
     connections.close_all()
 
 
-def _parse(paths: list[Path]) -> int:
+def parse(paths: list[Path]) -> int:
+    """Read every record of ``paths`` (``read_lines``, writing nothing); return how many."""
     return sum(1 for path in paths for _ in read_lines(path))
 
 
@@ -89,16 +90,19 @@ def _import(paths: list[Path], owner: User) -> int:
     return Message.objects.filter(session__owner=owner).count()
 
 
-def _first_scan(folder: Path, owner: User) -> int:
+def first_scan(folder: Path, owner: User) -> int:
+    """Import every log under ``folder`` for ``owner`` as ``follow_sessions --once`` does;
+    return how many messages the owner has."""
     Follower([folder], owner).once()
     return Message.objects.filter(session__owner=owner).count()
 
 
-def _mib(value: int | None) -> str:
+def mib(value: int | None) -> str:
+    """Bytes as MiB with one decimal ("n/a" for None)."""
     return "n/a" if value is None else f"{value / MIB:.1f}"
 
 
-def _warm_up() -> None:
+def warm_up() -> None:
     """Import the sample once for a throwaway owner: what any first import of a process loads
     (modules, templates, the channel layer's client) is then loaded before the measure."""
     owner = get_user_model().objects.create_user(f"bench-warm-{uuid.uuid4().hex[:8]}")
@@ -118,12 +122,12 @@ def run() -> None:
         )
         owner = get_user_model().objects.create_user(f"bench-import-{uuid.uuid4().hex[:8]}")
         follower = get_user_model().objects.create_user(f"bench-follow-{uuid.uuid4().hex[:8]}")
-        records, parse_s, parse_cpu, parse_rss = measured(lambda: _parse(paths))
+        records, parse_s, parse_cpu, parse_rss = measured(lambda: parse(paths))
         messages, import_s, import_cpu, import_rss = measured(
-            lambda: _import(paths, owner), before=_warm_up
+            lambda: _import(paths, owner), before=warm_up
         )
         scanned, scan_s, scan_cpu, scan_rss = measured(
-            lambda: _first_scan(Path(folder), follower), before=_warm_up
+            lambda: first_scan(Path(folder), follower), before=warm_up
         )
     print(f"{'':>18} {'seconds (CPU)':>14} {'per second':>17} {'RSS peak +MiB':>14}")
     for name, seconds, cpu, count, unit, rss in (
@@ -133,7 +137,7 @@ def run() -> None:
     ):
         print(
             f"{name:>18} {seconds:>6.2f} ({cpu:>5.2f}) {count / seconds:>8.0f} {unit:<8}"
-            f" {_mib(rss):>14}"
+            f" {mib(rss):>14}"
         )
     print(
         f"  {messages} messages from {records} records; import/parse time "
