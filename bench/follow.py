@@ -33,7 +33,6 @@ from django.db import connections
 from bench import import_rate
 from bench.synthetic_logs import write_logs
 from follower.events import event_committed
-from host.demo import demo_user
 from host.importers.following import Follower
 
 SAMPLES = Path(__file__).resolve().parents[1] / "samples"
@@ -149,18 +148,28 @@ def first_scan() -> str:
     )
 
 
+def load() -> str:
+    """The load average over 1, 5 and 15 minutes ("" without ``/proc/loadavg``): the machine
+    may be shared, so each figure is printed with it."""
+    path = Path("/proc/loadavg")
+    return " ".join(path.read_text().split()[:3]) if path.exists() else ""
+
+
 def run() -> None:
-    """Print the three figures (module docstring), with the load average beside them."""
-    owner = demo_user()
-    load = Path("/proc/loadavg").read_text().split()[:3] if Path("/proc/loadavg").exists() else []
-    print(f"follow_sessions (load average {' '.join(load)})", flush=True)
-    print(first_scan(), flush=True)
+    """Print the three figures (module docstring), each with the load average after it."""
+    # A user of its own: the logs' session ids are the samples', which a run before on the same
+    # database (PostgreSQL) imported for its user already.
+    owner = get_user_model().objects.create_user(f"bench-follow-{uuid.uuid4().hex[:8]}")
+    print(f"follow_sessions (load average {load()})", flush=True)
+    print(f"{first_scan()} [load {load()}]", flush=True)
     times = sorted(append_latency(owner))
     if times:
         p95 = times[min(len(times) - 1, int(len(times) * 0.95))]
         print(
             f"  append -> event: {len(times)}/{APPENDS} appends, "
-            f"p50 {statistics.median(times) * 1000:.0f} ms, p95 {p95 * 1000:.0f} ms",
+            f"p50 {statistics.median(times) * 1000:.0f} ms, p95 {p95 * 1000:.0f} ms "
+            f"[load {load()}]",
             flush=True,
         )
-    print(f"  idle, {IDLE_FILES} logs watched: {idle_cpu(owner):.1f} % of a core")
+    share = idle_cpu(owner)
+    print(f"  idle, {IDLE_FILES} logs watched: {share:.1f} % of a core [load {load()}]")
