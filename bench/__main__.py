@@ -9,7 +9,9 @@ import rate beside a read-only parse (``bench/import_rate.py``, under a minute),
 brief evaluation (``bench/briefs.py``: each log's brief against its probes, under a minute),
 ``soak`` the outage soak (``bench/soak.py``: private PostgreSQL and Redis cut under load),
 ``chromium`` five real Chromium tabs on a long imported log (``bench/chromium_tabs.py``),
-``follow`` following live logs (``bench/follow.py``: append → event, idle CPU, first scan).
+``follow`` following live logs (``bench/follow.py``: append → event, idle CPU, first scan),
+``hooks`` the hook round trip (``bench/hooks.py``: the real hook command against the project's
+server, beside a bare interpreter start; about a minute, not part of the full run).
 
 ``briefs --markdown`` rewrites the generated part of ``docs/briefs.md`` (the count of logs
 run, the table, each brief) instead of printing the table.
@@ -43,6 +45,7 @@ GROUPS = {
     "briefs": ("briefs",),
     "import": ("import_rate",),
     "follow": ("follow",),
+    "hooks": ("hooks",),
 }
 """The benchmarks one name runs (modules of ``bench``, each with ``run()``), in order."""
 EVERYTHING = (

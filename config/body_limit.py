@@ -5,7 +5,7 @@ before the application runs, and Django's ``DATA_UPLOAD_MAX_MEMORY_SIZE`` applie
 view reads ``request.body`` (issue 9, Safe defaults). This middleware answers 413 at once when
 the declared ``Content-Length`` is over the limit, and stops reading a streamed (chunked) body
 the moment it passes the limit, so Django never buffers it. The proxy in front caps what Daphne
-itself receives (README, real mode).
+itself receives (docs/operations.md, Behind a proxy).
 """
 
 from __future__ import annotations

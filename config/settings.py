@@ -41,7 +41,7 @@ SECRET_KEY = os.environ.get("DJANGO_SECRET_KEY") or load_or_create(BASE_DIR / ".
 ALLOWED_HOSTS = _env_list("DJANGO_ALLOWED_HOSTS", "localhost,127.0.0.1,[::1]")
 CSRF_TRUSTED_ORIGINS = _env_list("DJANGO_CSRF_TRUSTED_ORIGINS")
 
-# DJANGO_HTTPS=1 behind a TLS-terminating proxy that sets X-Forwarded-Proto (README, real mode):
+# DJANGO_HTTPS=1 behind a TLS-terminating proxy that sets X-Forwarded-Proto (docs/operations.md):
 # redirect plain HTTP, secure cookies only, and HSTS (subdomains included, preload marked) for
 # DJANGO_HSTS_SECONDS (a year; 0 turns HSTS off).
 HTTPS = _env_bool("DJANGO_HTTPS", False)
@@ -164,6 +164,11 @@ TASKS = {
         "BACKEND": os.environ.get("HANDOFF_TASK_BACKEND", "django_tasks_db.DatabaseBackend"),
     }
 }
+# True when that backend runs each task inside ``enqueue()`` (django-tasks' immediate backend)
+# instead of queueing it: an agent turn's task is then enqueued once the caller's transaction
+# commits, so no model call runs inside it (host.runtime). A queueing backend leaves it False:
+# the turn and its task row commit together.
+HOST_TASKS_RUN_IN_CALLER = _env_bool("HOST_TASKS_RUN_IN_CALLER", False)
 
 AUTH_PASSWORD_VALIDATORS: list[dict[str, str]] = []
 LOGIN_URL = "login"

@@ -70,7 +70,7 @@ from handoff import (
     summarizer,
 )
 from handoff.core.blockers import BlockerFacts, find_blockers
-from handoff.core.brief import render_brief
+from handoff.core.brief import BriefError, render_brief
 from handoff.core.guard import (
     ALREADY_REDIRECTED,
     MESSAGES,
@@ -81,11 +81,12 @@ from handoff.core.guard import (
 )
 from handoff.core.naming import handed_off_title
 from handoff.core.phases import Phase, Reason
+from handoff.core.redirects import RedirectError
 from handoff.core.stability import StabilityFacts, instability
 from handoff.core.steps import CommitStep, Step, decide_reason
 from handoff.core.tokens import TokenLabel, TokenReading
 from handoff.core.trigger import Metrics, threshold
-from handoff.exceptions import PhaseError
+from handoff.exceptions import HandoffError, PhaseError
 from handoff.models import HandoffRecord, MainState
 from handoff.services import PRODUCT_RUNTIME, HostSession, SessionController, SessionObservation
 from handoff.settings_store import SettingsValues
@@ -279,6 +280,23 @@ def _said(exc: Exception) -> str:
         detail = f" ({diag.message_detail})" if diag.message_detail else ""
         return f"{type(exc).__name__}: {diag.message_primary}{detail}"
     return f"{type(exc).__name__}: {exc}"
+
+
+EXPECTED_FAILURES = (HandoffError, BriefError, RedirectError)
+"""The engine's own refusals (a service left out, a brief that breaks the schema, a redirect
+the graph refuses): their message on the record says all there is, so they are not logged."""
+
+
+def _failed(step: str, exc: Exception, context: str = "") -> Fail:
+    """Return the ``Fail`` of ``step`` caused by ``exc`` (its words after ``context``).
+
+    This is where an exception becomes a failed attempt, so an unexpected one (anything but
+    ``EXPECTED_FAILURES``: a bug, an outage, the model's endpoint) is logged here, once, at
+    ERROR with its traceback (docs/spec.md, Failure outcomes).
+    """
+    if not isinstance(exc, EXPECTED_FAILURES):
+        logger.error("handoff step %s failed", step, exc_info=exc)
+    return Fail(step, f"{context}{_said(exc)}")
 
 
 class Unstable(Exception):
@@ -507,7 +525,7 @@ def summarize(attempt: Attempt, source: HostSession) -> Summary:
         _point(attempt, "summarize")
         brief = summarizer.summarize_session(source, attempt.host)
     except Exception as exc:
-        raise Fail(Step.SUMMARIZE, _said(exc)) from exc
+        raise _failed(Step.SUMMARIZE, exc) from exc
     summary = Summary(brief, _check(attempt, Step.SUMMARIZE))
     attempt.note(Step.SUMMARIZE, brief["goal"][:120])
     return summary
@@ -551,7 +569,7 @@ def prepare(attempt: Attempt, summary: Summary, *, review: bool) -> HostSession:
     except PhaseError:
         raise
     except Exception as exc:
-        raise Fail(Step.PREPARE, f"the successor could not be created: {_said(exc)}") from exc
+        raise _failed(Step.PREPARE, exc, "the successor could not be created: ") from exc
     attempt.record, attempt.draft = record, draft
     attempt.note(Step.PREPARE, str(draft.pk))
     return draft
@@ -575,13 +593,13 @@ def commit(attempt: Attempt, brief: dict[str, Any], draft: HostSession) -> None:
     try:
         seq = attempt.host.seed(draft, text)
     except Exception as exc:
-        raise Fail(CommitStep.SEED, _said(exc)) from exc
+        raise _failed(CommitStep.SEED, exc) from exc
     attempt.note(CommitStep.SEED, f"#{seq}")
     try:
         _point(attempt, "flush")
         attempt.host.flush(draft, seq)
     except Exception as exc:
-        raise Fail(CommitStep.FLUSH, f"the seed was not stored: {_said(exc)}") from exc
+        raise _failed(CommitStep.FLUSH, exc, "the seed was not stored: ") from exc
     attempt.note(CommitStep.FLUSH)
     _point(attempt, "before_commit")
     try:
@@ -590,7 +608,7 @@ def commit(attempt: Attempt, brief: dict[str, Any], draft: HostSession) -> None:
     except Fail:
         raise
     except Exception as exc:
-        raise Fail(CommitStep.REDIRECT, _said(exc)) from exc
+        raise _failed(CommitStep.REDIRECT, exc) from exc
     attempt.routed = True
     attempt.note(CommitStep.REDIRECT)
     attempt.note(CommitStep.RECORD, Phase.COMMITTED)
@@ -753,8 +771,7 @@ def _failing(name: str, step: Callable[[], T]) -> T:
     except (Fail, PhaseError):
         raise
     except Exception as exc:
-        logger.exception("handoff step %s failed", name)
-        raise Fail(name, _said(exc)) from exc
+        raise _failed(name, exc) from exc
 
 
 def commit_review(record: HandoffRecord, brief: dict[str, Any]) -> AttemptOutcome:

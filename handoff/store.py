@@ -32,12 +32,6 @@ def key(session_id: str | UUID) -> UUID:
     return session_id if isinstance(session_id, UUID) else UUID(str(session_id))
 
 
-def main_state(session_id: str | UUID) -> MainState:
-    """Return the session's main state, creating the default one on first use."""
-    state, _ = MainState.objects.get_or_create(session_id=key(session_id))
-    return state
-
-
 def find_main_state(session_id: str | UUID) -> MainState | None:
     """Return the session's main state read now, or ``None`` when it was never registered
     (read once per page request: ``common.reads``)."""

@@ -1,4 +1,4 @@
-"""The demo workspace and conversation a fresh install starts with (README, first command).
+"""The demo workspace and conversation a fresh install starts with (docs/guide.md, The demo).
 
 The conversation lives in ``host/fixtures/demo_conversation.json``: eight user turns of a small
 coding task with usage figures, long enough (about 25 000 context tokens against the offline

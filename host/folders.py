@@ -1,7 +1,7 @@
 """The runtimes' session folders on the machine the server runs on, and who follows which.
 
 ``follow_sessions`` without folders follows the ones users switched on in Settings →
-Conversation Collaboration (README, "follow_sessions"): the product follows only its own
+Conversation Collaboration (docs/api.md, `follow_sessions`): the product follows only its own
 machine's folders, so every user is offered the same ones.
 """
 

@@ -57,7 +57,7 @@ class SessionClosed(InvalidInput):
 
 class InputElsewhere(SessionClosed):
     """The session runs in another runtime (a followed Claude Code or Codex log): its input
-    belongs to that runtime's terminal, never to this product (README, follow_sessions)."""
+    belongs to that runtime's terminal, never to this product (docs/api.md, follow_sessions)."""
 
 
 @dataclass(frozen=True)

@@ -154,10 +154,6 @@ class Session(models.Model):
     def __str__(self) -> str:
         return self.title or str(self.id)
 
-    @property
-    def is_subagent(self) -> bool:
-        return self.parent_id is not None
-
 
 class Role(models.TextChoices):
     USER = "user", _("User")

@@ -22,9 +22,9 @@ from __future__ import annotations
 
 from uuid import UUID
 
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
-from django_tasks.backends.immediate import ImmediateBackend
 
 from common import sql
 from host import log, tasks, turn_lease
@@ -300,12 +300,12 @@ def _enqueue_reply(session: Session, turn: Activity) -> None:
 
     A queueing backend (the database backend) stores the task row in the caller's transaction,
     so the turn start and its task commit together; the turn keeps the task's id, so the lease
-    sweep leaves a turn whose task still waits in the queue alone. The immediate backend runs
-    the task in the caller, so it runs after commit: no model call ever happens inside the
-    caller's transaction.
+    sweep leaves a turn whose task still waits in the queue alone. A backend that runs the task
+    in the caller (``settings.HOST_TASKS_RUN_IN_CALLER``: the immediate backend) gets it after
+    commit: no model call ever happens inside the caller's transaction.
     """
     session_id = str(session.pk)
-    if isinstance(tasks.run_agent_turn.get_backend(), ImmediateBackend):
+    if settings.HOST_TASKS_RUN_IN_CALLER:
         transaction.on_commit(lambda: tasks.run_agent_turn.enqueue(session_id, turn.pk))
         return
     result = tasks.run_agent_turn.enqueue(session_id, turn.pk)

@@ -118,18 +118,6 @@ def resolve_workspace(owner: Any, path: str) -> Workspace | None:
     return Workspace.objects.filter(owner=owner, path=path).first()
 
 
-def register_workspace(owner: Any, path: str, name: str = "") -> Workspace:
-    """Register ``path`` as a workspace of ``owner`` (an explicit user action) and return it.
-
-    Registering a path that is already registered returns the existing workspace unchanged.
-    Raises ``ValueError`` for an empty or relative path.
-    """
-    if not path or not path.startswith("/"):
-        raise ValueError(f"a workspace path must be absolute, got {path!r}")
-    workspace, _ = Workspace.objects.get_or_create(owner=owner, path=path, defaults={"name": name})
-    return workspace
-
-
 def attach(session: Session, workspace: Workspace) -> None:
     """Attach ``session`` to ``workspace`` (the sidebar groups it there).
 

@@ -202,7 +202,7 @@ def choose_language(request: HttpRequest) -> HttpResponseBase:
 @require_POST
 def switch_folder(request: HttpRequest) -> HttpResponse:
     """Follow a runtime's sessions folder (``path``; ``on`` present: on, absent: off) for the
-    user, saved at once (README, "follow_sessions"); answer with its row in Settings as stored.
+    user, saved at once (docs/api.md, `follow_sessions`); answer with its row in Settings as stored.
 
     A path that is not a runtime's folder: 400, the row says so and nothing changes.
     """

@@ -57,8 +57,10 @@ def fresh_status_channel() -> None:
 
 @pytest.fixture
 def immediate_tasks(settings: Any) -> None:
-    """Run django-tasks inline (the immediate backend) instead of through ``db_worker``."""
+    """Run django-tasks inline (the immediate backend, which runs each task in the caller)
+    instead of through ``db_worker``."""
     settings.TASKS = {"default": {"BACKEND": "django_tasks.backends.immediate.ImmediateBackend"}}
+    settings.HOST_TASKS_RUN_IN_CALLER = True
 
 
 @pytest.fixture

@@ -128,8 +128,8 @@ def review_brief(request: HttpRequest, session_id: UUID) -> HttpResponse:
     refuse is shown again with the reason, 422, nothing changed); ``discard`` discards the
     draft. When no review waits — none did, or another tab's commit or discard ended it after
     this request found it waiting (two tabs pressing Discard at once) — or the commit failed,
-    the panel is shown instead with the reason (409; README, "Review before the successor
-    starts").
+    the panel is shown instead with the reason (409; docs/guide.md, "Review before the
+    successor starts").
     """
     session = _owned_session(request, session_id)
     record = review.waiting(session.pk)

@@ -31,7 +31,8 @@ from django.db import connections
 from host.folders import followed_folders
 from host.importers.live import Step, follow_step, main_log_of
 
-# Seconds between stat polls of the active logs (at most half a second: README).
+# Seconds between stat polls of the active logs (at most half a second: docs/api.md,
+# follow_sessions).
 POLL = 0.5
 # A log changed within this many seconds is polled.
 ACTIVE_FOR = 300.0

@@ -2,7 +2,7 @@
 
 One ``follow_step`` reads a log from its stored offset (``host.models.FollowedFile``) up to its
 last newline — a line still being written waits for the next step — and imports those lines
-with the importers' own rules (README, "Try it from the command line": subagent files, resumed
+with the importers' own rules (docs/api.md, `import_transcript`: subagent files, resumed
 sessions' copies and Codex forks count each API response once; a damaged line is reported and
 skipped) in one transaction that also stores the new offset and the importer's parse state. The
 step claims the file's row first (``SELECT … FOR UPDATE``; SQLite's immediate transactions

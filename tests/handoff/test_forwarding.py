@@ -20,6 +20,7 @@ pytestmark = pytest.mark.django_db
 def handed_off(settings, django_capture_on_commit_callbacks) -> tuple[Session, Session]:
     """A source handed off to a started, idle successor (the agent's reply ran)."""
     settings.TASKS = {"default": {"BACKEND": "django_tasks.backends.immediate.ImmediateBackend"}}
+    settings.HOST_TASKS_RUN_IN_CALLER = True
     source = make_source()
     with django_capture_on_commit_callbacks(execute=True):
         operations.run_attempt(source.pk, manual=True)

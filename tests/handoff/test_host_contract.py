@@ -43,4 +43,5 @@ class ReferenceHost:
 def chat_host(settings: Any) -> ReferenceHost:
     """The reference host, its tasks run inline."""
     settings.TASKS = {"default": {"BACKEND": "django_tasks.backends.immediate.ImmediateBackend"}}
+    settings.HOST_TASKS_RUN_IN_CALLER = True
     return ReferenceHost()

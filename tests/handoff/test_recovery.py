@@ -15,7 +15,7 @@ from handoff_support import make_source, target_of
 from handoff import attempt, recovery, store
 from handoff.core.phases import Phase, Reason
 from handoff.exceptions import PhaseError
-from handoff.models import HandoffRecord
+from handoff.models import HandoffRecord, MainState
 from handoff.shapes import MetricsOut
 from host import runtime
 from host.services import SessionController
@@ -232,14 +232,14 @@ def test_recovering_a_manual_record_clears_the_request_it_ran_for(phase):
     store.update_main_state(record.source_id, requested=True)
     (done,) = recover_later()
     assert done.after == Phase.FAILED
-    assert store.main_state(record.source_id).requested is False
+    assert MainState.objects.get(session_id=record.source_id).requested is False
 
 
 def test_recovering_an_automatic_record_leaves_a_request_alone():
     record = record_in(Phase.SUMMARIZING, reason=Reason.CONTEXT_PRESSURE)
     store.update_main_state(record.source_id, requested=True)
     recover_later()
-    assert store.main_state(record.source_id).requested is True
+    assert MainState.objects.get(session_id=record.source_id).requested is True
 
 
 # The one draft discard (issue 20, item 5): a failed attempt, a discarded or expired review and

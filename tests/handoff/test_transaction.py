@@ -65,6 +65,7 @@ def test_the_brief_is_the_successors_first_message():
 
 def test_the_successor_is_started_and_acknowledges(django_capture_on_commit_callbacks, settings):
     settings.TASKS = {"default": {"BACKEND": "django_tasks.backends.immediate.ImmediateBackend"}}
+    settings.HOST_TASKS_RUN_IN_CALLER = True
     source = make_source()
     with django_capture_on_commit_callbacks(execute=True):
         operations.run_attempt(source.pk, manual=True)

@@ -192,6 +192,7 @@ def test_switching_auto_handoff_on_hands_off_a_due_main_in_the_background(
     assert queued.task_path == "handoff.tasks.evaluation_task"
 
     settings.TASKS = {"default": {"BACKEND": "django_tasks.backends.immediate.ImmediateBackend"}}
+    settings.HOST_TASKS_RUN_IN_CALLER = True
     assert tasks.evaluation_task.call() == 1  # what the worker runs
     record = HandoffRecord.objects.get(source=source)
     assert (record.reason, record.phase) == ("context-pressure", "started")

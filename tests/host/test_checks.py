@@ -22,7 +22,7 @@ UNCONFIGURED = {
     for name, value in os.environ.items()
     if not name.startswith("DJANGO_") and name not in {"DATABASE_URL", "REDIS_URL"}
 }
-# The production variables the README documents.
+# The production variables docs/operations.md documents.
 PRODUCTION = {
     "DJANGO_SECRET_KEY": secrets.token_urlsafe(50),
     "DJANGO_ALLOWED_HOSTS": "handoff.example.org",

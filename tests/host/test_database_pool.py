@@ -1,4 +1,4 @@
-"""The database pool after an outage (README, Real mode): a pooled connection is checked before
+"""The database pool after an outage (docs/operations.md): a pooled connection is checked before
 it is handed out, so the first request after PostgreSQL comes back answers.
 
 The test process's own connections go through a TCP proxy (``database_cut.ProxyCut``); the

@@ -56,7 +56,7 @@ def test_switching_automatic_handoff_on_hands_the_demo_off_by_itself(immediate_t
 
 
 def test_switching_the_global_switch_on_last_hands_the_demo_off_at_once(client, immediate_tasks):
-    """The README's order: the conversation's own switch first, then Settings (issue 10)."""
+    """docs/guide.md's order: the conversation's own switch first, then Settings (issue 10)."""
     source = the_demo()
     operations.enable(source.pk)
     assert not HandoffRecord.objects.filter(source=source).exists()

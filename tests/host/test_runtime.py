@@ -211,16 +211,14 @@ def test_start_agent_refuses_an_archived_session(session: Session):
 class RefusingQueue:
     """Stands in for ``host.tasks.run_agent_turn`` on a queue that is down."""
 
-    def get_backend(self) -> object:
-        return object()
-
     def enqueue(self, session_id: str, turn_id: int) -> None:
         raise ConnectionError("queue down")
 
 
 def test_a_failing_enqueue_leaves_the_session_unstarted(
-    session: Session, monkeypatch: pytest.MonkeyPatch
+    session: Session, monkeypatch: pytest.MonkeyPatch, settings: Any
 ):
+    settings.HOST_TASKS_RUN_IN_CALLER = False  # a queueing backend: enqueued in the transaction
     log.append_message(session, role="user", source_kind="plugin", content="# Brief")
     monkeypatch.setattr(runtime.tasks, "run_agent_turn", RefusingQueue())
 

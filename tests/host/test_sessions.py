@@ -24,12 +24,16 @@ from host.sessions import (
     in_flight_activities,
     live_subagents,
     pending_inbox,
-    register_workspace,
     resolve_workspace,
     team_size,
 )
 
 pytestmark = pytest.mark.django_db
+
+
+def workspace_of(owner: Any, path: str, name: str = "") -> Workspace:
+    """A workspace ``owner`` registered at ``path`` (as the demo and the importer make one)."""
+    return Workspace.objects.create(owner=owner, path=path, name=name)
 
 
 @pytest.fixture
@@ -60,7 +64,7 @@ def test_create_session_refuses_an_unknown_permission_preset(owner: AbstractBase
 def test_create_session_refuses_another_users_workspace_or_parent(
     owner: AbstractBaseUser, stranger: AbstractBaseUser
 ):
-    theirs = register_workspace(stranger, "/home/eve")
+    theirs = workspace_of(stranger, "/home/eve")
     their_main = create_session(stranger)
     with pytest.raises(ValueError, match="workspace belongs to another user"):
         create_session(owner, workspace=theirs)
@@ -122,7 +126,7 @@ def test_two_concurrent_creates_with_one_client_id_end_with_one_session(owner: A
 
 
 def test_resolve_workspace_finds_the_exact_path_and_never_creates(owner: AbstractBaseUser):
-    workspace = register_workspace(owner, "/srv/app", "App")
+    workspace = workspace_of(owner, "/srv/app", "App")
     assert resolve_workspace(owner, "/srv/app") == workspace
     assert resolve_workspace(owner, "/srv/app/sub") is None
     assert resolve_workspace(owner, "/srv/unknown") is None
@@ -130,21 +134,9 @@ def test_resolve_workspace_finds_the_exact_path_and_never_creates(owner: Abstrac
     assert Workspace.objects.count() == 1
 
 
-def test_register_workspace_twice_returns_the_same_one(owner: AbstractBaseUser):
-    first = register_workspace(owner, "/srv/app", "App")
-    assert register_workspace(owner, "/srv/app", "Other name") == first
-    assert Workspace.objects.get().name == "App"
-
-
-def test_register_workspace_refuses_a_relative_path(owner: AbstractBaseUser):
-    with pytest.raises(ValueError, match="absolute"):
-        register_workspace(owner, "srv/app")
-    assert not Workspace.objects.exists()
-
-
 def test_attach_puts_the_session_in_the_workspace(owner: AbstractBaseUser):
     session = create_session(owner, cwd="/srv/app")
-    workspace = register_workspace(owner, "/srv/app")
+    workspace = workspace_of(owner, "/srv/app")
     attach(session, workspace)
     assert Session.objects.get(pk=session.pk).workspace == workspace
 
@@ -154,7 +146,7 @@ def test_attach_refuses_another_users_workspace(
 ):
     session = create_session(owner)
     with pytest.raises(ValueError, match="another user"):
-        attach(session, register_workspace(stranger, "/home/eve"))
+        attach(session, workspace_of(stranger, "/home/eve"))
     assert Session.objects.get(pk=session.pk).workspace is None
 
 
