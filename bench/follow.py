@@ -9,9 +9,10 @@ Three figures, each from a short run:
 - **idle CPU**: 1 000 small logs under the folder, last written an hour ago, imported once, then
   the loop left to run for ``IDLE_SECONDS`` with nothing appended: the process's CPU time over
   the wall time (% of a core).
-- **first scan**: ``COPIES`` copies of the project's samples (new session ids) imported by
-  ``Follower.once`` (messages/s, the process's peak RSS) beside a read-only parse of the same
-  files (``read_lines``: records/s).
+- **first scan**: 20 000 messages of synthetic logs (``bench/synthetic_logs.py``) imported by
+  ``Follower.once`` (``follow_sessions --once``: messages/s, CPU seconds, peak RSS growth)
+  beside a read-only parse of the same files (``read_lines``: records/s), each in a process of
+  its own (``bench/import_rate.py``).
 """
 
 from __future__ import annotations
@@ -19,41 +20,25 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import resource
 import statistics
 import tempfile
 import threading
 import time
+import uuid
 from pathlib import Path
 
+from django.contrib.auth import get_user_model
 from django.db import connections
 
+from bench import import_rate
+from bench.synthetic_logs import write_logs
 from follower.events import event_committed
-from host.demo import demo_user
 from host.importers.following import Follower
-from host.importers.lines import read_lines
-from host.models import Message
 
 SAMPLES = Path(__file__).resolve().parents[1] / "samples"
 APPENDS = 200
 IDLE_FILES = 1000
 IDLE_SECONDS = 10.0
-COPIES = 20
-
-
-def _copies(folder: Path, copies: int) -> list[Path]:
-    """Write ``copies`` copies of the Codex and 2.x Claude Code samples with new session ids."""
-    written = []
-    for copy in range(copies):
-        for name, key in (
-            ("codex-fork.jsonl", "019ab3e2"),
-            ("claude-code-2.x-epic.jsonl", "7c3e91d2"),
-        ):
-            text = (SAMPLES / name).read_text().replace(key, f"{copy:08x}")
-            path = folder / f"{copy}-{name}"
-            path.write_text(text)
-            written.append(path)
-    return written
 
 
 def _loop(follower: Follower, stop: threading.Event) -> None:
@@ -141,41 +126,50 @@ def idle_cpu(owner: object) -> float:
     return share
 
 
-def first_scan(owner: object) -> tuple[float, float, int, float]:
-    """Return (messages/s imported, records/s parsed, messages, MiB of the files)."""
-    folder = Path(tempfile.mkdtemp(prefix="follow-scan-"))
-    paths = _copies(folder, COPIES)
-    started = time.perf_counter()
-    records = sum(1 for path in paths for _ in read_lines(path))
-    parse_rate = records / (time.perf_counter() - started)
-    before = Message.objects.count()
-    started = time.perf_counter()
-    Follower([folder], owner).once()  # type: ignore[arg-type]
-    seconds = time.perf_counter() - started
-    messages = Message.objects.count() - before
-    size = sum(path.stat().st_size for path in paths) / 2**20
-    return messages / seconds, parse_rate, messages, size
+def first_scan() -> str:
+    """Return the first scan's line: ``import_rate.MESSAGES`` messages of synthetic logs
+    imported by ``Follower.once`` for a fresh user beside a read-only parse of the same files,
+    each in a process forked for it (``bench.import_rate.measured``: seconds, CPU seconds,
+    peak RSS growth)."""
+    with tempfile.TemporaryDirectory(prefix="follow-scan-") as folder:
+        paths = write_logs(Path(folder), import_rate.MESSAGES)
+        largest = max(path.stat().st_size for path in paths) / 2**20
+        owner = get_user_model().objects.create_user(f"bench-scan-{uuid.uuid4().hex[:8]}")
+        records, parse_s, _, _ = import_rate.measured(lambda: import_rate.parse(paths))
+        messages, seconds, cpu, rss = import_rate.measured(
+            lambda: import_rate.first_scan(Path(folder), owner), before=import_rate.warm_up
+        )
+    owner.delete()
+    return (
+        f"  first scan: {messages} messages at {messages / seconds:.0f} messages/s "
+        f"({seconds:.1f} s, {cpu:.1f} s CPU; read-only parse: {records / parse_s:.0f} records/s, "
+        f"{seconds / parse_s:.0f}x its time), RSS peak +{import_rate.mib(rss)} MiB "
+        f"(largest log {largest:.1f} MiB)"
+    )
+
+
+def load() -> str:
+    """The load average over 1, 5 and 15 minutes ("" without ``/proc/loadavg``): the machine
+    may be shared, so each figure is printed with it."""
+    path = Path("/proc/loadavg")
+    return " ".join(path.read_text().split()[:3]) if path.exists() else ""
 
 
 def run() -> None:
-    """Print the three figures (module docstring), with the load average beside them."""
-    owner = demo_user()
-    load = Path("/proc/loadavg").read_text().split()[:3] if Path("/proc/loadavg").exists() else []
-    print(f"follow_sessions (load average {' '.join(load)})", flush=True)
-    rate, parse_rate, messages, size = first_scan(owner)
-    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(
-        f"  first scan: {messages} messages at {rate:.0f} messages/s "
-        f"(read-only parse: {parse_rate:.0f} records/s), {size:.1f} MiB of logs, "
-        f"peak RSS {rss:.0f} MiB",
-        flush=True,
-    )
+    """Print the three figures (module docstring), each with the load average after it."""
+    # A user of its own: the logs' session ids are the samples', which a run before on the same
+    # database (PostgreSQL) imported for its user already.
+    owner = get_user_model().objects.create_user(f"bench-follow-{uuid.uuid4().hex[:8]}")
+    print(f"follow_sessions (load average {load()})", flush=True)
+    print(f"{first_scan()} [load {load()}]", flush=True)
     times = sorted(append_latency(owner))
     if times:
         p95 = times[min(len(times) - 1, int(len(times) * 0.95))]
         print(
             f"  append -> event: {len(times)}/{APPENDS} appends, "
-            f"p50 {statistics.median(times) * 1000:.0f} ms, p95 {p95 * 1000:.0f} ms",
+            f"p50 {statistics.median(times) * 1000:.0f} ms, p95 {p95 * 1000:.0f} ms "
+            f"[load {load()}]",
             flush=True,
         )
-    print(f"  idle, {IDLE_FILES} logs watched: {idle_cpu(owner):.1f} % of a core")
+    share = idle_cpu(owner)
+    print(f"  idle, {IDLE_FILES} logs watched: {share:.1f} % of a core [load {load()}]")

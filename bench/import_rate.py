@@ -3,8 +3,10 @@
 Writes synthetic logs of realistic shape (``bench/synthetic_logs.py``: Claude Code 2.x logs and
 Codex rollouts, ``MESSAGES`` imported messages or more) into a temporary folder, then measures
 on them, one after the other: reading every record (``host.importers.lines.read_lines``, the
-parse an import starts with, writing nothing) and ``import_transcript`` of each file for a
-fresh user (each file one transaction, committed), each in a process forked for it. Each prints
+parse an import starts with, writing nothing), ``import_transcript`` of each file for a fresh
+user (each file one transaction, committed), and the first scan of ``follow_sessions --once``
+over the folder for another user (``Follower.once``: each batch committed with its offset),
+each in a process forked for it. Each prints
 its time (and CPU time: the machine may be shared), its rate and how far its resident memory
 peaked above where it started (Linux: ``/proc/self/clear_refs`` resets the peak), beside the
 size of the largest file. Then the statements one import of
@@ -28,6 +30,7 @@ from django.test.utils import CaptureQueriesContext
 
 from bench.synthetic_logs import write_logs
 from host.importers import import_transcript
+from host.importers.following import Follower
 from host.importers.lines import read_lines
 from host.models import Message
 
@@ -76,7 +79,8 @@ def _child(fn: Callable[[], int], before: Callable[[], object] | None, sender: C
     connections.close_all()
 
 
-def _parse(paths: list[Path]) -> int:
+def parse(paths: list[Path]) -> int:
+    """Read every record of ``paths`` (``read_lines``, writing nothing); return how many."""
     return sum(1 for path in paths for _ in read_lines(path))
 
 
@@ -86,11 +90,19 @@ def _import(paths: list[Path], owner: User) -> int:
     return Message.objects.filter(session__owner=owner).count()
 
 
-def _mib(value: int | None) -> str:
+def first_scan(folder: Path, owner: User) -> int:
+    """Import every log under ``folder`` for ``owner`` as ``follow_sessions --once`` does;
+    return how many messages the owner has."""
+    Follower([folder], owner).once()
+    return Message.objects.filter(session__owner=owner).count()
+
+
+def mib(value: int | None) -> str:
+    """Bytes as MiB with one decimal ("n/a" for None)."""
     return "n/a" if value is None else f"{value / MIB:.1f}"
 
 
-def _warm_up() -> None:
+def warm_up() -> None:
     """Import the sample once for a throwaway owner: what any first import of a process loads
     (modules, templates, the channel layer's client) is then loaded before the measure."""
     owner = get_user_model().objects.create_user(f"bench-warm-{uuid.uuid4().hex[:8]}")
@@ -99,7 +111,8 @@ def _warm_up() -> None:
 
 
 def run() -> None:
-    """Print the parse and import rows and their ratio, then the sample's statement count."""
+    """Print the parse, import and first-scan rows and their ratios, then the sample's
+    statement count."""
     with tempfile.TemporaryDirectory(prefix="handoff-import-") as folder:
         paths = write_logs(Path(folder), MESSAGES)
         sizes = [path.stat().st_size for path in paths]
@@ -108,23 +121,30 @@ def run() -> None:
             f"(largest {max(sizes) / MIB:.1f} MiB), {connection.vendor}"
         )
         owner = get_user_model().objects.create_user(f"bench-import-{uuid.uuid4().hex[:8]}")
-        records, parse_s, parse_cpu, parse_rss = measured(lambda: _parse(paths))
+        follower = get_user_model().objects.create_user(f"bench-follow-{uuid.uuid4().hex[:8]}")
+        records, parse_s, parse_cpu, parse_rss = measured(lambda: parse(paths))
         messages, import_s, import_cpu, import_rss = measured(
-            lambda: _import(paths, owner), before=_warm_up
+            lambda: _import(paths, owner), before=warm_up
+        )
+        scanned, scan_s, scan_cpu, scan_rss = measured(
+            lambda: first_scan(Path(folder), follower), before=warm_up
         )
     print(f"{'':>18} {'seconds (CPU)':>14} {'per second':>17} {'RSS peak +MiB':>14}")
     for name, seconds, cpu, count, unit, rss in (
         ("read-only parse", parse_s, parse_cpu, records, "records", parse_rss),
         ("import_transcript", import_s, import_cpu, messages, "messages", import_rss),
+        ("first scan", scan_s, scan_cpu, scanned, "messages", scan_rss),
     ):
         print(
             f"{name:>18} {seconds:>6.2f} ({cpu:>5.2f}) {count / seconds:>8.0f} {unit:<8}"
-            f" {_mib(rss):>14}"
+            f" {mib(rss):>14}"
         )
     print(
-        f"  {messages} messages from {records} records; import/parse time {import_s / parse_s:.1f}x"
+        f"  {messages} messages from {records} records; import/parse time "
+        f"{import_s / parse_s:.1f}x, first scan/parse time {scan_s / parse_s:.1f}x"
     )
     owner.delete()
+    follower.delete()
     sample_owner = get_user_model().objects.create_user(f"bench-sample-{uuid.uuid4().hex[:8]}")
     with CaptureQueriesContext(connection) as queries:
         import_transcript(SAMPLE, sample_owner)

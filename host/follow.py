@@ -24,7 +24,13 @@ from uuid import UUID
 from common.reads import once
 from host.models import Message, Session, SessionEvent, stored_language
 from host.sidebar import row_context
-from host.signals import SIDEBAR_FIELDS, entry_appended, folder_switched, session_changed
+from host.signals import (
+    SIDEBAR_FIELDS,
+    entries_appended,
+    entry_appended,
+    folder_switched,
+    session_changed,
+)
 from host.timeline import entry_of, has_line
 
 ROW = "chat/_session_row.html"
@@ -45,9 +51,10 @@ class Kind(StrEnum):
     status or a column another source adds (the handoff's redirect); stored as
     ``{"session_id"}``."""
     SESSION_ENTRY = "session.entry"
-    """``{"session_id", "seq", "fragments"}``: a line was appended to the session's log (other
-    sources add fragments: the handoff's context meter); stored as ``{"session_id", "seq",
-    "entry": "message" | "event"}``."""
+    """``{"session_id", "seq", "fragments", "refresh"}``: lines were appended to the session's
+    log (other sources add fragments: the handoff's context meter); ``seq`` is the last one's
+    (None with ``refresh``: too many to carry, the page reads its log again). Stored as
+    ``{"session_id", "entries": [["message" | "event", seq], ...] | None}``."""
     FOLDER_SWITCHED = "folder.switched"
     """``{"path", "on"}``: the user switched following a runtime's sessions folder on or off
     (Settings shows the switch: ``static/followed-folders.js``)."""
@@ -71,6 +78,9 @@ class SessionSource:
             self.session_changed, dispatch_uid="host.follow.session", weak=False
         )
         entry_appended.connect(self.entry_appended, dispatch_uid="host.follow.entry", weak=False)
+        entries_appended.connect(
+            self.entries_appended, dispatch_uid="host.follow.entries", weak=False
+        )
         folder_switched.connect(self.folder_switched, dispatch_uid="host.follow.folder", weak=False)
 
     @once
@@ -126,13 +136,22 @@ class SessionSource:
         self.outlet.publish(owner, kind, {"session_id": str(session_id)})
 
     def entry_appended(self, session: Session, entry: Any, **kwargs: Any) -> None:
-        """Publish ``session.entry`` for the new log line; its line is rendered after the
-        commit (``render``). Nothing for an entry without a line (``has_line``: a turn start)."""
-        if not has_line(session, entry):
+        """Publish ``session.entry`` for the new log line, as ``entries_appended`` does for
+        one entry."""
+        self.entries_appended(session, [entry])
+
+    def entries_appended(self, session: Session, entries: list[Any] | None, **kwargs: Any) -> None:
+        """Publish one ``session.entry`` for the new log lines, rendered after the commit
+        (``render``); nothing when no entry has a line (``has_line``: turn starts). ``entries``
+        None (too many to send): the payload's ``refresh`` has the page read its log again."""
+        kept = [entry for entry in entries or [] if has_line(session, entry)]
+        if entries is not None and not kept:
             return
         remember_owner(session.pk, session.owner_id)
-        kind = "message" if isinstance(entry, Message) else "event"
-        payload = {"session_id": str(session.pk), "seq": entry.seq, "entry": kind}
+        stored = None
+        if entries is not None:
+            stored = [["message" if isinstance(e, Message) else "event", e.seq] for e in kept]
+        payload = {"session_id": str(session.pk), "entries": stored}
         self.outlet.publish(session.owner_id, Kind.SESSION_ENTRY, payload)
 
     def owner(self, key: str) -> int | None:
@@ -142,7 +161,7 @@ class SessionSource:
     def render(self, kind: str, payload: dict[str, Any]) -> dict[str, Any] | None:
         """Complete a stored ``session.*`` payload from what is stored now (the source's
         ``render`` hook, after commit); other kinds, and a payload without a ``session_id``,
-        pass unchanged. None: the session (or the entry's line) is gone."""
+        pass unchanged. None: the session (or every line of the entries) is gone."""
         if "session_id" not in payload:
             return payload
         if kind in (Kind.SESSION_ADDED, Kind.SESSION_UPDATED):
@@ -153,25 +172,40 @@ class SessionSource:
         return payload
 
     def entry_payload(self, stored: dict[str, Any]) -> dict[str, Any] | None:
-        """``{"session_id", "seq", "fragments": [the line]}`` of a stored ``session.entry``:
-        the line appended to the session's timeline unless the page shows it already, as the
-        page renders it now (a relay names the conversation it came from). None when the session
-        or the entry is gone or the entry has no line (a turn start)."""
+        """``{"session_id", "seq", "fragments": [a line per entry], "refresh"}`` of a stored
+        ``session.entry``: each line appended to the session's timeline unless the page shows it
+        already, as the page renders it now (a relay names the conversation it came from);
+        ``seq`` the last line's. ``entries`` None: no lines, ``refresh`` true. None when the
+        session is gone or none of the entries has a line left."""
         session = self.live_session(stored["session_id"])
-        model = Message if stored.get("entry") == "message" else SessionEvent
-        item = model.objects.filter(session_id=stored["session_id"], seq=stored["seq"]).first()
-        line = entry_of(session, item) if session is not None and item is not None else None
-        if session is None or line is None:
+        if session is None:
             return None
-        context = {"entry": line, "session": session, "oob": True}
-        shown = self.outlet.fragment(
-            session.owner_id,
-            "chat/_entry_live.html",
-            context,
-            session=session.pk,
-            unless=f"#entry-{line.seq}",
-        )
-        return {"session_id": str(session.pk), "seq": line.seq, "fragments": [shown]}
+        entries = stored.get("entries")
+        if entries is None:
+            return {"session_id": str(session.pk), "seq": None, "fragments": [], "refresh": True}
+        lines = [line for kind, seq in entries if (line := self.line(session, kind, seq))]
+        if not lines:
+            return None
+        shown = [
+            self.outlet.fragment(
+                session.owner_id,
+                "chat/_entry_live.html",
+                {"entry": line, "session": session, "oob": True},
+                session=session.pk,
+                unless=f"#entry-{line.seq}",
+            )
+            for line in lines
+        ]
+        last = lines[-1].seq
+        return {"session_id": str(session.pk), "seq": last, "fragments": shown, "refresh": False}
+
+    @staticmethod
+    def line(session: Session, kind: str, seq: int) -> Any:
+        """The timeline line of the session's stored entry ``(kind, seq)`` as it reads now
+        (``kind`` "message" or "event"), or None (gone, or no line: a turn start)."""
+        model = Message if kind == "message" else SessionEvent
+        item = model.objects.filter(session_id=session.pk, seq=seq).first()
+        return entry_of(session, item) if item is not None else None
 
     def snapshot(self, user_id: int, snapshot: dict[str, Any]) -> None:
         """Add ``"sessions": [row, ...]``, the user's sessions oldest first (one query)."""

@@ -184,7 +184,8 @@ def append_entries(
     before they commit). Raises ``IntegrityError`` when a number is taken (not reserved).
     See docs/design.md, "Imports write in batches".
     """
-    with transaction.atomic():
+    # No savepoint of its own inside the caller's transaction: a failure here fails that.
+    with transaction.atomic(savepoint=False):
         Message.objects.bulk_create(messages, batch_size=INSERT_ROWS)
         SessionEvent.objects.bulk_create(events)
         usage: Usage | None = None
@@ -209,7 +210,8 @@ def append_entries(
         if not session_updates:
             return
         Session.objects.filter(pk=session.pk).update(**session_updates)
-        if turns and Session.objects.filter(pk=session.pk, blank=True).update(blank=False):
+        cleared = turns and session.blank  # a session once not blank never is again
+        if cleared and Session.objects.filter(pk=session.pk, blank=True).update(blank=False):
             announce(session.pk, owner_id=session.owner_id)
         session.refresh_from_db(fields=["turns", "blank", "model"])
 
@@ -260,17 +262,23 @@ def select_model(
         return event
 
 
-def record_compaction(session: Session, summary: str, *, trigger: str) -> SessionEvent:
+def record_compaction(
+    session: Session, summary: str, *, trigger: str, live: bool = True
+) -> SessionEvent:
     """Mark everything logged so far as compacted and count one compaction.
 
     Nothing is deleted: older messages stay, flagged ``compacted``; the effective context
     restarts from ``summary`` (its characters feed the meter) and the context figure reads 0
-    until the next model call reports usage. ``trigger`` is manual or auto.
+    until the next model call reports usage. ``trigger`` is manual or auto; ``live`` as for
+    ``append_event`` (False: an import, which announces its entries itself or not at all).
     """
     with transaction.atomic():
         Message.objects.filter(session=session, compacted=False).update(compacted=True)
         event = append_event(
-            session, SessionEventKind.COMPACTION, {"trigger": trigger, "summary": summary}
+            session,
+            SessionEventKind.COMPACTION,
+            {"trigger": trigger, "summary": summary},
+            live=live,
         )
         Session.objects.filter(pk=session.pk).update(compactions=F("compactions") + 1)
         session.refresh_from_db(fields=["compactions"])

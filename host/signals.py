@@ -16,6 +16,11 @@
   write appended one entry to the session's log (``host.log``; an import does not announce its
   entries: no page shows a session before its import commits). Sent inside the writer's
   transaction, like ``session_changed``.
+- ``entries_appended(sender=Session, session=Session, entries=list[Message | SessionEvent] |
+  None)``: a followed log's step appended entries to a session that existed before it
+  (``host.importers.live``), announced once per step, inside its transaction: ``entries`` in
+  ``seq`` order, or None when there were too many to send one by one (a page reads its log
+  again).
 - ``composer_command(sender=Session, session=Session, user=User, command=str, argument=str)``: a
   slash command typed in the chat composer that the host does not handle itself (``/handoff
   status``: command "handoff", argument "status"). The receiver that knows ``command`` returns an
@@ -58,6 +63,7 @@ composer_command = Signal()
 session_changed = Signal()
 session_links = Signal()
 entry_appended = Signal()
+entries_appended = Signal()
 offline_reply = Signal()
 session_window = Signal()
 folder_switched = Signal()

@@ -5,7 +5,8 @@
 //   list's own row template) puts it into the session list in place; the list is refetched
 //   when the row has no group to go in (conditional requests: 304 when nothing changed);
 // - after a resync ("follower:resync") the list and the log ("timeline:refresh") fetch
-//   themselves: the pruned events would have changed them.
+//   themselves: the pruned events would have changed them; so does the log when an event says
+//   more lines were appended to this page's session than it carries (payload.refresh).
 // Other scripts may set window.__follower.listHeld (the list is theirs for now: no refresh
 // here) and call __follower.refreshSessionList() (resolves once the new rows are in).
 
@@ -24,6 +25,9 @@ document.addEventListener("follower:event", (event) => {
   const payload = event.detail.payload;
   if (payload.row_html !== undefined && !placeRow(payload.session, payload.row_html)) {
     if (!follower.listHeld) scheduleRefresh();
+  }
+  if (payload.refresh && payload.session_id === current) {
+    document.dispatchEvent(new CustomEvent("timeline:refresh"));
   }
 });
 

@@ -8,7 +8,8 @@ Three ways to notice a log that changed, all feeding ``host.importers.live.follo
 - a full reconcile (every ``*.jsonl`` under the folders) at start and every ``RECONCILE``
   seconds.
 
-A log unchanged for ``QUIET`` seconds is settled once (its open response closed and counted).
+A log unchanged for ``QUIET`` seconds is settled once (its open response closed and counted),
+as soon as it is due: the loop wakes for it.
 Main logs are read before subagent logs, so a subagent finds its main's session.
 """
 
@@ -17,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -38,8 +40,11 @@ ACTIVE_FOR = 300.0
 RECONCILE = 300.0
 # Seconds between reads of the folders users switched on (``SwitchedFollower``).
 SWITCHES = 5.0
-# A log unchanged this many seconds is settled.
+# A log unchanged this many seconds is settled (when it is due, not at the next poll).
 QUIET = 2.0
+# Milliseconds ``watchfiles`` waits for more changes before it reports some: a file event is
+# read 1 to 2 of these after the write.
+WATCH_STEP = 10
 
 
 @dataclass
@@ -120,6 +125,23 @@ class Follower:
                 seen.settled = True
                 self.step(path, settle=True)
 
+    def next_settle(self) -> float:
+        """Return when (``time.monotonic()``) the first log not settled yet will have been
+        quiet for ``quiet`` seconds; infinity when every log is settled."""
+        due = [seen.changed + self.quiet for seen in self.seen.values() if not seen.settled]
+        return min(due, default=math.inf)
+
+    def settle_due(self) -> None:
+        """Look at the logs not settled yet that have been quiet for ``quiet`` seconds (each is
+        settled, unless it changed meanwhile)."""
+        now = time.monotonic()
+        due = [
+            p
+            for p, seen in self.seen.items()
+            if not seen.settled and now - seen.changed >= self.quiet
+        ]
+        self.look(sorted(due, key=lambda path: main_log_of(path) is not None))
+
     def step(self, path: Path, *, settle: bool) -> Step:
         """Read ``path`` until nothing waits (``Step.more``), reporting each step; return the
         last."""
@@ -151,7 +173,7 @@ class Follower:
         async def watch(folders: list[Path]) -> None:
             if not folders:
                 return
-            async for events in awatch(*folders, step=50, rust_timeout=1000):
+            async for events in awatch(*folders, step=WATCH_STEP, rust_timeout=1000):
                 changed.update(Path(path) for _, path in events if path.endswith(".jsonl"))
                 woken.set()
 
@@ -159,9 +181,10 @@ class Follower:
         watcher = asyncio.ensure_future(watch(watched))
         try:
             while True:
-                # A file event is read at once; without one, the next poll is due.
+                # A file event is read at once; without one, the next poll or settle is due.
+                wake = min(last_poll + POLL, self.next_settle())
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(woken.wait(), POLL)
+                    await asyncio.wait_for(woken.wait(), max(0.0, wake - time.monotonic()))
                 woken.clear()
                 fresh = sorted(changed, key=lambda path: (main_log_of(path) is not None, path))
                 changed.clear()
@@ -169,6 +192,8 @@ class Follower:
                 if time.monotonic() - last_poll >= POLL:
                     await sync_to_async(self.poll)()
                     last_poll = time.monotonic()
+                elif self.next_settle() <= time.monotonic():
+                    await sync_to_async(self.settle_due)()
                 if time.monotonic() - last_reconcile >= reconcile_every:
                     await sync_to_async(self.reconcile)()
                     last_reconcile = time.monotonic()

@@ -15,7 +15,9 @@ counted API response) is not added again.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass, field
+from itertools import chain
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -28,12 +30,21 @@ from host.importers.errors import AlreadyImported, TranscriptError
 from host.importers.importer import CLAUDE, CODEX, format_of
 from host.importers.lines import JsonObject, LineNote, parse_line
 from host.models import FollowedFile, Message, Runtime, Session, SessionEvent
-from host.signals import entry_appended
+from host.signals import entries_appended
 
-# Most bytes one step reads (a longer line is read whole all the same).
-MAX_PART = 8 * 1024 * 1024
+# Most bytes one step reads (a longer line is read whole all the same): a few batches
+# (``host.importers.writer.BATCH_ENTRIES``) of real logs, about 2 000 messages of the
+# benchmark's. A log with more unread is imported in steps of this size, each its own
+# transaction with its offset, read line by line (memory holds a batch, not the part) and
+# holding a database lock one part long. Smaller parts cost a first scan more of each step's
+# fixed work (its follower events): 1 MiB took a fifth more CPU on 36 MiB of logs.
+MAX_PART = 4 * 1024 * 1024
 
 Importer = ClaudeImporter | CodexImporter
+Record = tuple[int, JsonObject]
+# Most entries one step announces one by one (``entries_appended``); a page told of more reads
+# its log again.
+LIVE_ENTRIES = 50
 
 
 @dataclass
@@ -94,9 +105,14 @@ def follow_step(path: Path, owner: User, *, settle: bool = False) -> Step:
 
 
 def _claim(owner: User, path: Path) -> FollowedFile:
-    """Return the log's row, locked until the transaction ends (created on first sight)."""
-    row, _ = FollowedFile.objects.get_or_create(owner=owner, path=str(path))
-    return FollowedFile.objects.select_for_update().get(pk=row.pk)
+    """Return the log's row, locked until the transaction ends (created on first sight). One
+    statement once the row exists."""
+    rows = FollowedFile.objects.select_for_update()
+    row = rows.filter(owner=owner, path=str(path)).first()
+    if row is None:
+        created, _ = FollowedFile.objects.get_or_create(owner=owner, path=str(path))
+        row = rows.get(pk=created.pk)
+    return row
 
 
 def _step(handle: BinaryIO, owner: User, step: Step, settle: bool) -> None:
@@ -109,30 +125,28 @@ def _step(handle: BinaryIO, owner: User, step: Step, settle: bool) -> None:
     if (row.device, row.inode) != (stat.st_dev, stat.st_ino) or stat.st_size < row.offset:
         rereading = row.session if row.offset else None
         row.device, row.inode, row.offset, row.lines, row.state = stat.st_dev, stat.st_ino, 0, 0, {}
-    part = _read_part(handle, row.offset)
-    step.more = len(part) >= MAX_PART
+    handle.seek(row.offset)
+    part = _Part(handle)
+    records = _records(step, row, part.lines())
+    first = next(records, None)
     step.settled = row.state.get("settled", True)
-    if not part and (not settle or step.settled):
+    if not part.size and (not settle or step.settled):
         if rereading is not None:
             row.save()
         return
-    records = []
-    for raw in part[:-1].split(b"\n") if part else []:
-        row.lines += 1
-        step.lines += 1
-        value = parse_line(step.path, row.lines, raw, step.notes)
-        if value is not None:
-            records.append((row.lines, value))
-    importer = _importer(step, owner, row, records, rereading)
+    importer = _importer(step, owner, row, first, rereading)
     if importer is None:
         if step.waiting:
             step.lines, step.notes, step.settled = 0, [], False
             return
-        row.offset += len(part)
+        step.more = part.size >= MAX_PART
+        row.offset += part.size
         row.save()
         return
     before = {writer.session.pk: writer.session.revision for writer in importer.writers()}
-    importer.feed(records)
+    importer.feed(chain([first], records) if first is not None else records)
+    step.more = part.size >= MAX_PART
+    settle = settle and not step.more  # the log is quiet only once its last line is read
     if settle:
         importer.settle()
     runtime = Runtime.CODEX if isinstance(importer, CodexImporter) else Runtime.CLAUDE
@@ -147,42 +161,58 @@ def _step(handle: BinaryIO, owner: User, step: Step, settle: bool) -> None:
     writers = importer.writers()
     step.session_id = str(writers[0].session.pk) if writers else None
     row.session = writers[0].session if writers else None
-    row.offset += len(part)
+    row.offset += part.size
     kind = CODEX if isinstance(importer, CodexImporter) else CLAUDE
     row.state = {"format": kind, "importer": importer.state(), "settled": settle}
     step.settled = settle
     row.save()
 
 
-def _read_part(handle: BinaryIO, offset: int) -> bytes:
-    """Return the bytes from ``offset`` up to the last newline within ``MAX_PART`` (a longer
-    first line whole once it is complete); b"" when no complete line waits."""
-    handle.seek(offset)
-    data = handle.read(MAX_PART)
-    end = data.rfind(b"\n")
-    if end >= 0:
-        return data[: end + 1]
-    if len(data) < MAX_PART:
-        return b""
-    rest = handle.readline()
-    return data + rest if rest.endswith(b"\n") else b""
+@dataclass
+class _Part:
+    """The complete lines of a log from where its handle stands, read one at a time: at least
+    one line, then none past ``MAX_PART`` bytes, and never a line without its newline (it is
+    still being written). ``size``: the bytes of the lines read so far."""
+
+    handle: BinaryIO
+    size: int = 0
+
+    def lines(self) -> Iterator[bytes]:
+        """Yield each complete line, its newline left out."""
+        while self.size < MAX_PART:
+            raw = self.handle.readline()
+            if not raw.endswith(b"\n"):
+                return
+            self.size += len(raw)
+            yield raw[:-1]
+
+
+def _records(step: Step, row: FollowedFile, lines: Iterator[bytes]) -> Iterator[Record]:
+    """Yield ``(line number, record)`` for each readable line of ``lines``, counting every line
+    in ``row`` and ``step`` and noting the damaged ones in ``step.notes``."""
+    for raw in lines:
+        row.lines += 1
+        step.lines += 1
+        value = parse_line(step.path, row.lines, raw, step.notes)
+        if value is not None:
+            yield row.lines, value
 
 
 def _importer(
     step: Step,
     owner: User,
     row: FollowedFile,
-    records: list[tuple[int, JsonObject]],
+    first: Record | None,
     rereading: Session | None,
 ) -> Importer | None:
     """Return the log's importer with its parse state taken up; None before its first record
-    (or, for a subagent log, before its main has a session: ``step.waiting``)."""
+    (``first``: the first of this step, None when it has none) or, for a subagent log, before
+    its main has a session (``step.waiting``)."""
     kind = row.state.get("format")
     if kind is None:
-        if not records:
+        if first is None:
             return None
-        number, first = records[0]
-        kind = format_of(step.path, number, first)
+        kind = format_of(step.path, *first)
     if kind == CODEX:
         importer: Importer = CodexImporter(step.path, owner, rereading=rereading)
     else:
@@ -201,13 +231,22 @@ def _importer(
 
 
 def _announce_entries(session: Session, revision: int | None) -> int:
-    """Send ``entry_appended`` for each entry after ``revision`` (None: the session is new,
-    shown whole by its ``session.added``); return how many messages were stored."""
+    """Send ``entries_appended`` once for the entries after ``revision`` (None: the session is
+    new, shown whole by its ``session.added``): the entries themselves when there are at most
+    ``LIVE_ENTRIES``, else None (the page reads its log again). Return how many messages were
+    stored."""
     since = revision or 0
-    messages = list(Message.objects.filter(session=session, seq__gt=since))
-    if revision is not None:
-        events = SessionEvent.objects.filter(session=session, seq__gt=since)
-        entries: list[Any] = sorted([*messages, *events], key=lambda entry: entry.seq)
-        for entry in entries:
-            entry_appended.send(sender=Session, session=session, entry=entry)
-    return len(messages)
+    messages = Message.objects.filter(session=session, seq__gt=since)
+    if revision is None:
+        return messages.count()
+    few = list(messages.order_by("seq")[: LIVE_ENTRIES + 1])
+    count = len(few) if len(few) <= LIVE_ENTRIES else messages.count()
+    entries: list[Any] | None = None
+    if count <= LIVE_ENTRIES:
+        entries = [*few, *SessionEvent.objects.filter(session=session, seq__gt=since)]
+        entries = (
+            sorted(entries, key=lambda entry: entry.seq) if len(entries) <= LIVE_ENTRIES else None
+        )
+    if entries != []:
+        entries_appended.send(sender=Session, session=session, entries=entries)
+    return count

@@ -31,7 +31,7 @@ from host.models import (
     SourceKind,
     Workspace,
 )
-from host.signals import announce
+from host.signals import SIDEBAR_FIELDS, announce
 from host.usage import Usage
 
 # Titles are the first prompt's first line, cut to about this many characters.
@@ -309,7 +309,7 @@ class SessionWriter:
             self.known_compactions -= 1
             return True
         self._write()
-        log.record_compaction(self.session, summary, trigger=trigger)
+        log.record_compaction(self.session, summary, trigger=trigger, live=False)
         return True
 
     def compaction(self, summary: str, trigger: str) -> None:
@@ -330,7 +330,8 @@ class SessionWriter:
 
     def write_back(self, fallback_title: str, *, created: bool = True) -> Session:
         """Write title, cwd, workspace, window and status back as ``finish`` does, leaving what
-        is queued (and an open compaction) queued; announce the session (``created``: as new)."""
+        is queued (and an open compaction) queued; announce the session when ``created`` (as
+        new) or when what its row shows changed (``host.signals.SIDEBAR_FIELDS``)."""
         cwd = self.cwd[:MAX_PATH]
         fields: dict[str, object] = {"title": self.title or fallback_title, "cwd": cwd}
         if self.context_window:
@@ -343,11 +344,16 @@ class SessionWriter:
                 .values_list("workspace_id", flat=True)
                 .get()
             )
-        elif cwd:
-            fields["workspace"] = workspace_for(self.session.owner, cwd)
+        elif cwd and (cwd != self.session.cwd or self.session.workspace_id is None):
+            fields["workspace_id"] = workspace_for(self.session.owner_id, cwd).pk
+        changed = [name for name in fields if getattr(self.session, name) != fields[name]]
+        if not changed and not created:
+            return self.session  # a followed log's step that changed none of these
         Session.objects.filter(pk=self.session.pk).update(**fields)
-        # One transaction per file (the importer's): the session shows once, whole, at commit.
-        announce(self.session.pk, created=created, owner_id=self.session.owner_id)
+        if created or any(name in SIDEBAR_FIELDS for name in changed):
+            # Once per transaction (an import's file, a followed log's step): the session shows
+            # whole at commit; a step that changed nothing of its row announces nothing.
+            announce(self.session.pk, created=created, owner_id=self.session.owner_id)
         self.session.refresh_from_db()
         return self.session
 
@@ -399,10 +405,11 @@ class SessionWriter:
             self.title = title_of(content)
 
 
-def workspace_for(owner: User, path: str) -> Workspace:
-    """Return the owner's workspace at ``path`` (a cwd), creating it named after its last part."""
+def workspace_for(owner_id: int, path: str) -> Workspace:
+    """Return the workspace of the user ``owner_id`` at ``path`` (a cwd), creating it named
+    after its last part."""
     workspace, _ = Workspace.objects.get_or_create(
-        owner=owner, path=path, defaults={"name": (PurePath(path).name or path)[:MAX_NAME]}
+        owner_id=owner_id, path=path, defaults={"name": (PurePath(path).name or path)[:MAX_NAME]}
     )
     return workspace
 

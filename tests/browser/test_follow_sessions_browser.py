@@ -12,9 +12,10 @@ from typing import Any
 
 import pytest
 from asgi_site import off_loop
+from playwright.sync_api import expect
 from shared_files import SAMPLES
 
-from host.importers.live import follow_step
+from host.importers.live import LIVE_ENTRIES, follow_step
 from host.models import Session
 from host.usage import context_tokens
 
@@ -54,3 +55,22 @@ def test_appended_lines_move_the_meter_on_two_tabs(
             arg=[str(session.pk), final],
         )
         page.locator("#timeline").get_by_text("Retries are in skycast/fetch.py").first.wait_for()
+
+
+def test_a_catch_up_past_live_entries_has_open_pages_read_their_log_again(
+    make_user: Callable[..., Any], open_page: Callable[..., Any], tmp_path: Path
+) -> None:
+    """More lines than one event carries one by one (``LIVE_ENTRIES``) appended at once, as a
+    follower finds after a stop: the open page reads its log again and shows the last line."""
+    ada = make_user("ada")
+    lines = (SAMPLES / "claude-code-2.x-epic.jsonl").read_bytes().splitlines(keepends=True)
+    log = tmp_path / "session.jsonl"
+    log.write_bytes(b"".join(lines[:4]))
+    off_loop(lambda: follow_step(log, ada, settle=True))
+    session = Session.objects.get(owner=ada, parent=None)
+    page = open_page(ada, session)
+    with log.open("ab") as handle:
+        handle.write(b"".join(lines[4:]))
+    step = off_loop(lambda: follow_step(log, ada, settle=True))
+    assert step.messages > LIVE_ENTRIES
+    expect(page.locator("#timeline")).to_contain_text("Epic E-1 complete.")

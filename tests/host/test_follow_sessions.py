@@ -28,15 +28,21 @@ from django.core.management import call_command
 from django.db import connection
 from django.template.loader import render_to_string
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 from django.utils import translation
 from shared_files import SAMPLES
 
+from follower import sources as follower_sources
+from follower.events import Resync, current_event_id, deliver, events_after
 from host.composer import submit
-from host.importers import import_transcript
+from host.follow import Kind as SessionKind
+from host.importers import following, import_transcript, live
 from host.importers.following import Follower
 from host.importers.live import follow_step
+from host.importers.writer import SessionWriter
 from host.models import FollowedFile, Session
 from host.sidebar import row_context
+from host.signals import entries_appended
 from host.usage import context_tokens, session_usage
 
 EPIC = "claude-code-2.x-epic"
@@ -442,3 +448,132 @@ def test_settling_after_every_line_ends_exact(
             append(logs / name, line)
             follower.step((logs / name).absolute(), settle=True)
     assert figures(owner) == right
+
+
+@pytest.mark.django_db
+def test_a_log_longer_than_a_part_commits_each_part_with_its_offset(
+    owner: User, django_user_model: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A first scan of logs longer than one part (``MAX_PART``, made small here) imports
+    them a part per transaction: a crash in the third part keeps the first two with their
+    offset, and the follower started again imports the rest, ending as a whole import."""
+    contents = {name: data for name, data in sources().items() if name != RESUMED}
+    right = expected(django_user_model, tmp_path / "whole", contents)
+    logs = tmp_path / "logs"
+    for name, data in contents.items():
+        append(logs / name, data)
+    monkeypatch.setattr(live, "MAX_PART", 4000)
+    written = SessionWriter.write_settled
+    parts = 0
+
+    def crash_at_third(writer: SessionWriter) -> None:
+        nonlocal parts
+        parts += 1
+        if parts == 3:
+            raise RuntimeError("killed half-way")
+        written(writer)
+
+    monkeypatch.setattr(SessionWriter, "write_settled", crash_at_third)
+    with pytest.raises(RuntimeError):
+        Follower([logs], owner, quiet=0).once()
+    [row] = FollowedFile.objects.filter(owner=owner, offset__gt=0)
+    assert 4000 <= row.offset < len(contents[f"{EPIC}.jsonl"])
+    assert row.session is not None and row.session.messages.exists()
+    monkeypatch.setattr(SessionWriter, "write_settled", written)
+    Follower([logs], owner, quiet=0).once()
+    assert figures(owner) == right
+
+
+def newest_event(owner: User) -> int:
+    """The owner's newest event id, once what committed is numbered (``deliver``)."""
+    deliver(owner.pk)
+    return current_event_id(owner.pk)
+
+
+def session_entries(owner: User, after: int) -> list[dict[str, Any]]:
+    """The payloads of the owner's ``session.entry`` events numbered after ``after``; asserts
+    that no other event was published (the session's row did not change)."""
+    frames = events_after(owner.pk, after)
+    assert not isinstance(frames, Resync)
+    assert {f["kind"] for f in frames} == {SessionKind.SESSION_ENTRY}
+    return [f["payload"] for f in frames]
+
+
+@pytest.mark.django_db
+def test_each_step_publishes_one_entry_event_per_session(owner: User, tmp_path: Path) -> None:
+    """Lines appended to a followed session reach its pages in one event per step: a few lines
+    carry their entries, each its own fragment; more than ``LIVE_ENTRIES`` have the page read
+    its log again (``refresh``) instead of one event per message. Its row, unchanged, is not
+    published again."""
+    lines = (SAMPLES / f"{EPIC}.jsonl").read_bytes().splitlines(keepends=True)
+    log = tmp_path / "logs" / f"{EPIC}.jsonl"
+    append(log, b"".join(lines[:4]))
+    follow_step(log, owner, settle=True)
+    last = newest_event(owner)
+    append(log, b"".join(lines[4:8]))
+    step = follow_step(log, owner, settle=True)
+    [few] = session_entries(owner, last)
+    assert 1 < len([f for f in few["fragments"] if f["unless"]]) <= step.messages
+    assert not few["refresh"]
+    last = newest_event(owner)
+    append(log, b"".join(lines[8:]))
+    step = follow_step(log, owner, settle=True)
+    assert step.messages > live.LIVE_ENTRIES
+    [many] = session_entries(owner, last)
+    assert many["refresh"] and many["session_id"] == step.session_id
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_loop_settles_a_quiet_log_when_it_is_due_not_at_a_poll(
+    owner: User, django_user_model: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A log written once and left quiet has its last response counted by the loop once it
+    has been quiet for ``quiet`` seconds: the loop wakes for it (no stat poll here, their
+    interval made an hour)."""
+    name = f"{EPIC}.jsonl"
+    data = (SAMPLES / name).read_bytes()
+    right = expected(django_user_model, tmp_path / "whole", {name: data})
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    monkeypatch.setattr(following, "POLL", 3600.0)
+    follower = Follower([logs], owner, quiet=0.1)
+    loop = asyncio.new_event_loop()
+    task = loop.create_task(follower.run())
+
+    def run_loop() -> None:
+        with contextlib.suppress(asyncio.CancelledError):
+            loop.run_until_complete(task)
+        connection.close()
+
+    thread = threading.Thread(target=run_loop)
+    thread.start()
+    try:
+        append(logs / name, data)
+        wait_for(lambda: figures(owner) == right)
+    finally:
+        loop.call_soon_threadsafe(task.cancel)
+        thread.join()
+        loop.close()
+
+
+@pytest.mark.django_db
+def test_an_append_to_a_followed_log_is_a_few_statements(owner: User, tmp_path: Path) -> None:
+    """One model call appended to a followed rollout (three lines) costs its step a few
+    statements, whatever the log holds already: the row claimed in one, the session read
+    once, the batch written without a savepoint, and no user, workspace or session write-back
+    when the session's columns did not change (the follower's announcement left out here)."""
+    lines = (SAMPLES / "codex-fork.jsonl").read_bytes().splitlines(keepends=True)
+    log = tmp_path / "rollout.jsonl"
+    append(log, b"".join(lines[:20]))
+    follow_step(log, owner)
+    append(log, b"".join(lines[20:23]))
+    entries_appended.disconnect(dispatch_uid="host.follow.entries")
+    try:
+        with CaptureQueriesContext(connection) as queries:
+            step = follow_step(log, owner)
+    finally:
+        follower_sources.connect()
+    assert step.messages == 2
+    # Claim, session, 2 response look-ups, numbering, 2 inserts, projection, turns, read back,
+    # the new entries (messages, events), the offset: 13 (and the transaction's own).
+    assert len(queries) <= 15, [query["sql"][:60] for query in queries]
