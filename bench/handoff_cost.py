@@ -4,11 +4,11 @@ Prints, per log size (100 and 5 000 messages), the time of one manual handoff (t
 ``handoff.attempt.run``) next to the time of the bare ORM baseline (create a session and insert
 one message: two ``INSERT`` statements, each committed), their ratio, and the SQL statements,
 writes and transactions the handoff ran (counted with ``CaptureQueriesContext``). Statements are
-every one sent to the database (issue 17, item 5): the queries, the ``SAVEPOINT`` /
+every one sent to the database: the queries, the ``SAVEPOINT`` /
 ``RELEASE`` of nested ``atomic`` blocks (also printed on their own) and the ``BEGIN`` / ``COMMIT``
 of each transaction (psycopg sends ``BEGIN`` itself, and Django commits on the driver: neither
-passes the captured cursor, so they are counted per transaction). Targets (issue 11): at most
-3× the baseline, the same count at both sizes.
+passes the captured cursor, so they are counted per transaction). Targets: at most 3× the
+baseline, the same count at both sizes.
 
 The floor column shows what the handoff's writes alone cost: as many bare single-row INSERTs
 as it writes, grouped in as many transactions, with no read, check or Python around them. The
@@ -21,8 +21,8 @@ numbering its events and rendering their rows and fragments from the committed s
 ``follower.events.deliver``); ``own ms`` is the rest, the handoff's own transactions, and
 ``own/floor`` their ratio to the floor.
 
-Last, the offline summary alone (issue 17, item 5: at 5 000 messages at most 1.5× its time at
-100): with the digest the session's idles keep (``handoff.digests``), and with none kept.
+Last, the offline summary alone (target: at 5 000 messages at most 1.5× its time at 100):
+with the digest the session's idles keep (``handoff.digests``), and with none kept.
 
 It runs on the benchmark's database: SQLite by default, PostgreSQL when ``DATABASE_URL`` names
 one (``DATABASE_URL=postgres://… make bench``).
@@ -312,7 +312,7 @@ def summary_time(source: Session, *, kept: bool) -> float:
 
 def summary_scaling() -> None:
     """Print the offline summary's time at each log size and the largest size's ratio to the
-    smallest's (issue 17, item 5: at most 1.5×), measured side by side: with the digest the
+    smallest's (the target: at most 1.5×), measured side by side: with the digest the
     session's idles keep (as a handoff finds it), and with none (the first summary of a log
     whose digest was never kept, e.g. just imported)."""
     sources = {n: source_with(n) for n in SIZES}

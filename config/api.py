@@ -1,4 +1,4 @@
-"""The django-ninja API under ``/api/`` (OpenAPI docs at ``/api/docs``), issue 2 §7.
+"""The django-ninja API under ``/api/`` (OpenAPI docs at ``/api/docs``).
 
 This module is where the host and the handoff app meet (neither imports the other): it mounts
 their routers, composes the session detail (host fields + the handoff status report), and turns
@@ -49,7 +49,7 @@ class NotJson(ValueError):
 
 
 class JsonOnlyParser(Parser):
-    """ninja's JSON parser, refusing a body whose ``Content-Type`` is not JSON (issue 9).
+    """ninja's JSON parser, refusing a body whose ``Content-Type`` is not JSON.
 
     A ``text/plain`` or form body is not guessed at: the API answers 422 naming
     ``Content-Type`` (see ``_unparsable_body``), and nothing changes.
@@ -151,8 +151,8 @@ class SessionDetailOut(SessionOut):
 )
 def session_detail(request: HttpRequest, session_id: UUID) -> dict[str, Any]:
     """The session's fields plus ``tokens`` {value, basis, label}, the context ``meter``
-    (issue 18 §1), ``redirect``, its chain's ``predecessor`` and ``successor`` (issue 18 §3)
-    and the whole status report as ``handoff``."""
+    (docs/design.md, The context meter), ``redirect``, its chain's ``predecessor`` and
+    ``successor`` (docs/design.md, Lineage) and the whole status report as ``handoff``."""
     session = owned_session(request, session_id)
     report = operations.status(session.pk)
     fields = SessionOut.from_orm(session).model_dump(by_alias=False)

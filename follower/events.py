@@ -1,4 +1,4 @@
-"""Per-user numbered follower events, kept for a while (DESIGN.md invariant 10, seed 003 §6.5).
+"""Per-user numbered follower events, kept for a while (docs/spec.md, Follower rules).
 
 After Zulip's event queues: every event a user can see is stored with the change it reports,
 gets the next number of that user's counter (no gaps) once that change committed, and is sent

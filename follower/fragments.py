@@ -1,4 +1,5 @@
-"""Page fragments that follower events carry, rendered once per event (issue 17, item 2).
+"""Page fragments that follower events carry, rendered once per event (docs/design.md,
+Events carry the change).
 
 What a page shows of a conversation (its handoff panel with the banner and the phase chips, a
 new timeline entry, the "working" line, a session-list row) arrives in the event that changed

@@ -1,10 +1,11 @@
-"""The apps that feed the follower, named in ``settings.FOLLOWER_SOURCES`` (issue 20, item 3).
+"""The apps that feed the follower, named in ``settings.FOLLOWER_SOURCES``.
 
-The follower knows no domain: it numbers, stores and delivers events (``follower.events``,
-``follower.hub``). What becomes an event, what a page's snapshot and baseline hold, and which
-language a user's fragments are rendered in come from the apps, each through one *source*: an
-object named by its dotted path in ``FOLLOWER_SOURCES`` (a class is instantiated with the
-follower's ``Outlet``, what it publishes and renders with), in order. This host's:
+The follower knows no domain (docs/design.md, The follower's seam): it numbers, stores and
+delivers events (``follower.events``, ``follower.hub``). What becomes an event, what a page's
+snapshot and baseline hold, and which language a user's fragments are rendered in come from the
+apps, each through one *source*: an object named by its dotted path in ``FOLLOWER_SOURCES`` (a
+class is instantiated with the follower's ``Outlet``, what it publishes and renders with), in
+order. This host's:
 ``host.follow.SessionSource`` (a session's row, a new log line) and
 ``handoff.web.follow.HandoffSource`` (records, redirects, switches, settings).
 

@@ -1,4 +1,4 @@
-"""Export a user's handoff state as the seed's ``handoffs.json`` version 1 (seed 000, State).
+"""Export a user's handoff state as ``handoffs.json`` version 1 (docs/spec.md, State).
 
 ``export(owner_id)`` returns every key of the seed's example with its JSON type — ``version``;
 ``mains`` (session id -> enabled, requested, inheritedFrom, lastAttemptSeq, deferred);
@@ -6,7 +6,7 @@
 sourceRevision, target, brief), oldest first — plus ``redirects`` (old -> new), each failed
 record's ``error``, which the seed names too, and where each side of a record runs
 (``sourceRuntime``, ``targetRuntime``: ``product``, ``claude``, ``codex``; docs/spec.md,
-Lineage). Only sessions ``owner_id`` owns are read (``None``:
+Terms). Only sessions ``owner_id`` owns are read (``None``:
 every user's, for the operator's ``manage.py handoff export``). ``SCHEMA_PATH`` is the file's
 JSON Schema. Reading never changes anything.
 """

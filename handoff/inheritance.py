@@ -1,4 +1,4 @@
-"""The configuration inheritance matrix (seed 003 §6.1–6.2, §6.5 defect A).
+"""The configuration inheritance matrix (docs/spec.md, Inheritance).
 
 The successor is created by cwd with the source's agent preset (``create_successor``); then
 every other row is applied to it (``apply``). Each row is reported as ``{"setting", "outcome",
@@ -39,8 +39,8 @@ CUSTOM = "custom"
 
 Row = dict[str, str]
 
-# What people read for a row (seed 003 §6.1: 已继承 / 回退 / 未继承（原因）); the identifiers
-# above stay in the API and the command's JSON.
+# What people read for a row (docs/spec.md, Inheritance: 已继承 / 回退 / 未继承（原因）); the
+# identifiers above stay in the API and the command's JSON.
 OUTCOME_LABELS: dict[str, Promise] = {
     INHERITED: _("inherited"),
     FALLBACK: _("fallback"),
@@ -211,9 +211,9 @@ def _workspace(source: HostSession, successor: HostSession) -> Row:
 
 
 def choose_model(source: HostSession, successor: HostSession) -> tuple[str | None, str, str]:
-    """Return ``(model, outcome, detail)`` by the four-step chain (seed 003 §6.1); ``detail``
-    says where it came from: one of the ``MODEL_*`` templates (``%(model)s``, ``%(preset)s``:
-    the successor's agent preset) or, without a model, a fixed sentence.
+    """Return ``(model, outcome, detail)`` by the four-step chain (docs/spec.md, Inheritance);
+    ``detail`` says where it came from: one of the ``MODEL_*`` templates (``%(model)s``,
+    ``%(preset)s``: the successor's agent preset) or, without a model, a fixed sentence.
 
     ``model`` is ``None`` when the chain ends at the default model and the host provides no
     model selection service to name it: the successor keeps the host's default then.

@@ -1,4 +1,4 @@
-"""A handoff record's phase and reason as people read them (seed 000, The transaction), in the
+"""A handoff record's phase and reason as people read them (docs/spec.md, State), in the
 active language.
 
 ``RUNTIME_WORDS`` names where each side of a hop runs (``HostSession.runtime``: this product,

@@ -1,6 +1,6 @@
-"""Review before the successor starts (issue 18, item 2; DESIGN.md, Decisions, third round).
+"""Review before the successor starts (docs/spec.md, Review).
 
-Review sits between the seed's ``prepare`` and ``commit``. With review on (the main's own
+Review sits between ``prepare`` and ``commit``. With review on (the main's own
 choice ``MainState.review``, else the settings' ``review_handoffs``), an attempt stops after
 step 7: its record stays ``prepared`` (brief and draft durable) with ``review_until`` set in the
 same transaction, so recovery tells a waiting review from a crashed attempt and leaves it alone

@@ -1,10 +1,10 @@
-"""The host services the handoff app reaches the host through (seed 003 §6.3–6.4; issue 4).
+"""The host services the handoff app reaches the host through (docs/spec.md, Degradation).
 
 The handoff app never imports the host. Each service is a small protocol below; an integrator
 points ``settings.HANDOFF_SERVICES[name]`` at a zero-argument factory (dotted path) or sets it to
 ``None`` to leave the service out, and ``host.services`` is the reference implementation.
 
-Each service is resolved **at each call**, never at start-up (seed 003 §6.4): a factory
+Each service is resolved **at each call**, never at start-up (docs/spec.md, Degradation): a factory
 registered at run time with ``register()`` is checked first, then the setting, so a service
 that appears after start-up is picked up by the next attempt. The typed accessors
 (``session_controller()``, ``llm()`` …) return the service as its protocol, or ``None`` when it
@@ -56,12 +56,12 @@ SERVICE_NAMES = (
     STATUS_CHANNEL,
     LLM,
 )
-# Resolved per agent first, then host-wide (seed 003 §6.4).
+# Resolved per agent first, then host-wide (docs/spec.md, Degradation).
 PER_AGENT = frozenset({PLAN_MODE, COMPACTION})
 
 
 class HostSession(Protocol):
-    """A host's session as the handoff reads it (seed 003 §6.1; DESIGN.md, session).
+    """A host's session as the handoff reads it (docs/design.md, Layers).
 
     ``status`` is ``idle``, ``running``, ``disposed`` …; ``revision`` the log's sequence number;
     ``context_window`` the window the transcript stated (tokens; 0 or ``None`` when unknown);
@@ -111,7 +111,8 @@ SessionRef: TypeAlias = "HostSession | str | UUID"
 
 
 class SessionObservation(Protocol):
-    """A session read now with the facts the blockers and ``stable()`` look at (seed 000)."""
+    """A session read now with the facts the blockers and ``stable()`` look at (docs/spec.md,
+    Deferral; Stability)."""
 
     @property
     def session(self) -> HostSession:
@@ -140,7 +141,7 @@ class SessionObservation(Protocol):
 
 
 class SessionController(Protocol):
-    """Reads and writes sessions (seed 003 §6.1 ``sessionController``)."""
+    """Reads and writes sessions (docs/spec.md, Degradation: session controller)."""
 
     def get(self, session_id: str) -> HostSession | None:
         """Return the session read fresh from storage, or ``None`` when it does not exist."""
@@ -167,7 +168,8 @@ class SessionController(Protocol):
         agent_preset: str | None,
         runtime: str = PRODUCT_RUNTIME,
     ) -> HostSession:
-        """Create an idle, blank session by cwd (never with a workspace id; seed 003 §6.5).
+        """Create an idle, blank session by cwd, never with a workspace id (docs/spec.md,
+        Inheritance).
 
         ``runtime``: where it will run; another runtime's draft is filled by that runtime's
         next session (its hooks or the marker claim it), never started here."""
@@ -180,9 +182,8 @@ class SessionController(Protocol):
         file-writing tool calls it compacted and their results, each marked ``"compacted":
         True`` (the files edited before it, which the summary may not name). All of it: the brief
         reads the whole structure (first request, every edit, the latest todo list), and the
-        summary call fits it to its window with a notice (issue 8). With ``after`` (a ``seq``
-        of the context), only the messages after it: what the kept digest has not read yet
-        (issue 17, item 5)."""
+        summary call fits it to its window with a notice. With ``after`` (a ``seq``
+        of the context), only the messages after it: what the kept digest has not read yet."""
 
     def seed(self, session: SessionRef, content: str) -> int:
         """Append ``content`` as a plugin message; return its sequence number."""
@@ -220,7 +221,7 @@ class SessionController(Protocol):
 
 
 class WorkspaceRegistry(Protocol):
-    """Workspaces by path (seed 003 §6.1, §6.5)."""
+    """Workspaces by path (docs/spec.md, Inheritance: ``workspace``)."""
 
     def resolve_by_path(self, owner_id: Any, path: str) -> Any | None:
         """Return the owner's workspace registered at ``path`` or ``None`` (never creates one)."""
@@ -230,7 +231,7 @@ class WorkspaceRegistry(Protocol):
 
 
 class AgentPresets(Protocol):
-    """Agent presets and their per-agent service realms (seed 003 §6.1, §6.4)."""
+    """Agent presets and their per-agent service realms (docs/spec.md, Inheritance; Degradation)."""
 
     def exists(self, name: str) -> bool:
         """Return whether a preset called ``name`` exists."""
@@ -246,7 +247,7 @@ class AgentPresets(Protocol):
 
 
 class ModelSelection(Protocol):
-    """Models: the selection read from the log, the default, the windows (seed 003 §6.1)."""
+    """Models: the selection in the log, the default, the windows (docs/spec.md, Inheritance)."""
 
     def latest(self, session: SessionRef) -> str | None:
         """Return the model of the latest model-selection entry in the log, or ``None``."""
@@ -259,7 +260,7 @@ class ModelSelection(Protocol):
 
 
 class PermissionPresets(Protocol):
-    """Permission presets and approval (seed 003 §6.1)."""
+    """Permission presets and approval (docs/spec.md, Inheritance)."""
 
     def current(self, session: SessionRef) -> str:
         """Return the session's permission preset name."""
@@ -275,7 +276,7 @@ class PermissionPresets(Protocol):
 
 
 class PlanMode(Protocol):
-    """Plan mode of one agent (seed 003 §6.1, §6.4)."""
+    """Plan mode of one agent (docs/spec.md, Inheritance; Degradation)."""
 
     def get(self, session: SessionRef) -> bool:
         """Return whether plan mode is active for the session's agent."""
@@ -285,7 +286,7 @@ class PlanMode(Protocol):
 
 
 class Compaction(Protocol):
-    """The host's compaction (seed 000: the fallback that stays installed)."""
+    """The host's compaction (docs/spec.md, Compaction: the fallback that stays installed)."""
 
     def compact(self, session: SessionRef, *, trigger: str) -> None:
         """Compact the session's older turns in place (``trigger``: manual or auto)."""
@@ -296,7 +297,7 @@ class Compaction(Protocol):
 
 
 class UsageProjection(Protocol):
-    """The tokenUsage projection (seed 003 §5.1, source 1)."""
+    """The usage projection (docs/spec.md, Token sources, source 1)."""
 
     def buckets_total(self, session: SessionRef) -> int:
         """Return the four buckets summed over the whole log (tokens)."""
@@ -306,21 +307,21 @@ class UsageProjection(Protocol):
 
 
 class TokenMeter(Protocol):
-    """The heuristic meter (seed 003 §5.1, source 2)."""
+    """The heuristic meter (docs/spec.md, Token sources, source 2)."""
 
     def measure(self, session: SessionRef) -> int:
         """Return the estimated effective context (tokens)."""
 
 
 class StatusChannel(Protocol):
-    """The live channel the settings card and follower use (seed 003 §6.3 ``webServer``)."""
+    """The live channel of the settings card and follower (docs/spec.md, Degradation)."""
 
     def available(self) -> bool:
         """Return whether the channel layer is reachable."""
 
 
 class LanguageModel(Protocol):
-    """The model the summary is asked of (seed 000, Brief schema; DESIGN.md, LLM)."""
+    """The model the summary is asked of (docs/spec.md, Brief)."""
 
     @property
     def offline(self) -> bool:
@@ -379,8 +380,8 @@ def get(name: str) -> object | None:
 def for_agent(session: HostSession, name: str) -> object | None:
     """Resolve ``name`` for the session's agent: its preset realm first, then host-wide.
 
-    Only plan mode and compaction live in agent realms (seed 003 §6.4); other names resolve
-    host-wide. Returns ``None`` when neither side provides the service.
+    Only plan mode and compaction live in agent realms (docs/spec.md, Degradation); other names
+    resolve host-wide. Returns ``None`` when neither side provides the service.
     """
     if name in PER_AGENT:
         presets = agent_presets()

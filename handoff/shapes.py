@@ -1,4 +1,4 @@
-"""The shapes the handoff shows on every surface, each declared once (issue 11 §3).
+"""The shapes the handoff shows on every surface, each declared once (docs/design.md, Layers).
 
 ``handoff.status`` returns them as plain dicts (``record_dict``, ``build``) for
 ``manage.py handoff --json``, the composer and the settings card; the JSON API
@@ -6,13 +6,13 @@ names the same classes in ``response=``, so its OpenAPI schema is built from the
 (pydantic reads ``TypedDict``s, ``Field`` descriptions included). A key added here is a key
 every surface prints, documents and is type-checked against.
 
-- ``TokensOut`` ``{"value", "basis", "label"}`` (seed 003 §5.2; declared in
+- ``TokensOut`` ``{"value", "basis", "label"}`` (docs/spec.md, Token sources; declared in
   ``handoff.core.tokens``, which must stay free of pydantic);
 - ``MetricsOut`` ``{"tokens", "turns", "compactions", "capacity"}``;
-- ``RecordOut`` one handoff record (seed 000, State: ``records``);
-- ``MeterOut`` the context meter (issue 18 §1; its figures declared in ``handoff.core.meter``)
-  with its sentence in the active language (``handoff.meter_words``);
-- ``StatusOut`` the status report (issue 4 §6; seed 000, ``action=status``).
+- ``RecordOut`` one handoff record (docs/spec.md, State: ``records``);
+- ``MeterOut`` the context meter (docs/design.md, The context meter; its figures declared in
+  ``handoff.core.meter``) with its sentence in the active language (``handoff.meter_words``);
+- ``StatusOut`` the status report (docs/spec.md, State).
 """
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ class MetricsOut(TypedDict):
 
 
 class RecordOut(TypedDict):
-    """One handoff attempt (seed 000, State: ``records``); ids are strings."""
+    """One handoff attempt (docs/spec.md, State: ``records``); ids are strings."""
 
     id: str
     source: str
@@ -77,7 +77,7 @@ class RecordOut(TypedDict):
 
 
 class BackoffOut(TypedDict):
-    """Why and until when automatic handoff waits after failed attempts (issue 18, item 4)."""
+    """Why and until when automatic handoff waits (docs/design.md, Backoff after failure)."""
 
     until: Annotated[str, Field(description=ISO_8601)]
     failures: Annotated[int, Field(description="Automatic attempts failed in a row.")]
@@ -92,7 +92,7 @@ class MeterOut(MeterFigures):
 
 
 class StatusOut(TypedDict):
-    """The status report (issue 4, §6): switches, tokens, blockers, the last record."""
+    """The status report (docs/spec.md, State): switches, tokens, blockers, the last record."""
 
     session: str
     enabled: bool
@@ -128,8 +128,8 @@ class StatusOut(TypedDict):
     ]
 
 
-# The seed's ``handoffs.json`` version 1 (seed 000, State), as ``handoff.export`` writes it; the
-# keys are the seed's (camelCase). ``handoff/schemas/handoffs.v1.json`` is its JSON Schema.
+# ``handoffs.json`` version 1 (docs/spec.md, State), as ``handoff.export`` writes it; the keys
+# are the specification's (camelCase). ``handoff/schemas/handoffs.v1.json`` is its JSON Schema.
 class ExportMainOut(TypedDict):
     enabled: bool
     requested: bool
@@ -138,7 +138,7 @@ class ExportMainOut(TypedDict):
     deferred: list[str]
 
 
-ExportMainOut.__doc__ = "One entry of ``mains`` (seed 000, State)."
+ExportMainOut.__doc__ = "One entry of ``mains`` (docs/spec.md, State)."
 
 
 class ExportRecordOut(TypedDict):

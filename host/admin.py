@@ -1,8 +1,8 @@
-"""Admin pages for the host's workspaces and sessions (issue 3, §5), read-mostly.
+"""Admin pages for the host's workspaces and sessions, read-mostly.
 
 Sessions are created by the chat, the API and the importers, and their logs are append-only, so
-the admin only renames them; workspaces may be registered and renamed (an explicit user action,
-seed 003 §6.5). Nothing is deleted here.
+the admin only renames them; workspaces may be registered and renamed (an explicit user action:
+docs/spec.md, Inheritance). Nothing is deleted here.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ it where the engine reads its facts (``host.services.SessionController.observe``
 
 - ``note_hooks``: the runtime ran the product's hooks for the session (``Session.hooks_seen``):
   the guard lets its handoff through, its successor opening in that runtime;
-- ``open_activity`` / ``close_activity``: a subagent or a background shell runs (seed 000,
+- ``open_activity`` / ``close_activity``: a subagent or a background shell runs (docs/spec.md,
   Deferral: ``activity:subagent``, ``activity:job`` defer an attempt) until the runtime says
   it ended;
 - ``adopt_external``: a successor draft becomes the runtime's new session ``external_id`` (the

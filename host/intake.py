@@ -1,10 +1,10 @@
 """Input arriving for a session: validate it, log it, let plugins claim it, start or queue a turn.
 
-Seed 000, Forwarding: the original is appended to this session's log first, then
-``host.signals.before_step`` is sent; a receiver answering ``StepRejected`` took the input away
-(relayed it to the destination) and no turn starts here. Otherwise a user message starts a turn
+The original is appended to this session's log first (docs/spec.md, Forwarding and cycles),
+then ``host.signals.before_step`` is sent; a receiver answering ``StepRejected`` took the input
+away (relayed it to the destination) and no turn starts here. Otherwise a user message starts a turn
 on an idle session, or waits in the inbox while a turn runs. ``/compact`` typed as a user
-message compacts the session instead (DESIGN.md, compaction in the host).
+message compacts the session instead (docs/spec.md, Compaction).
 
 A post with a ``client_id`` is idempotent per session: a retry gets the first answer again and
 adds nothing. The guard is the database's uniqueness of (session, client_id), so two retries

@@ -7,7 +7,7 @@ handoff's successor start) clears ``blank`` but counts no turn. Input that arriv
 runs waits in the inbox; each queued input becomes its own turn, oldest first, as turns end.
 Plugins hear about it through ``host.signals``, always after the commit: ``session_idle`` when a
 session turns idle, ``blocker_cleared`` when something that deferred a handoff went away
-(seed 000, Deferral: ``activity:KIND``, ``owned-agent:ID``, ``pending-inbox``).
+(docs/spec.md, Deferral: ``activity:KIND``, ``owned-agent:ID``, ``pending-inbox``).
 
 A running turn holds a lease (``host.turn_lease``) that the task answering it renews; a turn
 whose lease ran out is lost, and ``end_lost_turns`` (the task worker's sweep) ends it as a turn
@@ -89,8 +89,8 @@ def start_agent(session: Session) -> Activity:
 
     The turn clears ``blank`` but counts no user turn. Raises ``TurnRefused`` when the session is
     not idle, is archived or has an empty log, and lets an enqueue failure propagate, with
-    nothing changed (the engine records committed-start-pending then; seed 000, Failure
-    outcomes).
+    nothing changed (the engine records committed-start-pending then; docs/spec.md,
+    Failure outcomes).
     """
     fresh, activity = _start_agent(session)
     _copy_state(fresh, session)
@@ -276,8 +276,8 @@ def _open_turn(fresh: Session, *, message: Message | None) -> Activity:
 def _take_inbox(fresh: Session) -> bool:
     """Take the oldest pending inbox item into a new counted turn; False when none is pending.
 
-    One item per turn, so each queued input gets its own answer (DESIGN.md, turns: every input
-    the agent answers starts a turn). An item queued with its logged message starts the turn
+    One item per turn, so each queued input gets its own answer (docs/design.md, Turns: every
+    input the agent answers starts a turn). An item queued with its logged message starts the turn
     from it; an item without one (queued by other code) is logged as a user message first.
     ``blocker_cleared`` "pending-inbox" is sent after commit once the inbox is drained.
     """

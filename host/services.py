@@ -1,4 +1,4 @@
-"""The host's implementation of every service the handoff app uses (seed 003 §6.1–6.4).
+"""The host's implementation of every service the handoff app uses (docs/spec.md, Degradation).
 
 ``settings.HANDOFF_SERVICES`` names these classes; the handoff app builds one with no argument
 each time it needs it. They take the host's ``Session`` instances or plain session ids and never
@@ -6,7 +6,8 @@ import the handoff app (the handoff app's protocols are matched structurally).
 
 Agent presets come from ``settings.HOST_AGENT_PRESETS`` when set, else ``AGENT_PRESETS``: each
 names its ``options`` (``{"model": ...}``) and its ``realm``, the services mounted inside the
-agent (plan mode, compaction) that ``AgentPresets.service_for`` returns (seed 003 §6.4).
+agent (plan mode, compaction) that ``AgentPresets.service_for`` returns (docs/spec.md,
+Degradation).
 """
 
 from __future__ import annotations
@@ -51,8 +52,8 @@ CONTEXT_FIELDS = ("role", "source_kind", "content", "tool_name", "seq", "tool_er
 CONTEXT_CHUNK = 200
 # The tools whose calls change files (Claude Code's edits, Codex's ``apply_patch``, and the
 # shell commands of both, which move, remove, stage and commit them): their calls and results
-# before the last compaction come with the effective context (issue 16: the files changed and
-# committed before it, which its summary may not name).
+# before the last compaction come with the effective context (the files changed and committed
+# before it, which its summary may not name).
 FILE_TOOLS = (
     "Edit", "MultiEdit", "Write", "NotebookEdit", "apply_patch",
     "Bash", "exec_command", "shell", "local_shell", "container.exec",
@@ -185,9 +186,9 @@ class SessionController:
         agent_preset: str | None,
         runtime: str = Runtime.PRODUCT,
     ) -> Session:
-        """Create an idle, blank session by cwd; no workspace is attached (seed 003 §6.5).
-        A session of another ``runtime`` (a terminal successor) takes no input here and is
-        filled by that runtime's session once it adopts it (``host.external``)."""
+        """Create an idle, blank session by cwd; no workspace is attached (docs/spec.md,
+        Inheritance). A session of another ``runtime`` (a terminal successor) takes no input
+        here and is filled by that runtime's session once it adopts it (``host.external``)."""
         owner = get_user_model()(pk=owner_id)  # the source's owner: known to exist
         with transaction.atomic():
             created = sessions.create_session(
@@ -323,7 +324,7 @@ class SessionController:
 
 
 class WorkspaceRegistry:
-    """Workspaces by path; never registers an unknown directory (seed 003 §6.5)."""
+    """Workspaces by path; never registers an unknown directory (docs/spec.md, Inheritance)."""
 
     def resolve_by_path(self, owner_id: Any, path: str) -> Workspace | None:
         """Return the owner's workspace registered at ``path``, or None."""
@@ -342,7 +343,7 @@ def agent_presets() -> Mapping[str, Mapping[str, Any]]:
 
 
 class AgentPresets:
-    """Agent presets, their options and the services inside their realm (seed 003 §6.4)."""
+    """Agent presets, their options and the services in their realm (docs/spec.md, Degradation)."""
 
     def exists(self, name: str) -> bool:
         """Return whether the preset exists."""
@@ -357,7 +358,7 @@ class AgentPresets:
         return agent_presets().get(name, {}).get("options", {})
 
     def model_for(self, name: str, chosen: str = "") -> str:
-        """Return the model a new session of preset ``name`` runs (seed 003 §6.1's chain):
+        """Return the model a new session of preset ``name`` runs (docs/spec.md, Inheritance):
         ``chosen``, else the preset's ``model`` option, else ``HOST_DEFAULT_MODEL``."""
         return chosen or str(self.options(name).get("model") or settings.HOST_DEFAULT_MODEL)
 
@@ -395,7 +396,7 @@ class ModelSelection:
 
 
 class PermissionPresets:
-    """Permission presets and the approval policy (seed 003 §6.1)."""
+    """Permission presets and the approval policy (docs/spec.md, Inheritance)."""
 
     def current(self, session: Session | str) -> str:
         """Return the session's permission preset."""
@@ -443,8 +444,8 @@ class Compaction:
 
 
 class UsageProjection:
-    """The usage projection (seed 003 §5.1, source 1): one instance per read, so its row is
-    read once for both figures."""
+    """The usage projection (docs/spec.md, Token sources, source 1): one instance per read, so
+    its row is read once for both figures."""
 
     def __init__(self) -> None:
         self._rows: dict[Any, ProjectionRow] = {}
@@ -471,7 +472,7 @@ class UsageProjection:
 
 
 class TokenMeter:
-    """The heuristic meter (seed 003 §5.1, source 2)."""
+    """The heuristic meter (docs/spec.md, Token sources, source 2)."""
 
     def measure(self, session: Session | str) -> int:
         """Return the estimated effective context (tokens)."""

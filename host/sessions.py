@@ -1,10 +1,11 @@
 """Create sessions, find and attach workspaces, and read the facts that make blockers.
 
-Seed 003 §6.5 (defect A): a session is created by cwd, then its workspace is resolved by path
-and attached; an unknown directory is never registered implicitly. A creation that names a
+A session is created by cwd, then its workspace is resolved by path and attached; an unknown
+directory is never registered implicitly (docs/spec.md, Inheritance). A creation that names a
 ``client_id`` (the JSON API's) happens once per owner: a retry returns the first session. The
 fact readers (``live_subagents``, ``in_flight_activities``, ``pending_inbox``, ``team_size``)
-give the engine what seed 000's blocker list asks about; they never change anything.
+give the engine what the blockers ask about (docs/spec.md, Deferral); they never change
+anything.
 """
 
 from __future__ import annotations
@@ -136,7 +137,8 @@ def attach(session: Session, workspace: Workspace) -> None:
 def live_subagents(session: Session) -> QuerySet[Session]:
     """Return the subagents ``session`` owns that are live: idle or running, not archived.
 
-    Finished, disposed or archived subagents do not count (DESIGN.md, blockers: owned-agent).
+    Finished, disposed or archived subagents do not count (docs/spec.md, Deferral:
+    ``owned-agent:ID``).
     """
     return Session.objects.filter(
         parent=session,

@@ -1,4 +1,4 @@
-"""Step 1, guard (seed 000, The transaction; DESIGN.md, guard): refuse without a record."""
+"""Step 1, guard (docs/spec.md, The transaction): refuse without a record."""
 
 from __future__ import annotations
 

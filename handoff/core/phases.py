@@ -1,4 +1,4 @@
-"""Record phases and reasons (seed 000, Failure outcomes and Recovering a stuck handoff)."""
+"""Record phases (docs/spec.md, State; Recovery) and reasons (docs/spec.md, Trigger)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ class Phase(StrEnum):
 
 
 class Reason(StrEnum):
-    """Why an attempt ran (seed 000, Trigger; DESIGN.md, reasons)."""
+    """Why an attempt ran (docs/spec.md, Trigger)."""
 
     MANUAL = "manual"
     CONTEXT_PRESSURE = "context-pressure"
@@ -36,7 +36,7 @@ FINAL_PHASES = frozenset({Phase.STARTED, Phase.FAILED})
 # The attempt still holds its source (before the route): a second attempt on it is refused.
 IN_PROGRESS_PHASES = frozenset({Phase.SUMMARIZING, Phase.PREPARED})
 # The attempt has not reached an outcome yet: it moves on by itself, or recovery moves it
-# (seed 000, Recovering a stuck handoff); pages showing it keep polling.
+# (docs/spec.md, Recovery); pages showing it keep polling.
 UNFINISHED_PHASES = frozenset({*IN_PROGRESS_PHASES, Phase.COMMITTED})
 # The attempt opened a successor (its route was installed), whatever happened to it since.
 COMMITTED_PHASES = frozenset({Phase.COMMITTED, Phase.COMMITTED_START_PENDING, Phase.STARTED})
@@ -46,7 +46,8 @@ def can_move(current: Phase, new: Phase) -> bool:
     """Return whether a record may go from ``current`` to ``new`` (it never moves backwards).
 
     ``failed`` is reachable only before the route is committed; once committed a record ends in
-    ``started`` or ``committed-start-pending`` (seed 000: a committed successor is kept).
+    ``started`` or ``committed-start-pending`` (docs/spec.md, Failure outcomes: a committed
+    successor is kept).
     """
     if current in FINAL_PHASES:
         return False
@@ -64,7 +65,7 @@ DECLINED = "declined"
 def discarded_note(phase: str, error: str | None) -> str:
     """Return how people read a record the user discarded at review, "" for any other record.
 
-    The record stays ``failed`` (seed 000's phases); its error (``discarded at review: draft
+    The record stays ``failed`` (docs/spec.md, State); its error (``discarded at review: draft
     <id> archived``) is for operators, this sentence (no ids) for the page and the CLI.
     """
     if phase != Phase.FAILED or not (error or "").startswith(DISCARDED_AT_REVIEW):

@@ -1,4 +1,4 @@
-"""The handoff's part of the follower (``FOLLOWER_SOURCES``: ``follower.sources``; seed 003 §6.5).
+"""The handoff's part of the follower (``FOLLOWER_SOURCES``: ``follower.sources``).
 
 The handoff store announces what changed (``handoff.signals``: ``record_changed``,
 ``redirects_changed``, ``settings_changed``, ``main_switched``, sent inside the writer's
@@ -80,7 +80,8 @@ class HandoffSource:
     """Records, redirects, switches and settings for the follower (see the module docstring)."""
 
     scripts = ("handoff/jump.js",)
-    """The seed 003 §6.5 jump rules, run over the follower's transport in every page."""
+    """The jump rules (docs/spec.md, Follower rules), run over the follower's transport in every
+    page."""
 
     def __init__(self, outlet: Any) -> None:
         self.outlet = outlet
@@ -101,7 +102,8 @@ class HandoffSource:
 
     def columns(self) -> dict[str, Any]:
         """``redirect_to``: the final destination of the session's redirect (the map keeps
-        every entry pointing at the end of its chain, DESIGN.md invariant 5), or None."""
+        every entry pointing at the end of its chain: docs/spec.md, Forwarding and cycles), or
+        None."""
         return {"redirect_to": F("redirect__destination_id")}
 
     def baseline(self, view_kwargs: dict[str, Any]) -> dict[str, Any]:

@@ -1,4 +1,5 @@
-"""What the lineage page and the conversation header show of a chain (issue 18 §3).
+"""What the lineage page and the conversation header show of a chain (docs/design.md,
+Lineage).
 
 Read from ``handoff.lineage`` (the records) and the session controller; the brief of each hop is
 rendered as the Markdown its successor was seeded with (``handoff.core.brief.render_brief``),
@@ -73,7 +74,7 @@ def _opening(reason: str) -> str:
 
 
 def record_sentence(record: RecordOut, created: datetime) -> SafeString:
-    """Return a hop's record as one sentence: its reason (seed 000: ``manual``,
+    """Return a hop's record as one sentence: its reason (docs/spec.md, Trigger: ``manual``,
     ``context-pressure``, ``repeated-compaction``), when it was made (``created``, shown in the
     current time zone), the source's tokens of its window, turns and compactions."""
     metrics = record["metrics"]

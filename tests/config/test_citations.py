@@ -80,7 +80,17 @@ def outside_citations() -> list[str]:
 
 @pytest.mark.xfail(
     strict=False,
-    reason="files of in-flight branches remain",
+    reason=(
+        "files the in-flight branches live and screens edit remain: handoff/admin.py, apps.py,"
+        " attempt.py, core/digest.py, core/offline_brief.py, core/said.py, degradation.py,"
+        " models.py, status.py, templates/admin/handoff/redirect/change_form.html,"
+        " web/commands.py, web/panel.py, web/templates/handoff/_inheritance.html,"
+        " web/templatetags/handoff_ui.py, web/views.py; host/agent.py, follow.py,"
+        " importers/writer.py, log.py, models.py, signals.py; static/chat-rows.js;"
+        " templates/chat/_session_row.html; and the help_text that handoff/models.py and"
+        " host/models.py share with handoff/migrations/0001_initial.py, 0004_verbose_names.py"
+        " and host/migrations/0001_initial.py, 0006_verbose_names.py"
+    ),
 )
 def test_code_cites_no_issue_no_seed_and_no_design_md():
     assert outside_citations() == []

@@ -1,4 +1,4 @@
-// The handoff's jump rules (seed 003 §6.5, defects B and C; DESIGN.md invariants 10–11), over
+// The handoff's jump rules (docs/spec.md, Follower rules), over
 // the page-wide follower's transport (follower/static/follower/follower.js, loaded before this module: its
 // window.__follower, its "follower:arriving" and "follower:snapshot" events).
 //
