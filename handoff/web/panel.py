@@ -19,7 +19,7 @@ from handoff import operations, store
 from handoff.core.naming import SUFFIX
 from handoff.core.phases import COMMITTED_PHASES, UNFINISHED_PHASES, Phase, discarded_note
 from handoff.exceptions import HandoffError, NotAMain, SessionNotFound
-from handoff.web.refusals import refusal_text
+from handoff.refusals import refusal_text
 from handoff.web.review_form import BriefReview
 
 # The phases an attempt goes through on success, in order (seed 000, The transaction).

@@ -27,10 +27,10 @@ from django_htmx.http import reswap, trigger_client_event
 from handoff import operations, review
 from handoff.exceptions import HandoffError, InvalidBrief, NoReviewWaiting, SessionNotFound
 from handoff.operations import Action
+from handoff.refusals import refusal_text
 from handoff.web.host_pages import base_template
 from handoff.web.lineage import hops, neighbours
 from handoff.web.panel import session_panel, title_hint
-from handoff.web.refusals import refusal_text
 from handoff.web.review_form import BriefReview
 
 # What the panel's buttons post (reading the status is the panel itself).
