@@ -162,3 +162,32 @@ def test_the_language_choice_shows_the_pages_in_chinese(sized_page, demo, screen
     page.get_by_text("会话协作").first.wait_for()
     assert_no_sideways_scroll(page)
     screenshot(page, f"settings-zh-{size_id(size)}.png")
+
+
+# The part of the window that shows the conversation: below the top bar and the sticky handoff
+# panel (when it is stuck at the top), above the composer dock.
+VISIBLE_TIMELINE = """() => {
+  const main = document.querySelector('#main').getBoundingClientRect();
+  const panel = document.querySelector('.handoff-panel');
+  const stuck = panel && getComputedStyle(panel).position === 'sticky'
+    ? panel.getBoundingClientRect().bottom : main.top;
+  const dock = document.querySelector('.composer-dock').getBoundingClientRect();
+  return dock.top - Math.max(main.top, stuck);
+}"""
+
+
+def test_handoff_status_on_a_desktop_leaves_the_conversation_in_view(sized_page, demo, screenshot):
+    page = sized_page(DESKTOP)
+    page.goto(f"{page.base}/s/{HandoffRecord.objects.get(source=demo).target_id}/")
+    before = page.evaluate(VISIBLE_TIMELINE)
+    page.locator("#composer textarea").fill("/handoff status")
+    page.locator("#composer textarea").press("Enter")
+    report = page.locator("#composer-feedback .status-report")
+    report.wait_for()
+
+    shown = page.evaluate(VISIBLE_TIMELINE)
+    scroller = page.locator("#composer-feedback .feedback-scroll")
+    overflow = scroller.evaluate("e => getComputedStyle(e).overflowY")
+    screenshot(page, f"status-{size_id(DESKTOP)}.png")
+    assert shown >= min(before, DESKTOP["height"] * 0.4), (before, shown)
+    assert overflow == "auto"
