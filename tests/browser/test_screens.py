@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 from django.urls import reverse
+from playwright.sync_api import expect
 
 from handoff import operations
 from handoff.models import HandoffRecord
@@ -191,3 +192,51 @@ def test_handoff_status_on_a_desktop_leaves_the_conversation_in_view(sized_page,
     screenshot(page, f"status-{size_id(DESKTOP)}.png")
     assert shown >= min(before, DESKTOP["height"] * 0.4), (before, shown)
     assert overflow == "auto"
+
+
+def test_a_phone_leaves_most_of_the_screen_to_the_conversation(sized_page, demo, screenshot):
+    page = sized_page(PHONE)
+    page.goto(f"{page.base}/s/{HandoffRecord.objects.get(source=demo).target_id}/")
+    composer = page.locator("#composer textarea")
+    heights = page.evaluate(
+        "() => ['.topbar', '.drawer-bar', '.composer-dock'].map("
+        "s => document.querySelector(s).getBoundingClientRect().height)"
+    )
+    screenshot(page, f"conversation-room-{size_id(PHONE)}.png")
+
+    assert heights[0] <= 56, f"the top bar takes {heights[0]} px: one row"
+    nav = page.locator(".topnav").evaluate("e => [e.scrollWidth, e.clientWidth]")
+    assert nav[0] <= nav[1], f"the navigation is cut: {nav}"
+    assert page.evaluate(VISIBLE_TIMELINE) >= PHONE["height"] * 0.7, heights
+    idle = composer.bounding_box()["height"]
+    composer.fill("one\ntwo\nthree\nfour")
+    expect(page.locator(".composer-bar .hint")).to_be_visible()
+    assert composer.bounding_box()["height"] > idle + 40  # it grew with the four lines
+    assert composer.evaluate("e => e.scrollHeight <= e.clientHeight + 1")
+
+
+def test_the_review_forms_items_show_whole_lines_in_boxes_of_their_own(
+    sized_page, demo, screenshot
+):
+    successor = Session.objects.get(pk=HandoffRecord.objects.get(source=demo).target_id)
+    operations.review_on(successor.pk)
+    operations.run_attempt(successor.pk, manual=True)
+    page = sized_page(PHONE)
+    page.goto(f"{page.base}/s/{successor.pk}/")
+    items = page.locator(".review-item")
+    expect(items.first).to_be_visible()
+    screenshot(page, f"review-{size_id(PHONE)}.png")
+
+    texts = items.locator("textarea")
+    assert texts.count() >= 3
+    for index in range(texts.count()):
+        assert texts.nth(index).evaluate("e => e.scrollHeight <= e.clientHeight + 1"), index
+    for index in range(items.count() - 1):
+        own, after = items.nth(index).bounding_box(), items.nth(index + 1).bounding_box()
+        remove = items.nth(index).locator(".review-delete").bounding_box()
+        assert (
+            own["y"] <= remove["y"] and remove["y"] + remove["height"] <= own["y"] + own["height"]
+        )
+        assert after["y"] - (own["y"] + own["height"]) >= 8  # a gap between two items' boxes
+        border = items.nth(index).evaluate("e => getComputedStyle(e).borderTopWidth")
+        assert border != "0px"
