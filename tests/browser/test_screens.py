@@ -240,3 +240,43 @@ def test_the_review_forms_items_show_whole_lines_in_boxes_of_their_own(
         assert after["y"] - (own["y"] + own["height"]) >= 8  # a gap between two items' boxes
         border = items.nth(index).evaluate("e => getComputedStyle(e).borderTopWidth")
         assert border != "0px"
+
+
+# The words of the inheritance tables' Setting and Outcome cells that a line break cut in two.
+CUT_WORDS = """() => [...document.querySelectorAll('.inheritance td:not(:last-child)')]
+.flatMap(td => {
+  const text = td.firstChild;
+  if (!text || text.nodeType !== Node.TEXT_NODE) return [];
+  return [...text.data.matchAll(/\\S+/g)].filter(word => {
+    const range = document.createRange();
+    range.setStart(text, word.index);
+    range.setEnd(text, word.index + word[0].length);
+    return new Set([...range.getClientRects()].map(r => Math.round(r.top))).size > 1;
+  }).map(word => word[0]);
+})"""
+
+
+def test_a_phone_shows_the_inheritance_tables_whole(sized_page, demo, screenshot):
+    page = sized_page(PHONE)
+    target = HandoffRecord.objects.get(source=demo).target_id
+    for name, path in (
+        ("lineage", reverse("handoff_web:lineage", args=[target])),
+        ("settings", "/settings/"),
+    ):
+        page.goto(page.base + path)
+        regions = page.locator(".table-scroll")
+        expect(regions.first).to_be_visible()
+        for index in range(regions.count()):
+            region = regions.nth(index)
+            box = region.bounding_box()
+            fits = region.evaluate("e => e.scrollWidth <= e.clientWidth")
+            assert box["x"] >= 0 and box["x"] + box["width"] <= PHONE["width"], (name, box)
+            assert fits, f"the {name} page's table is wider than its box"
+            assert (
+                region.get_attribute("tabindex") == "0" and region.get_attribute("role") == "region"
+            )
+            assert region.get_attribute("aria-label")
+        assert page.evaluate(CUT_WORDS) == [], name
+        region.focus()
+        assert page.evaluate("() => document.activeElement.classList.contains('table-scroll')")
+        screenshot(page, f"inheritance-{name}-{size_id(PHONE)}.png")
