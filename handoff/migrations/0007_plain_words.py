@@ -3,12 +3,17 @@
 import django.db.models.deletion
 from django.db import migrations, models
 
+from handoff.session_model import session_model_name
+
+# The host's session model (HANDOFF_SESSION_MODEL): a migration never names 'host.session'.
+SESSION_MODEL = session_model_name()
+
 
 class Migration(migrations.Migration):
 
     dependencies = [
         ('handoff', '0006_phase_reason_words'),
-        ('host', '0012_plain_words'),
+        migrations.swappable_dependency(SESSION_MODEL),
     ]
 
     operations = [
@@ -33,6 +38,6 @@ class Migration(migrations.Migration):
         migrations.AlterField(
             model_name='redirect',
             name='destination',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='host.session', verbose_name='forwarded to'),
+            field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to=SESSION_MODEL, verbose_name='forwarded to'),
         ),
     ]

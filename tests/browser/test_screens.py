@@ -218,7 +218,8 @@ def test_a_phone_leaves_most_of_the_screen_to_the_conversation(sized_page, demo,
 def test_the_review_forms_items_show_whole_lines_in_boxes_of_their_own(
     sized_page, demo, screenshot
 ):
-    successor = Session.objects.get(pk=HandoffRecord.objects.get(source=demo).target_id)
+    successor = HandoffRecord.objects.get(source=demo).target
+    assert successor is not None
     operations.review_on(successor.pk)
     operations.run_attempt(successor.pk, manual=True)
     page = sized_page(PHONE)
