@@ -17,6 +17,7 @@ from host.models import Session
 pytestmark = pytest.mark.django_db
 
 NOTES = {"en": "接续 = continued in a successor", "zh-hans": "已由后继会话接续"}
+BRACKETS = {"en": "({})", "zh-hans": "（{}）"}
 
 
 @pytest.fixture
@@ -38,17 +39,18 @@ def test_every_place_a_continued_title_shows_says_what_the_suffix_means(
     client: Client, handed_off: Session, language: str
 ) -> None:
     note = NOTES[language]
+    bracketed = BRACKETS[language].format(note)
     assert re.fullmatch(r"Build the weather CLI · 接续[0-9a-f]{6}", handed_off.title)
 
     page = read(client, reverse("chat:session", args=[handed_off.pk]), language)
     lineage = read(client, reverse("handoff_web:lineage", args=[handed_off.pk]), language)
 
-    assert f"<title>{handed_off.title} ({note}) · Session Handoff</title>" in page
+    assert f"<title>{handed_off.title} {bracketed} · Session Handoff</title>" in page
     assert f'<span class="conv-hint-note">{note}</span> · ' in page
     row = page.split(f'id="row-{handed_off.pk}"', 1)[1].split("</li>", 1)[0]
     assert f'<span class="row-note">{note}</span>' in row
-    assert f'{handed_off.title}</a> <span class="title-note">({note})</span>' in lineage
-    assert f"{handed_off.title} ({note}) · Session Handoff</title>" in lineage
+    assert f'{handed_off.title}</a> <span class="title-note">{bracketed}</span>' in lineage
+    assert f"{handed_off.title} {bracketed} · Session Handoff</title>" in lineage
 
 
 def test_a_plain_title_has_no_note(client: Client, handed_off: Session) -> None:
