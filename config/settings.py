@@ -204,7 +204,11 @@ HOST_PAGE_PANELS: dict[str, list[str]] = {
 # The host's own sections under Settings → Conversation Collaboration (handoff_settings.views).
 HANDOFF_SETTINGS_SECTIONS = ["chat/_followed_folders.html"]
 HOST_TITLE_NOTES = ["handoff.web.panel.continued_note"]
-HOST_PLUGIN_ENTRY_FILTERS = ["handoff.web.log_links.brief_links"]
+HOST_PLUGIN_ENTRY_FILTERS = [
+    "handoff.web.log_links.brief_links",
+    "handoff.web.log_words.brief_headings",
+]
+HOST_ENTRY_WORDS = ["handoff.web.log_words.in_reader_language"]
 
 # --- Session Handoff -------------------------------------------------------------------------
 

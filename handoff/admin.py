@@ -11,7 +11,6 @@ main, the seed's recovery).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -22,19 +21,19 @@ from django.http import HttpRequest, HttpResponseRedirect
 from django.shortcuts import get_object_or_404
 from django.template.loader import render_to_string
 from django.urls import URLPattern, path, reverse
-from django.utils.formats import date_format
-from django.utils.html import format_html
+from django.utils.formats import date_format, number_format
 from django.utils.safestring import mark_safe
 from django.utils.timezone import localtime
 from django.utils.translation import gettext, ngettext
 from django.utils.translation import gettext_lazy as _
 from django.views.decorators.http import require_POST
 
-from handoff import operations
+from handoff import operations, services
 from handoff.brief_words import HEADINGS
 from handoff.conf import session_url
 from handoff.exceptions import HandoffError
 from handoff.models import HandoffRecord, MainState, Redirect
+from handoff.refusals import refusal_text
 from handoff.session_model import get_session_model
 
 if TYPE_CHECKING:
@@ -48,7 +47,7 @@ RECORD_FIELDS = (
     "reason",
     "source_revision",
     "error",
-    "metrics_json",
+    "metrics_view",
     "brief_view",
     "original_brief_view",
     "review_until",
@@ -58,10 +57,22 @@ RECORD_FIELDS = (
 )
 
 
-def pretty_json(value: Any) -> str:
-    """Return ``value`` as indented JSON in a ``<pre>`` block (escaped); ``handoff/admin.css``
-    wraps its long lines (a brief's sentences) inside the page."""
-    return format_html("<pre>{}</pre>", json.dumps(value, indent=2, ensure_ascii=False))
+def rendered_metrics(metrics: dict[str, Any] | None) -> str:
+    """Return a record's figures as the app shows them ("150,000 tokens · 9 turns · 1
+    compaction · context window 200,000", grouped as the reader's language groups them)."""
+    if not metrics:
+        return "—"
+    figures = {name: int(metrics.get(name) or 0) for name in ("tokens", "turns", "compactions")}
+    line = render_to_string("handoff/_record_metrics.html", {"metrics": figures}).strip()
+    window = metrics.get("capacity")
+    if window:
+        line += " · " + gettext("context window %(tokens)s") % {"tokens": grouped(window)}
+    return line
+
+
+def grouped(number: Any) -> str:
+    """``number`` with its thousands grouped in the active language (120000 → "120,000")."""
+    return number_format(number, force_grouping=True)
 
 
 DISABLED = _("Disabled")
@@ -99,12 +110,24 @@ def _apply(
         try:
             operation(session_id)
         except HandoffError as exc:
-            modeladmin.message_user(request, f"{session_id}: {exc}", messages.ERROR)
+            modeladmin.message_user(request, refused(session_id, exc), messages.ERROR)
         else:
             succeeded += 1
     if succeeded:
-        text = ngettext("%(done)s for %(n)d session.", "%(done)s for %(n)d sessions.", succeeded)
+        text = ngettext(
+            "%(done)s for %(n)d conversation.", "%(done)s for %(n)d conversations.", succeeded
+        )
         modeladmin.message_user(request, text % {"done": done, "n": succeeded}, messages.SUCCESS)
+
+
+def refused(session_id: Any, error: HandoffError) -> str:
+    """What a refused action says of one conversation: its title in quotes, then the refusal in
+    the conversation's words (``refusals.refusal_text``), so the message neither starts with an
+    id (the admin capitalises a message's first letter) nor names the conversation twice."""
+    controller = services.session_controller()
+    found = controller.get(str(session_id)) if controller is not None else None
+    title = (found.title if found is not None else "") or gettext("Untitled conversation")
+    return gettext("“%(title)s”: %(reason)s") % {"title": title, "reason": refusal_text(error)}
 
 
 def _session_action(
@@ -232,12 +255,13 @@ class HandoffRecordAdmin(ReadOnlyAdmin):
         return date_format(localtime(obj.created), "SHORT_DATETIME_FORMAT")
 
     @admin.display(description=_("tokens"))
-    def tokens(self, obj: HandoffRecord) -> Any:
-        return (obj.metrics or {}).get("tokens")
+    def tokens(self, obj: HandoffRecord) -> str:
+        tokens = (obj.metrics or {}).get("tokens")
+        return "—" if tokens is None else grouped(tokens)
 
     @admin.display(description=_("metrics"))
-    def metrics_json(self, obj: HandoffRecord) -> str:
-        return pretty_json(obj.metrics)
+    def metrics_view(self, obj: HandoffRecord) -> str:
+        return rendered_metrics(obj.metrics)
 
     @admin.display(description=_("brief"))
     def brief_view(self, obj: HandoffRecord) -> str:

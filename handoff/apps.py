@@ -60,7 +60,7 @@ def connect_host_signal(name: str, receiver: Any) -> None:
 
 class HandoffConfig(AppConfig):
     name = "handoff"
-    verbose_name = _("Session handoff")
+    verbose_name = _("Session Handoff")
 
     def ready(self) -> None:
         """Connect the engine's receivers to the host's signals (each at most once); register

@@ -99,6 +99,11 @@ T = TypeVar("T")
 fault_hook = Signal()  # sent as fault_hook.send(sender=Attempt, point=str, attempt=Attempt)
 
 # Host session status values the engine reads (host-agnostic strings).
+# The notice the commit leaves on the source (in the log's English; the pages translate it,
+# ``handoff.web.log_words``).
+RELAY_NOTICE = gettext_noop(
+    "Handed off to %(named)s. This conversation is now a relay: new input is forwarded there."
+)
 IDLE = "idle"
 DISPOSED = "disposed"
 
@@ -646,10 +651,7 @@ def _route(attempt: Attempt, source: HostSession, draft: HostSession) -> None:
     store.hand_over(state, successor_id)
     # People read the successor's title (the page's banner links it); its id only without one.
     named = f"“{draft.title}”" if draft.title else successor_id
-    attempt.host.append_notice(
-        source,
-        f"Handed off to {named}. This conversation is now a relay: new input is forwarded there.",
-    )
+    attempt.host.append_notice(source, RELAY_NOTICE % {"named": named})
 
 
 def _start(attempt: Attempt, draft: HostSession) -> None:

@@ -64,7 +64,8 @@ SESSION_CONTROLLER = Degradation(
     ("session_controller",),
     "the handoff fails with a clear error; automatic handoff is off; nothing fails silently",
     notice=gettext_noop(
-        "No session controller: handoff is unavailable and automatic handoff is off."
+        "The host cannot reach its conversations: handoff is unavailable and automatic "
+        "handoff is off."
     ),
 )
 LLM = Degradation(
@@ -72,7 +73,8 @@ LLM = Degradation(
     ("llm",),
     "no brief can be written: the handoff is abandoned and the source session kept",
     notice=gettext_noop(
-        "No LLM service: a handoff cannot write its brief, so it fails and the session stays."
+        "No language model: a handoff cannot write its brief, so it fails and the "
+        "conversation stays as it is."
     ),
 )
 AGENT_PRESETS = Degradation(
@@ -87,7 +89,7 @@ WORKSPACE_REGISTRY = Degradation(
     ("workspace_registry",),
     "the workspace row is marked not inherited; the successor is created in no group (§6.5)",
     setting="workspace",
-    detail=gettext_noop("no workspace registry: the session is in no group"),
+    detail=gettext_noop("no workspace registry: the conversation is in no group"),
 )
 PERMISSION_PRESETS = Degradation(
     "permissionPresets",
@@ -100,9 +102,7 @@ PLAN_MODE = Degradation(
     "planMode",
     ("plan_mode",),
     "the plan mode row is marked not inherited (when either side's agent has none)",
-    notice=gettext_noop(
-        "Plan mode is not available for this session's agent: it is not inherited."
-    ),
+    notice=gettext_noop("This conversation's agent has no plan mode: it is not passed on."),
     setting="plan-mode",
     detail=gettext_noop("no plan mode service for the source's agent"),
 )
@@ -113,7 +113,7 @@ TOKEN_SOURCES = Degradation(
     ("token_meter", "usage_projection"),
     "tokens are labelled unavailable and automatic handoff is off",
     notice=gettext_noop(
-        "Token figures are unavailable: automatic handoff is off for this session; "
+        "Token figures are unavailable: automatic handoff is off for this conversation; "
         "/handoff now still works."
     ),
 )
@@ -135,9 +135,7 @@ COMPACTION = Degradation(
     "compaction",
     ("compaction",),
     "automatic compaction is off, said plainly; a manual /handoff is not affected",
-    notice=gettext_noop(
-        "Automatic compaction is off: this session's agent has no compaction service."
-    ),
+    notice=gettext_noop("Automatic compaction is off: this conversation's agent cannot compact."),
 )
 
 TABLE = (

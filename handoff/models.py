@@ -119,7 +119,12 @@ class MainState(models.Model):
         verbose_name=_("last attempt at message"), null=True, blank=True
     )
     deferred = models.JSONField(
-        verbose_name=_("deferred by"), default=list, blank=True, help_text=_("Blocker names.")
+        verbose_name=_("deferred by"),
+        default=list,
+        blank=True,
+        help_text=_(
+            "What put the last automatic attempt off (e.g. not-idle: the agent was working)."
+        ),
     )
     review = models.BooleanField(
         verbose_name=_("review"),
@@ -141,11 +146,11 @@ class MainState(models.Model):
     updated = models.DateTimeField(verbose_name=_("updated"), auto_now=True)
 
     class Meta:
-        verbose_name = _("main state")
-        verbose_name_plural = _("main states")
+        verbose_name = _("handoff state")
+        verbose_name_plural = _("handoff states")
 
     def __str__(self) -> str:
-        return gettext("main %(session)s") % {"session": self.session_id}
+        return gettext("Handoff state of “%(conversation)s”") % {"conversation": self.session}
 
 
 class Redirect(models.Model):
@@ -159,7 +164,7 @@ class Redirect(models.Model):
         related_name="redirect",
     )
     destination = models.ForeignKey(
-        SESSION_MODEL, verbose_name=_("destination"), on_delete=models.CASCADE, related_name="+"
+        SESSION_MODEL, verbose_name=_("forwarded to"), on_delete=models.CASCADE, related_name="+"
     )
     record = models.ForeignKey(
         HandoffRecord,
@@ -171,11 +176,11 @@ class Redirect(models.Model):
     created = models.DateTimeField(verbose_name=_("created"), auto_now_add=True)
 
     class Meta:
-        verbose_name = _("redirect")
-        verbose_name_plural = _("redirects")
+        verbose_name = _("forwarding route")
+        verbose_name_plural = _("forwarding routes")
 
     def __str__(self) -> str:
-        return f"{self.source_id} -> {self.destination_id}"
+        return f"{self.source} → {self.destination}"
 
 
 def _in_range(name: str) -> list[MinValueValidator | MaxValueValidator]:
@@ -221,7 +226,10 @@ class HandoffSettings(models.Model):
         verbose_name=_("context windows"),
         default=dict,
         blank=True,
-        help_text=_("Model name -> context window in tokens (overrides)."),
+        help_text=_(
+            "JSON: each model name with its context window in tokens, used instead of the "
+            'built-in one, e.g. {"my-model": 64000, "gpt-5.2-codex": 272000}. {} for none.'
+        ),
     )
     review_handoffs = models.BooleanField(
         verbose_name=_("review handoffs"),

@@ -40,7 +40,7 @@ from handoff.shapes import BackoffOut, RecordOut, StatusOut
 # it where they show it (``{% translate notice %}``). The notices of missing services are the
 # degradation table's (``handoff.degradation``).
 AUTO_OFF = gettext_noop(
-    "Automatic handoff is off in Settings: this session's switch takes effect once it is on."
+    "Automatic handoff is off in Settings: this conversation's switch takes effect once it is on."
 )
 
 

@@ -14,6 +14,8 @@ from django.contrib import admin
 from django.core.exceptions import ValidationError
 from django.db.models import Model
 from django.http import HttpRequest
+from django.utils.formats import number_format
+from django.utils.translation import gettext_lazy as _
 
 from handoff import services, tasks
 from handoff.models import HandoffSettings
@@ -41,11 +43,11 @@ class HandoffSettingsAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
     """The singleton row; never added or deleted here (the store creates it)."""
 
     form = ContextWindowsForm
-    list_display = ["__str__", "auto_handoff", "handoff_ratio", "handoff_tokens", "version"]
+    list_display = ["__str__", "auto_handoff", "handoff_ratio", "token_ceiling", "version"]
     readonly_fields = [
         "auto_handoff",
         "handoff_ratio",
-        "handoff_tokens",
+        "token_ceiling",
         "handoff_min_turns",
         "handoff_compactions",
         "token_basis",
@@ -54,6 +56,11 @@ class HandoffSettingsAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
         "updated",
     ]
     fields = ["context_windows", *readonly_fields]
+
+    @admin.display(description=_("token ceiling"))
+    def token_ceiling(self, obj: HandoffSettings) -> str:
+        """The ceiling in tokens, grouped as the card shows it (120,000)."""
+        return number_format(obj.handoff_tokens, force_grouping=True)
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False

@@ -386,6 +386,8 @@ def _labelled(message: Message) -> str:
     return message.content
 
 
+# Every offline answer begins "Offline agent:": a plugin reading the log (the handoff's brief)
+# may tell the agent's acknowledgements from work by it.
 _OFFLINE_NOTE = "(No model is configured, so this is an offline acknowledgement.)"
 
 

@@ -128,13 +128,15 @@ class Session(models.Model):
         max_length=10,
         choices=Runtime.choices,
         default=Runtime.PRODUCT,
-        help_text=_("Where the session runs; another runtime's input belongs to its terminal."),
+        help_text=_(
+            "Where the conversation runs; another runtime's input belongs to its terminal."
+        ),
     )
     external_id = models.CharField(
         _("external id"),
         max_length=200,
         blank=True,
-        help_text=_("Import identity (transcript session id)."),
+        help_text=_("Import identity (the transcript's own session id)."),
     )
     hooks_seen = models.DateTimeField(
         _("hooks seen"),
@@ -445,7 +447,7 @@ class FollowedFile(models.Model):
     lines = models.PositiveBigIntegerField(_("lines"), default=0)
     session = models.ForeignKey(
         Session,
-        verbose_name=_("session"),
+        verbose_name=_("conversation"),
         null=True,
         blank=True,
         on_delete=models.SET_NULL,

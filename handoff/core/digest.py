@@ -48,7 +48,6 @@ from dataclasses import astuple, dataclass, field
 from typing import Any
 
 from handoff.core.said import (
-    BRIEF_RECEIVED,
     BULLET,
     FINISHED,
     MAX_ITEMS,
@@ -58,11 +57,13 @@ from handoff.core.said import (
     RULE_WORDS,
     TASK_ID,
     UNFINISHED,
+    acknowledges,
     cited,
     clip,
     decisions_in,
     may_hold,
     sentences,
+    states_rule,
     substantive,
     unique,
 )
@@ -90,6 +91,8 @@ OPTION = re.compile(r"(?<![\w-])--[a-z][a-z0-9]*(?:-[a-z0-9]+)*\b")
 _TEST_PATH = re.compile(r"(?:^|/)tests?/|(?:^|/)test_[^/]*$|[._-](?:test|spec)\.\w+$")
 # Todo items marked completed kept (the latest).
 MAX_DONE = 500
+# Requests nothing answered yet kept (``Digest.unanswered``, the latest).
+MAX_UNANSWERED = 3
 DONE = "completed"
 # Directories whose files are build output, dependencies or caches, never the work itself.
 GENERATED_DIRS = frozenset(
@@ -694,10 +697,12 @@ class Digest:
     request's (read as a later direction, and as the first request), ``request_decisions`` the
     later requests', ``plan_decisions`` the plan notes', ``text_decisions`` the assistant's;
     ``last_text`` the assistant's last text and ``mentioned`` the absolute paths its texts name,
-    last named first (``MAX_MENTIONED``), both without the offline agent's acknowledgements of
-    a brief; ``last_after`` / ``previous_last`` the last assistant text since the latest request
-    and in the exchange before, ``finished_said`` whether a text since the latest request says
-    the work is finished; ``results_failed`` whether a tool result since the latest request
+    last named first (``MAX_MENTIONED``); ``last_after`` / ``previous_last`` the last assistant
+    text since the latest request and in the exchange before, ``finished_said`` whether a text
+    since the latest request says the work is finished (the offline agent's acknowledgements,
+    ``said.acknowledges``, are no texts of the assistant: it did no work); ``unanswered`` the
+    substantive requests since the assistant's last text or tool call (the latest
+    ``MAX_UNANSWERED``); ``results_failed`` whether a tool result since the latest request
     failed (``None``: none came). Unmatched tool calls wait in ``pending_calls`` (applied as
     done when the digest is read, ``result``), commands still running in ``sessions``.
     """
@@ -744,6 +749,7 @@ class Digest:
     deleted: dict[str, list[int]] = field(default_factory=dict)
     last_commit: int = 0
     exercised: list[str] = field(default_factory=list)
+    unanswered: list[Said] = field(default_factory=list)
 
     def read(self, entries: Sequence[Entry]) -> Digest:
         """Fold ``entries`` (the log's next entries, oldest first) into this digest; return it.
@@ -859,7 +865,7 @@ class Digest:
             self._closing(content, entry)
             self._filed(_said(content, entry, index))
             self._result(entry.get("tool_name", ""), _said(content, entry, index), error)
-        elif role == "assistant" and content.strip():
+        elif role == "assistant" and content.strip() and not acknowledges(content):
             self._closing(content, entry)
             self._filed(_said(content.strip(), entry, index))
             self._text(_said(content.strip(), entry, index))
@@ -883,11 +889,10 @@ class Digest:
                 self.followups = [*self.followups, said]
 
     def _text(self, text: Said) -> None:
-        self.last_after = text
+        self.last_after = self.last_text = text
         self._after.append(text)
-        if not text.startswith(BRIEF_RECEIVED):
-            self.last_text = text
-            self._texts.append(text)
+        self._texts.append(text)
+        self.unanswered = []
 
     def _request(self, request: Said) -> None:
         if not self.requests:
@@ -899,8 +904,9 @@ class Digest:
         if substantive(request):
             self.first_substantive = self.first_substantive or request
             self.last_substantive = request
+            self.unanswered = [*self.unanswered, request][-MAX_UNANSWERED:]
         if len(self.request_rules) < MAX_ITEMS and may_hold(RULE_WORDS, request):
-            rules = [cited(s, request.seq) for s in sentences(request) if RULE.search(s)]
+            rules = [cited(s, request.seq) for s in sentences(request) if states_rule(s)]
             self.request_rules = unique([*self.request_rules, *rules])
         begun = self.requests[-2].position if len(self.requests) > 1 else -1
         self.runs = [c for c in self.runs if c.index > begun]
@@ -938,6 +944,7 @@ class Digest:
             self._close_tasks([line for line in text.splitlines() if reports_closing(line)])
 
     def _call(self, index: int, tool: str, args: dict[str, Any], entry: Entry) -> None:
+        self.unanswered = []
         if tool in TODO_TOOLS:
             todos = todos_of(args)
             if todos is not None:
@@ -1185,7 +1192,7 @@ class Digest:
 
 
 _ENDS = ("request_decisions", "plan_decisions", "text_decisions")
-_SAID_LISTS = ("requests", "answers", "rule_answers", "followups")
+_SAID_LISTS = ("requests", "answers", "rule_answers", "followups", "unanswered")
 _SAID_FIELDS = ("first_substantive", "last_substantive", "last_text", "last_after", "previous_last")
 
 

@@ -63,7 +63,6 @@ from handoff.core.said import (
     BULLET,
     ITEM_CHARS,
     MAX_ITEMS,
-    RULE,
     RULE_WORDS,
     TASK_ID,
     cite_or_summary,
@@ -72,6 +71,7 @@ from handoff.core.said import (
     decisions_in,
     may_hold,
     sentences,
+    states_rule,
     substantive,
     tried_and_failed,
     uncited,
@@ -133,6 +133,8 @@ _TASK_FILE = re.compile(r"(?<![\w/.-])([\w./-]*\w\.[A-Za-z]\w{0,7})\b")
 # Why a pending item is open.
 NOT_DONE_SINCE = "pending in the compaction summary; nothing later in the log did it"
 FILED_FOR_LATER = "a follow-up filed at the end, not done in this log"
+# A request the log ends with, or that only the offline agent acknowledged.
+UNANSWERED = "requested, not answered yet"
 NOT_COMMITTED = "not committed (no `git add` staged the deletion before the later commit)"
 _QUOTED = re.compile(r"[\"“]([^\"”]{3,300})[\"”]")
 
@@ -187,7 +189,7 @@ def rules_of(d: Digest) -> list[str]:
         for text in [primary, *quoted]
         if text and may_hold(RULE_WORDS, text)
         for s in sentences(text)
-        if RULE.search(s)
+        if states_rule(s)
     )
     answered = (cited(a, a.seq) for a in d.rule_answers)
     constraints = inherited(d.predecessor.get("constraints", []))
@@ -491,6 +493,7 @@ def leftovers(d: Digest) -> list[str]:
     items += [cited(f"{_shown(c)} — its latest run failed", c.seq) for c in d.failures]
     items += deletions_to_commit(d)
     items += stated_open(d)
+    items += [cited(f"{UNANSWERED}: {clip(r, 240)}", r.seq) for r in d.unanswered]
     if not d.todos:
         tasks = BULLET.findall(summary_section(d.summary, "pending"))
         items += [f"{t} — {NOT_DONE_SINCE}" for t in tasks if summary_task_open(d, t)]
@@ -542,7 +545,9 @@ def next_steps_of(d: Digest, done: bool, pending: list[str]) -> list[str]:
     stated = [f"As the last assistant message says: {clip(t)}" for t in stated_next(last)]
     left = open_work(last) if isinstance(last, Said) else []
     stated += [f"Finish what the last assistant message leaves open: {item}" for item in left]
-    steps = [*deletions_to_commit(d), *doing, *stated, state]
+    latest = d.unanswered[-1:]
+    asked = [cited(f"Answer the latest request first: {clip(r, 240)}", r.seq) for r in latest]
+    steps = [*asked, *deletions_to_commit(d), *doing, *stated, state]
     if not doing and not stated:
         steps += [str(t) for t in d.predecessor.get("next_steps", [])[:1]]
     return unique(steps) or ["Continue from the goal and the artifacts."]

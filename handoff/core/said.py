@@ -22,6 +22,22 @@ RULE = re.compile(
     r"|不要|必须|禁止|只能|务必|しないで|ないでください",
     re.IGNORECASE,
 )
+# A sentence asking for a feature ("Now a 3-day forecast with --days 3 (max 7).", "Add a CSV
+# export, at most one line per day."): its quantities describe what is asked, a request of the
+# moment, not a standing rule (docs/design.md, "Verified means it passed": requests are not
+# constraints); ``STRONG_RULE`` words make it a rule all the same ("Add X, but never Y").
+FEATURE_REQUEST = re.compile(
+    r"^(?:(?:now|next|also|then|and)\b,?\s*(?:let'?s\s+|please\s+)?(?:a|an|add|implement|support"
+    r"|create|build|write)\b|(?:let'?s\s+|please\s+)?(?:add|implement|support|create|build|write)"
+    r"\b)",
+    re.IGNORECASE,
+)
+STRONG_RULE = re.compile(
+    r"\b(only|never|must|always|don't|do not|dont|no longer|without|should not|shouldn't|"
+    r"make sure|avoid|keep|on (?:its|their) own)\b"
+    r"|不要|必须|禁止|只能|务必|しないで|ないでください",
+    re.IGNORECASE,
+)
 # Each match of ``RULE`` / ``DECISION`` holds one of these words (lower case): texts without
 # any are not searched (issue 17, item 5: the summary's cost at 5 000 messages).
 RULE_WORDS = (
@@ -166,6 +182,15 @@ def tried_and_failed(text: str) -> tuple[str, list[str]]:
     return "\n".join(kept), tried
 
 
+def states_rule(sentence: str) -> bool:
+    """Whether ``sentence`` states a rule (``RULE``): not when it asks for a feature
+    (``FEATURE_REQUEST``) and holds no ``STRONG_RULE`` word, as "Now a 3-day forecast with
+    --days 3 (max 7)." (a request, which the goal and Pending carry, not a constraint)."""
+    if not RULE.search(sentence):
+        return False
+    return not FEATURE_REQUEST.match(sentence) or STRONG_RULE.search(sentence) is not None
+
+
 def decisions_in(text: str, later_request: bool) -> list[str]:
     """The sentences of ``text`` that state a decision; of a later request of the user, also
     those that state a rule or a choice; a sentence that reports an attempt failed is none."""
@@ -173,7 +198,7 @@ def decisions_in(text: str, later_request: bool) -> list[str]:
         return [
             s
             for s in sentences(text)
-            if DECISION.search(s) or RULE.search(s) or USER_CHOICE.search(s)
+            if DECISION.search(s) or states_rule(s) or USER_CHOICE.search(s)
         ]
     if may_hold(DECISION_WORDS, text):
         return [s for s in sentences(text) if DECISION.search(s) and not FAILED_ATTEMPT.search(s)]
@@ -189,6 +214,14 @@ def may_hold(words: Sequence[str], text: str) -> bool:
     return any(word in low for word in words)
 
 
-# How the offline agent acknowledges the brief a successor is seeded with (host.agent writes it;
-# the handoff core cannot import the host). It is not the work's state: the brief skips it.
-BRIEF_RECEIVED = "Offline agent: received the handoff brief."
+# How every answer of the offline agent begins (``host.agent`` writes them; the handoff core
+# cannot import the host): acknowledgements, not the work's state, so the brief skips them.
+OFFLINE_AGENT = "Offline agent:"
+# How the offline agent acknowledges the brief a successor is seeded with.
+BRIEF_RECEIVED = f"{OFFLINE_AGENT} received the handoff brief."
+
+
+def acknowledges(text: str) -> bool:
+    """Whether an assistant ``text`` is the offline agent's acknowledgement (``OFFLINE_AGENT``):
+    it did no work, so it neither answers a request nor tells the work's state."""
+    return text.lstrip().startswith(OFFLINE_AGENT)

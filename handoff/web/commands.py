@@ -22,8 +22,8 @@ from django.utils.translation import gettext_lazy as _
 from handoff import operations, store
 from handoff.exceptions import HandoffError
 from handoff.operations import Action
+from handoff.refusals import in_words
 from handoff.web.panel import describe_blocker
-from handoff.web.refusals import in_words
 
 COMMAND = "handoff"
 

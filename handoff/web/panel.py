@@ -20,8 +20,8 @@ from handoff.core.naming import SUFFIX
 from handoff.core.phases import COMMITTED_PHASES, UNFINISHED_PHASES, Phase, discarded_note
 from handoff.core.terminal import new_terminal_command
 from handoff.exceptions import HandoffError, NotAMain, SessionNotFound
+from handoff.refusals import refusal_text
 from handoff.services import PRODUCT_RUNTIME
-from handoff.web.refusals import refusal_text
 from handoff.web.review_form import BriefReview
 
 # The phases an attempt goes through on success, in order (seed 000, The transaction).
@@ -163,8 +163,11 @@ def terminal_command(session: Any, record_id: Any) -> str:
     return new_terminal_command(store.key(record_id), runtime=session.runtime, cwd=session.cwd)
 
 
-FORWARDING_HINT = _("handed off to a successor")
+FORWARDING_HINT = _("what is posted here is forwarded to it")
 STOPPED_HINT = _("handed off to a successor earlier; forwarding stopped, it is answered here again")
+# What the "· 接续xxxxxx" suffix means (seed 000 keeps it in the title): shown beside such a
+# title wherever one is read (the session list, the heading, the tab title, the lineage page).
+CONTINUED_NOTE = _("接续 = continued in a successor")
 
 
 def title_hint(session: Any) -> Promise | str:
@@ -176,7 +179,16 @@ def title_hint(session: Any) -> Promise | str:
     return FORWARDING_HINT if store.redirect_of(str(session.pk)) is not None else STOPPED_HINT
 
 
+def hint_context(session: Any, oob: bool = False) -> dict[str, Any]:
+    """The context of the line under a conversation's title (``handoff/_conv_hint.html``):
+    what the suffix means (``continued_note``) and whether it still forwards (``title_hint``);
+    ``oob`` swaps it in place from a panel response."""
+    return {"hint": title_hint(session), "note": continued_note(session.title or ""), "oob": oob}
+
+
 def continued_note(title: str) -> Promise | str:
-    """The session list's note on a title with the ``· 接续`` suffix (seed 000: a handed-off
-    source); "" for any other. The host shows it through ``settings.HOST_TITLE_NOTES``."""
-    return FORWARDING_HINT if SUFFIX in title else ""
+    """The note beside a title with the ``· 接续`` suffix (seed 000: a handed-off source),
+    saying what the suffix means; "" for any other. The host shows it through
+    ``settings.HOST_TITLE_NOTES`` beside the title in the session list, the heading and the tab
+    title; the lineage page beside its hops' titles."""
+    return CONTINUED_NOTE if SUFFIX in title else ""

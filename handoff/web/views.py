@@ -27,10 +27,10 @@ from django_htmx.http import reswap, trigger_client_event
 from handoff import operations, review
 from handoff.exceptions import HandoffError, InvalidBrief, NoReviewWaiting, SessionNotFound
 from handoff.operations import Action
+from handoff.refusals import refusal_text
 from handoff.web.host_pages import base_template
 from handoff.web.lineage import hops, neighbours
-from handoff.web.panel import session_panel, terminal_command, title_hint
-from handoff.web.refusals import refusal_text
+from handoff.web.panel import hint_context, session_panel, terminal_command
 from handoff.web.review_form import BriefReview
 
 # What the panel's buttons post (reading the status is the panel itself).
@@ -59,7 +59,7 @@ def _panel_response(
     when the attempt's phase moved (``?phase=`` is the phase the page showed) or the user
     acted."""
     response = render(request, template, context, status=status)
-    hint = {"hint": title_hint(context["session"]), "oob": True}
+    hint = hint_context(context["session"], oob=True)
     response.write(render_to_string("handoff/_conv_hint.html", hint, request))
     last = (context.get("report") or {}).get("last") or {}
     if request.method == "POST" or request.GET.get("phase", "") != last.get("phase", ""):

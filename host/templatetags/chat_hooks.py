@@ -6,7 +6,11 @@
   renders nothing, so the page stands without any plugin.
 - ``{{ title|title_note }}``: the first non-empty note that a function of
   ``settings.HOST_TITLE_NOTES`` (dotted paths of ``(title: str) -> str``) gives for a session
-  title, "" when none does; the session list shows it as the title's tooltip.
+  title, "" when none does; the session list, the heading and the tab title show it beside
+  the title.
+- ``{{ text|entry_words }}``: a log entry's fixed words (a notice's text, a plugin card's
+  title) in the reader's language: each function of ``settings.HOST_ENTRY_WORDS`` (dotted paths
+  of ``(text: str) -> str``) in turn, each returning the text it does not know unchanged.
 - ``{{ html|plugin_entry:session }}``: a plugin message's rendered Markdown (``html``, already
   escaped) passed through each function of ``settings.HOST_PLUGIN_ENTRY_FILTERS`` (dotted paths
   of ``(html: SafeString, session: Session) -> SafeString``), in order.
@@ -64,6 +68,15 @@ def title_note(title: object) -> str:
     return next(
         (str(n) for n in (f(str(title or "")) for f in _hooks("HOST_TITLE_NOTES")) if n), ""
     )
+
+
+@register.filter
+def entry_words(text: object) -> str:
+    """``text`` (a notice, a plugin card's title) after every ``HOST_ENTRY_WORDS`` function."""
+    said = str(text)
+    for hook in _hooks("HOST_ENTRY_WORDS"):
+        said = str(hook(said))
+    return said
 
 
 @register.filter

@@ -79,7 +79,7 @@ def test_handoff_status_shows_the_report(demo_page: Any):
 
     feedback = demo_page.locator("#composer-feedback")
     feedback.get_by_text("Handoff status").wait_for()
-    assert "Automatic handoff (this session)" in feedback.inner_text()
+    assert "Automatic handoff (this conversation)" in feedback.inner_text()
 
 
 def connected_socket(socket: Any) -> None:

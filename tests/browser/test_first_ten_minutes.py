@@ -425,7 +425,7 @@ def test_admin_records_show_every_column_and_the_brief_wraps(
     )
     assert {"tokens", "created"} <= {text.lower() for text, _ in headers}
     assert all(edge <= right + 1 for _, edge in headers), headers
-    assert "250000" in page.locator("#result_list").inner_text()
+    assert "250,000" in page.locator("#result_list").inner_text()
 
     page.goto(f"{live_server.url}/admin/handoff/handoffrecord/{record.pk}/change/")
     brief = page.locator(".field-brief_view .brief")

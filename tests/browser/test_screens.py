@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 from django.urls import reverse
+from playwright.sync_api import expect
 
 from handoff import operations
 from handoff.models import HandoffRecord
@@ -162,3 +163,121 @@ def test_the_language_choice_shows_the_pages_in_chinese(sized_page, demo, screen
     page.get_by_text("会话协作").first.wait_for()
     assert_no_sideways_scroll(page)
     screenshot(page, f"settings-zh-{size_id(size)}.png")
+
+
+# The part of the window that shows the conversation: below the top bar and the sticky handoff
+# panel (when it is stuck at the top), above the composer dock.
+VISIBLE_TIMELINE = """() => {
+  const main = document.querySelector('#main').getBoundingClientRect();
+  const panel = document.querySelector('.handoff-panel');
+  const stuck = panel && getComputedStyle(panel).position === 'sticky'
+    ? panel.getBoundingClientRect().bottom : main.top;
+  const dock = document.querySelector('.composer-dock').getBoundingClientRect();
+  return dock.top - Math.max(main.top, stuck);
+}"""
+
+
+def test_handoff_status_on_a_desktop_leaves_the_conversation_in_view(sized_page, demo, screenshot):
+    page = sized_page(DESKTOP)
+    page.goto(f"{page.base}/s/{HandoffRecord.objects.get(source=demo).target_id}/")
+    before = page.evaluate(VISIBLE_TIMELINE)
+    page.locator("#composer textarea").fill("/handoff status")
+    page.locator("#composer textarea").press("Enter")
+    report = page.locator("#composer-feedback .status-report")
+    report.wait_for()
+
+    shown = page.evaluate(VISIBLE_TIMELINE)
+    scroller = page.locator("#composer-feedback .feedback-scroll")
+    overflow = scroller.evaluate("e => getComputedStyle(e).overflowY")
+    screenshot(page, f"status-{size_id(DESKTOP)}.png")
+    assert shown >= min(before, DESKTOP["height"] * 0.4), (before, shown)
+    assert overflow == "auto"
+
+
+def test_a_phone_leaves_most_of_the_screen_to_the_conversation(sized_page, demo, screenshot):
+    page = sized_page(PHONE)
+    page.goto(f"{page.base}/s/{HandoffRecord.objects.get(source=demo).target_id}/")
+    composer = page.locator("#composer textarea")
+    heights = page.evaluate(
+        "() => ['.topbar', '.drawer-bar', '.composer-dock'].map("
+        "s => document.querySelector(s).getBoundingClientRect().height)"
+    )
+    screenshot(page, f"conversation-room-{size_id(PHONE)}.png")
+
+    assert heights[0] <= 56, f"the top bar takes {heights[0]} px: one row"
+    nav = page.locator(".topnav").evaluate("e => [e.scrollWidth, e.clientWidth]")
+    assert nav[0] <= nav[1], f"the navigation is cut: {nav}"
+    assert page.evaluate(VISIBLE_TIMELINE) >= PHONE["height"] * 0.7, heights
+    idle = composer.bounding_box()["height"]
+    composer.fill("one\ntwo\nthree\nfour")
+    expect(page.locator(".composer-bar .hint")).to_be_visible()
+    assert composer.bounding_box()["height"] > idle + 40  # it grew with the four lines
+    assert composer.evaluate("e => e.scrollHeight <= e.clientHeight + 1")
+
+
+def test_the_review_forms_items_show_whole_lines_in_boxes_of_their_own(
+    sized_page, demo, screenshot
+):
+    successor = HandoffRecord.objects.get(source=demo).target
+    assert successor is not None
+    operations.review_on(successor.pk)
+    operations.run_attempt(successor.pk, manual=True)
+    page = sized_page(PHONE)
+    page.goto(f"{page.base}/s/{successor.pk}/")
+    items = page.locator(".review-item")
+    expect(items.first).to_be_visible()
+    screenshot(page, f"review-{size_id(PHONE)}.png")
+
+    texts = items.locator("textarea")
+    assert texts.count() >= 3
+    for index in range(texts.count()):
+        assert texts.nth(index).evaluate("e => e.scrollHeight <= e.clientHeight + 1"), index
+    for index in range(items.count() - 1):
+        own, after = items.nth(index).bounding_box(), items.nth(index + 1).bounding_box()
+        remove = items.nth(index).locator(".review-delete").bounding_box()
+        assert (
+            own["y"] <= remove["y"] and remove["y"] + remove["height"] <= own["y"] + own["height"]
+        )
+        assert after["y"] - (own["y"] + own["height"]) >= 8  # a gap between two items' boxes
+        border = items.nth(index).evaluate("e => getComputedStyle(e).borderTopWidth")
+        assert border != "0px"
+
+
+# The words of the inheritance tables' Setting and Outcome cells that a line break cut in two.
+CUT_WORDS = """() => [...document.querySelectorAll('.inheritance td:not(:last-child)')]
+.flatMap(td => {
+  const text = td.firstChild;
+  if (!text || text.nodeType !== Node.TEXT_NODE) return [];
+  return [...text.data.matchAll(/\\S+/g)].filter(word => {
+    const range = document.createRange();
+    range.setStart(text, word.index);
+    range.setEnd(text, word.index + word[0].length);
+    return new Set([...range.getClientRects()].map(r => Math.round(r.top))).size > 1;
+  }).map(word => word[0]);
+})"""
+
+
+def test_a_phone_shows_the_inheritance_tables_whole(sized_page, demo, screenshot):
+    page = sized_page(PHONE)
+    target = HandoffRecord.objects.get(source=demo).target_id
+    for name, path in (
+        ("lineage", reverse("handoff_web:lineage", args=[target])),
+        ("settings", "/settings/"),
+    ):
+        page.goto(page.base + path)
+        regions = page.locator(".table-scroll")
+        expect(regions.first).to_be_visible()
+        for index in range(regions.count()):
+            region = regions.nth(index)
+            box = region.bounding_box()
+            fits = region.evaluate("e => e.scrollWidth <= e.clientWidth")
+            assert box["x"] >= 0 and box["x"] + box["width"] <= PHONE["width"], (name, box)
+            assert fits, f"the {name} page's table is wider than its box"
+            assert (
+                region.get_attribute("tabindex") == "0" and region.get_attribute("role") == "region"
+            )
+            assert region.get_attribute("aria-label")
+        assert page.evaluate(CUT_WORDS) == [], name
+        region.focus()
+        assert page.evaluate("() => document.activeElement.classList.contains('table-scroll')")
+        screenshot(page, f"inheritance-{name}-{size_id(PHONE)}.png")

@@ -258,7 +258,8 @@ def test_the_admin_names_the_products_models_and_fields_in_chinese(chinese: Clie
     source = make_source(user)
     operations.enable(source.pk)
     index = chinese.get(reverse("admin:index")).content.decode()
-    assert "接续记录" in index and "主会话状态" in index and "Handoff records" not in index
+    assert "接续记录" in index and "接续状态" in index and "主会话" not in index
+    assert "Handoff records" not in index
     states = chinese.get(reverse("admin:handoff_mainstate_changelist")).content.decode()
     assert "自动接续" in states and "已请求接续" in states and "Requested" not in states
     state = chinese.get(reverse("admin:handoff_mainstate_change", args=[source.pk]))

@@ -95,12 +95,12 @@ def test_record_page_shows_the_brief_and_inheritance_rendered(
     )
     url = reverse("admin:handoff_handoffrecord_change", args=[handed_off.pk])
     html = admin_client.get(url).content.decode()
-    assert "<strong>Goal:</strong> Ship the weather CLI" in html
-    assert "<h3>Next steps</h3>" in html and "<li>add --json</li>" in html
+    assert "<strong>Goal:</strong> <p>Ship the weather CLI</p>" in html
+    assert "<h3>Next steps</h3>" in html and "<li><p>add --json</p>\n</li>" in html
     assert "&quot;goal&quot;" not in html and "not-inherited</td>" not in html
     assert '<td>Working directory</td><td class="outcome-inherited">inherited</td>' in html
     assert '<td class="outcome-not-inherited">not inherited</td><td translate="no">custom' in html
-    assert "&quot;tokens&quot;: 150000" in html
+    assert "150,000 tokens · 9 turns · 1 compaction · context window 200,000" in html
     assert 'name="_save"' not in html  # read-only: no save button
 
 
@@ -153,7 +153,7 @@ def test_disable_from_the_main_state(admin_client: Client, handed_off: Any):
 def test_enable_on_a_relay_is_refused_with_a_message(admin_client: Client, handed_off: Any):
     response = act(admin_client, "handoffrecord", "enable_source", [handed_off.pk])
     messages = [str(m) for m in response.wsgi_request._messages]  # type: ignore[attr-defined]
-    assert any(str(handed_off.source_id) in m for m in messages)
+    assert any(m.startswith("“Weather CLI”: ") for m in messages)
     assert not MainState.objects.filter(session_id=handed_off.source_id, enabled=True).exists()
 
 

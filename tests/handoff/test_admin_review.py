@@ -51,13 +51,13 @@ def test_the_waiting_for_review_filter_lists_only_waiting_reviews(root: Client):
 def test_commit_action_commits_the_waiting_review(root: Client):
     record = waiting_record()
     html = run_action(root, "commit_review", record)
-    assert "Review committed for 1 session." in html
+    assert "Review committed for 1 conversation." in html
     assert HandoffRecord.objects.get(pk=record.pk).phase == Phase.STARTED
 
 
 def test_discard_action_discards_it_and_a_second_discard_is_refused(root: Client):
     record = waiting_record()
-    assert "Review discarded for 1 session." in run_action(root, "discard_review", record)
+    assert "Review discarded for 1 conversation." in run_action(root, "discard_review", record)
     assert HandoffRecord.objects.get(pk=record.pk).phase == Phase.FAILED
     assert "is waiting for review" in run_action(root, "discard_review", record)
 
@@ -72,7 +72,7 @@ def test_the_relays_page_has_a_stop_forwarding_button_that_disables_the_old_main
     assert stop in page
     assert root.get(stop).status_code == 405
     response = root.post(stop, follow=True)
-    assert "Forwarding stopped for 1 session." in response.content.decode()
+    assert "Forwarding stopped for 1 conversation." in response.content.decode()
     assert not Redirect.objects.filter(source=source).exists()
 
 

@@ -7,6 +7,7 @@ would (``import_transcript``) and the embedded summarizer writes its brief, as a
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from io import StringIO
@@ -14,12 +15,14 @@ from typing import Any
 
 import pytest
 from django.core.management import call_command
+from handoff_support import hand_on
 from shared_files import ROOT
 
 from handoff import summarizer
 from handoff.core.offline_brief import NOT_DONE_SINCE
 from host.agent import compaction_summary
 from host.demo import seed_demo
+from host.intake import post_message
 from host.models import Message, Role, Session
 from host.services import SessionController
 
@@ -190,13 +193,43 @@ def test_the_demo_conversation_gets_a_truthful_brief():
         "Not yet verified against the real service",
     ]
     rules = [CITED.sub("", item) for item in brief["constraints"]]
-    assert "Now a 3-day forecast with --days 3 (max 7)." in rules
     assert "Retry twice with backoff, then fail with a clear message." in rules
+    assert "Keep the one-line output for a single day." in rules
+    # A feature request is no rule: "max 7" says what was asked for, once.
+    assert not [item for item in rules + brief["decisions"] if "3-day forecast" in item]
     assert brief["next_steps"][0] == (
         "As the last assistant message says: Next: finish the README examples and run the CLI "
         "once against the live API."
     )
     assert brief["next_steps"][-1].endswith("try again in a minute'). …”")
+
+
+def test_a_second_hop_carries_the_requests_the_offline_agent_only_acknowledged(
+    immediate_tasks, django_capture_on_commit_callbacks
+):
+    (session, *_) = seed_demo()
+    settle = functools.partial(django_capture_on_commit_callbacks, execute=True)
+    _, successor = hand_on(session, 1, settle=settle)
+    with settle():  # posted to the old conversation: relayed to its successor
+        post_message(session, content="Please add the README examples for --days now.")
+    with settle():
+        post_message(successor, content="And sort the --json output by date.")
+
+    brief = brief_of(hand_on(successor, 1, settle=settle)[0])
+
+    said = [item for field in ("next_steps", "pending") for item in brief[field]]
+    assert not [item for item in said if "Offline agent" in item or "acknowledgement" in item]
+    assert brief["next_steps"][0].startswith(
+        "Answer the latest request first: And sort the --json output by date. (log #"
+    )
+    assert brief["next_steps"][1] == (
+        "As the last assistant message says: Next: finish the README examples and run the CLI "
+        "once against the live API."
+    )
+    assert [CITED.sub("", item) for item in brief["pending"][:2]] == [
+        "requested, not answered yet: Please add the README examples for --days now.",
+        "requested, not answered yet: And sort the --json output by date.",
+    ]
 
 
 def test_verified_holds_only_runs_the_log_shows_passed():

@@ -62,7 +62,7 @@ def test_the_handoff_admin_names_phases_reasons_and_rows_in_chinese(pages: Any):
     for english in ("committed-start-pending", "context-pressure", "repeated-compaction"):
         assert english not in text["records"]
     assert "阶段: 已提交，待启动" in text["record"] and "ID:" in text["record"]
-    assert "主会话 " in text["state"] and "main " not in text["state"]
+    assert "的接续状态" in text["state"] and "main " not in text["state"]
     assert "接续设置" in text["settings"] and "当前上下文" in text["settings"]
     assert "Handoff settings" not in text["settings"] and "Current context" not in text["settings"]
 
@@ -72,5 +72,5 @@ def test_the_handoff_admin_reads_english_in_english(pages: Any):
     assert "committed, start pending" in text["records"] and "context pressure" in text["records"]
     assert "Target" in text["records"] and "Tokens" in text["records"]
     assert "Phase: committed, start pending" in text["record"]
-    assert "main " in text["state"]
+    assert "Handoff state of “Weather CLI, continued”" in text["state"]
     assert "Handoff settings" in text["settings"] and "Current context" in text["settings"]

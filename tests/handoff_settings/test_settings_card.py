@@ -264,7 +264,7 @@ def test_the_latest_attempt_is_one_sentence_and_its_figures_read_cleanly(
     assert re.search(
         r"Latest attempt on <span[^>]*><a [^>]*>Long task</a></span>, [^<]* ago\.", text
     )
-    assert "0 compactions · capacity 32,000" in text
+    assert "0 compactions · context window 32,000" in text
     assert " ," not in text
 
 

@@ -94,7 +94,7 @@ def test_a_title_note_and_an_entry_filter_come_from_their_settings(
 
     html = page(as_alice, session)
 
-    assert '<span class="row-title" translate="no" title="Weather (7)">Weather</span>' in html
+    assert '<span class="row-note">7</span>' in html
     assert "Goal" in html and "<strong>Goal</strong>" not in html
 
 

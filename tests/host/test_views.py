@@ -518,16 +518,14 @@ def test_a_continued_title_explains_its_suffix(as_alice: Client, alice: Any):
     heading = '<h1 id="conv-title" class="conv-title" translate="no">Weather CLI · 接续abc123</h1>'
     assert heading in html
     assert 'id="conv-hint" class="conv-hint muted small"' in html
-    assert ">handed off to a successor</p>" in html
-    assert (
-        '<span class="row-title" translate="no" title="Weather CLI · 接续abc123 '
-        '(handed off to a successor)">Weather CLI · 接续abc123</span>' in html
-    )
+    assert "接续 = continued in a successor</span> · what is posted here is forwarded" in html
+    assert '<span class="row-title" translate="no">Weather CLI · 接续abc123</span>' in html
+    assert '<span class="row-note">接续 = continued in a successor</span>' in html
 
 
 def test_a_plain_title_has_no_continued_hint(as_alice: Client, alice: Any):
     html = page(as_alice, talked(alice, "Weather CLI"))
-    assert "handed off to a successor" not in html
+    assert "continued in a successor" not in html
 
 
 def test_session_without_redirect_has_no_banner(as_alice: Client, alice: Any):
@@ -610,7 +608,7 @@ def test_composer_handoff_disable_on_a_relay_says_forwarding_stopped(as_alice: C
     assert "Forwarding stopped: messages posted here are answered here again" in flash
     assert "Automatic handoff disabled" not in flash
     assert "forwarding stopped, it is answered here again</p>" in header
-    assert ">handed off to a successor</p>" not in header
+    assert "forwarded to it</p>" not in header
 
 
 def test_the_panel_after_disable_updates_the_title_hint_in_place(as_alice: Client, alice: Any):
@@ -654,7 +652,7 @@ def test_composer_handoff_status_shows_the_report(as_alice: Client, alice: Any):
     session = talked(alice, "Chat")
     html = compose(as_alice, session, "/handoff status").content.decode()
     assert "Handoff status" in html
-    assert "Automatic handoff (this session)" in html
+    assert "Automatic handoff (this conversation)" in html
     assert "estimated" in html
     assert '<div class="feedback feedback-command feedback-card">' in html
     assert 'aria-label="Close"' in html and ">×</button>" in html

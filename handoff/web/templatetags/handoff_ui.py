@@ -30,7 +30,13 @@ from handoff.web import host_pages
 from handoff.web.lineage import neighbours
 from handoff.web.log_links import brief_links
 from handoff.web.meter import render_meter
-from handoff.web.panel import BASIS_WORDS, TOKEN_LABELS, session_panel, title_hint
+from handoff.web.panel import (
+    BASIS_WORDS,
+    TOKEN_LABELS,
+    continued_note,
+    hint_context,
+    session_panel,
+)
 
 register = template.Library()
 
@@ -45,7 +51,13 @@ def handoff_panel(session: Any) -> dict[str, Any]:
 def handoff_title_hint(session: Any, oob: bool = False) -> dict[str, Any]:
     """Render the title's hint (``handoff.web.panel.title_hint``); ``oob`` swaps it in place
     from a panel response (the hint changes when ``disable`` stops forwarding)."""
-    return {"hint": title_hint(session), "oob": oob}
+    return hint_context(session, oob)
+
+
+@register.filter
+def continued(title: str) -> object:
+    """What a title's ``· 接续`` suffix means (``panel.continued_note``), "" for other titles."""
+    return continued_note(title or "")
 
 
 @register.filter

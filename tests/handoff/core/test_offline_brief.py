@@ -232,8 +232,14 @@ def test_a_successor_that_edited_nothing_keeps_its_predecessors_files_and_open_w
     brief = offline_brief(log, cwd="/w")
     assert brief["artifacts"] == ["workspace: /w", "/w/weather/cli.py — written, edited ×2"]
     assert brief["verified"] == ["pytest -q — 22 passed"]
-    assert brief["pending"] == ["Finish the README examples (pending)"]
-    assert "Finish the README examples." in brief["next_steps"]
+    assert brief["pending"] == [
+        "requested, not answered yet: Please also add a --version flag. (log #3)",
+        "Finish the README examples (pending)",
+    ]
+    assert brief["next_steps"] == [
+        "Answer the latest request first: Please also add a --version flag. (log #3)",
+        "Finish the README examples.",
+    ]
 
 
 def test_the_next_step_the_last_assistant_message_states_is_a_next_step():

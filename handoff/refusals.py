@@ -1,7 +1,8 @@
 """What a refused handoff operation says to people, in the active language.
 
 The exceptions (``handoff.exceptions``) keep their English messages for the API, the logs and
-``manage.py handoff``; the chat, the panel and the review form show these sentences instead:
+``manage.py handoff``; the chat, the panel, the review form and the admin's actions show these
+sentences instead:
 in the conversation's words (its successor's title, not ids), and for a missing host service
 the consequence in docs/spec.md, Degradation.
 """
