@@ -1,12 +1,11 @@
-"""Admin pages for handoff records, per-main state and redirects (issue 3, §5).
+"""Admin pages for handoff records, per-main state and redirects.
 
 All three are read-only: they change only through the actions, which call the same validated
-operations as the API and the composer (``handoff.operations``) — the seed's "do not hand-edit
-the state file". The actions are the seed's recovery table (seed 000, Recovering a stuck
-handoff): open the successor, disable (stops forwarding), enable again; and, for a handoff
-waiting for review (issue 18, item 6; the "Waiting for review" filter), commit its brief as it
-stands or discard it. A redirect's page has a "Stop forwarding" button (``disable`` on the old
-main, the seed's recovery).
+operations as the API and the composer (``handoff.operations``): the state is never edited by
+hand. The actions are what a person does with a stuck record (docs/spec.md, Recovery): open the
+successor, disable (stops forwarding), enable again; and, for a handoff waiting for review (the
+"Waiting for review" filter), commit its brief as it stands or discard it. A redirect's page has
+a "Stop forwarding" button (``disable`` on the old main, docs/spec.md, Recovery).
 """
 
 from __future__ import annotations
@@ -135,7 +134,7 @@ def _session_action(
 ) -> Callable[[Any, HttpRequest, QuerySet[Any]], None]:
     """An admin action running ``operation`` (one of ``handoff.operations``) on the session
     each selected row names in its ``session_of`` attribute (e.g. ``"source_id"``), reporting
-    ``done`` (seed 000, Recovering a stuck handoff)."""
+    ``done`` (docs/spec.md, Recovery)."""
 
     @admin.action(description=description)
     def action(modeladmin: Any, request: HttpRequest, queryset: QuerySet[Any]) -> None:
@@ -301,7 +300,7 @@ class HandoffRecordAdmin(ReadOnlyAdmin):
 
 @admin.register(MainState)
 class MainStateAdmin(ReadOnlyAdmin):
-    """Per-main switches and deferral (seed 000, State: ``mains``)."""
+    """Per-main switches and deferral (docs/spec.md, State: ``MainState``)."""
 
     list_display = ["session", "enabled", "requested", "inherited_from", "deferred", "updated"]
     list_filter = ["enabled", "requested"]
@@ -318,7 +317,7 @@ class MainStateAdmin(ReadOnlyAdmin):
 
 @admin.register(Redirect)
 class RedirectAdmin(ReadOnlyAdmin):
-    """Redirects ``source -> destination`` (seed 000, Forwarding)."""
+    """Redirects ``source -> destination`` (docs/spec.md, Forwarding and cycles)."""
 
     list_display = ["source", "destination", "record", "created"]
     search_fields = ["source__id", "destination__id", "source__title", "destination__title"]
@@ -332,8 +331,8 @@ class RedirectAdmin(ReadOnlyAdmin):
         return own + super().get_urls()
 
     def stop_forwarding(self, request: HttpRequest, object_id: str) -> HttpResponseRedirect:
-        """The page's "Stop forwarding" button: ``disable`` on the old main (seed 000's
-        recovery); its redirect is removed. Needs the permission to view redirects."""
+        """The page's "Stop forwarding" button: ``disable`` on the old main (docs/spec.md,
+        Recovery); its redirect is removed. Needs the permission to view redirects."""
         if not self.has_view_permission(request):
             raise PermissionDenied
         redirect = get_object_or_404(Redirect, pk=object_id)

@@ -9,7 +9,7 @@ host's sidebar which sessions were handed off to which (lineage), ``offline_repl
 offline agent's answer to a brief, ``session_window`` the window the host's agent fits its
 model calls to (the context meter's); ``composer_command`` is answered by the web layer
 (``handoff.web.apps``). Connecting is not resolving a service: services are still looked up at
-each use (seed 003 §6.4).
+each use (docs/spec.md, Degradation).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The eight-step transaction (seed 000, The transaction; Failure outcomes).
+"""The eight-step transaction (docs/spec.md, The transaction; Failure outcomes).
 
 ``run(session_id, manual=...)`` runs guard → metrics → reason → blockers → mark_attempt →
 summarize → prepare → commit, one function each, each recording its outcome in the attempt's
@@ -14,7 +14,7 @@ summary is checked after the call as well; the commit's last check runs under th
 lock. The writes are grouped into few transactions: mark, prepare (brief, draft, inheritance),
 seed, route, start.
 
-Failure outcomes (seed 000):
+Failure outcomes (docs/spec.md, Failure outcomes):
 
 | failure point                        | phase                   | consequence                |
 |--------------------------------------|-------------------------|----------------------------|
@@ -27,10 +27,11 @@ Failure outcomes (seed 000):
 | start throws                         | committed-start-pending | successor id kept          |
 | its own runtime starts the successor | committed               | started at its first turn  |
 
-Review (DESIGN.md, Decisions, third round) sits between prepare and commit: when the main or
-the settings ask for it, step 7 also records ``review_until`` (how long the review may wait) and
-the attempt ends there, ``prepared``, until ``commit_review`` runs step 8 with the edited brief
-(the same re-checks: input that arrived meanwhile fails it) or ``handoff.review`` discards it.
+Review sits between prepare and commit (docs/design.md, Review sits between `prepare` and
+`commit`): when the main or the settings ask for it, step 7 also records ``review_until`` (how
+long the review may wait) and the attempt ends there, ``prepared``, until ``commit_review`` runs
+step 8 with the edited brief (the same re-checks: input that arrived meanwhile fails it) or
+``handoff.review`` discards it.
 
 A draft is discarded (archived, nothing else) only while it is an unwoken draft this attempt
 created. The summary runs outside any database transaction. Two attempts on one source end in
@@ -312,7 +313,7 @@ def _failed(step: str, exc: Exception, context: str = "") -> Fail:
 
 
 class Unstable(Exception):
-    """``stable()`` failed on a re-check (seed 000); the message says why."""
+    """``stable()`` failed on a re-check (docs/spec.md, Stability); the message says why."""
 
 
 def _point(attempt: Attempt, point: str) -> None:
@@ -323,7 +324,7 @@ def _point(attempt: Attempt, point: str) -> None:
 
 
 def blocker_facts(observed: SessionObservation) -> BlockerFacts:
-    """Return the blocker facts of an observed session (seed 000, Deferral)."""
+    """Return the blocker facts of an observed session (docs/spec.md, Deferral)."""
     return BlockerFacts(
         activities=list(observed.activities),
         live_owned_agents=list(observed.live_subagents),
@@ -380,7 +381,8 @@ def guard(session_id: str, steps: list[StepResult]) -> Guarded:
     """Step 1: a registered main, idle, not archived, not a subagent, no redirect yet.
 
     A manual request refused because the session is not idle stays ``requested``: the next
-    ``session_idle`` evaluation runs it (seed 000: no mid-turn migration, it waits for idle).
+    ``session_idle`` evaluation runs it (no mid-turn migration: it waits for idle; docs/spec.md,
+    Switches).
     """
     controller = services.session_controller()
     if controller is None:
@@ -401,7 +403,7 @@ def guard(session_id: str, steps: list[StepResult]) -> Guarded:
         )
     )
     if refusal is not None or found.state is None:
-        # Not idle: no mid-turn migration, the request waits for the next idle (seed 000).
+        # Not idle: no mid-turn migration, the request waits for the next idle.
         why = refusal or NOT_A_MAIN
         raise Stop(Outcome.REFUSED, MESSAGES[why], keeps_request=why == NOT_IDLE)
     guarded = Guarded(controller, observed, found.state, int(source.revision))
@@ -809,7 +811,7 @@ def commit_review(record: HandoffRecord, brief: dict[str, Any]) -> AttemptOutcom
     ``review_until`` and, for a manual record, set the main's ``requested`` (the user's commit
     is the request ``stable()`` checks). The re-checks compare the source with the revision the
     brief was written at: input that arrived while the brief waited fails the attempt, the
-    draft discarded (seed 000, Failure outcomes). Raises ``ServiceUnavailable`` without a
+    draft discarded (docs/spec.md, Failure outcomes). Raises ``ServiceUnavailable`` without a
     session controller (nothing changed).
     """
     controller = degradation.require(

@@ -1,4 +1,4 @@
-"""Degradation when a host service is missing: seed 003 §6.3's ten rows, in one place.
+"""Degradation when a host service is missing: docs/spec.md, Degradation's ten rows, in one place.
 
 ``TABLE`` holds the rows in the seed's order, each a ``Degradation``: the seed's name for the
 service (``key``), the ``settings.HANDOFF_SERVICES`` entries whose absence it covers
@@ -43,7 +43,7 @@ T = TypeVar("T")
 
 @dataclass(frozen=True)
 class Degradation:
-    """One row of seed 003 §6.3.
+    """One row of docs/spec.md, Degradation.
 
     ``key``: the seed's name of the service; ``services``: the ``HANDOFF_SERVICES`` names whose
     absence it covers (all of them missing, for tokens); ``consequence``: the seed's column in
@@ -120,7 +120,7 @@ TOKEN_SOURCES = Degradation(
 SETTINGS = Degradation(
     "settings",
     ("settings_store",),
-    "settings hold in this process only (seed 003 §12)",
+    "settings hold in this process only",
     notice=gettext_noop("No settings store: settings live in this process only."),
 )
 WEB_SERVER = Degradation(

@@ -1,10 +1,10 @@
-"""Handoff records, per-main state, redirects and the global settings row (seed 000, State).
+"""Handoff records, per-main state, redirects and the global settings row (docs/spec.md, State).
 
-These replace the seed's ``handoffs.json``: ``MainState`` is an entry of ``mains``,
+These replace the specification's ``handoffs.json``: ``MainState`` is an entry of ``mains``,
 ``HandoffRecord`` one of ``records``, ``Redirect`` one of ``redirects``. Each write happens in a
-database transaction, so a crash half-way leaves the last committed state (the seed's
-"rollback-aware writes"). ``HandoffSettings`` is the settings store's row (seed 000, Trigger
-config table), read and written only through ``handoff.settings_store``.
+database transaction, so a crash half-way leaves the last committed state (rollback-aware
+writes). ``HandoffSettings`` is the settings store's row (its fields: docs/spec.md, Trigger),
+read and written only through ``handoff.settings_store``.
 """
 
 from __future__ import annotations
@@ -80,7 +80,9 @@ class HandoffRecord(models.Model):
         verbose_name=_("inheritance"),
         default=list,
         blank=True,
-        help_text=_("Seed 003 §6.1–6.2 report, one row per setting."),
+        help_text=_(
+            "The inheritance report: one row per setting, inherited, fallback or not inherited."
+        ),
     )
     created = models.DateTimeField(verbose_name=_("created"), auto_now_add=True)
     updated = models.DateTimeField(verbose_name=_("updated"), auto_now=True)
@@ -96,7 +98,7 @@ class HandoffRecord(models.Model):
 
 
 class MainState(models.Model):
-    """Per-main switches and deferral (seed 000, State: ``mains``)."""
+    """Per-main switches and deferral (docs/spec.md, State: ``mains``)."""
 
     session = models.OneToOneField(
         SESSION_MODEL,
@@ -154,7 +156,7 @@ class MainState(models.Model):
 
 
 class Redirect(models.Model):
-    """``redirects[source] = destination`` (seed 000, Forwarding and Cycles)."""
+    """``redirects[source] = destination`` (docs/spec.md, Forwarding and cycles)."""
 
     source = models.OneToOneField(
         SESSION_MODEL,
@@ -190,7 +192,8 @@ def _in_range(name: str) -> list[MinValueValidator | MaxValueValidator]:
 
 
 class HandoffSettings(models.Model):
-    """The singleton settings row (pk 1); ranges and defaults are the trigger's (seed 000).
+    """The singleton settings row (pk 1); ranges and defaults are the trigger's (docs/spec.md,
+    Trigger).
 
     The table keeps the name it had in the ``handoff_settings`` app, which held it before.
     """
@@ -253,7 +256,7 @@ class HandoffSettings(models.Model):
 class SummaryDigest(models.Model):
     """The offline summary's digest of a session's log (``handoff.core.digest.Digest`` as
     JSON), folded in at each idle so that the summary reads it and the few entries after its
-    ``seq`` instead of the whole log (issue 17, item 5). It holds for the effective context
+    ``seq`` instead of the whole log. It holds for the effective context
     after the session's ``compactions``-th compaction, read with working directory ``cwd``; a
     later compaction or another directory starts it afresh."""
 

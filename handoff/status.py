@@ -1,4 +1,4 @@
-"""The one status report every surface shows (issue 4 §6; seed 000, ``action=status``).
+"""The one status report every surface shows (docs/spec.md, State: the status report).
 
 ``build(session_id)`` makes it, a ``StatusOut`` (``handoff.shapes``, where each shape is declared
 once); ``manage.py handoff status``, the API, ``/handoff status`` in the composer and the
@@ -11,13 +11,14 @@ settings card all print it:
 
 ``predecessor`` / ``successor`` are the session's neighbours in its chain and ``origin``
 ``record_dict`` of the hop that opened it, inheritance report included (``handoff.lineage``,
-issue 18 §3), so the status of a successor says where it came from. ``meter`` is the context
-meter (``handoff.core.meter``, issue 18 §1) of the same figures.
+docs/design.md, Lineage), so the status of a successor says where it came from. ``meter`` is
+the context meter (``handoff.core.meter``, docs/design.md, The context meter) of the same
+figures.
 
 ``review``: whether this main's handoffs wait for review (its own choice, else the settings);
 ``backoff``: until when and why automatic attempts wait after failures (``None``: they do not).
 ``last`` is ``record_dict`` of the session's latest record (or ``None``), ``inheritance`` that
-record's report rows, ``notices`` one sentence per degraded service (seed 003 §6.3) that
+record's report rows, ``notices`` one sentence per degraded service (docs/spec.md, Degradation) that
 matters for this session. Reading never changes anything.
 """
 
@@ -45,7 +46,7 @@ AUTO_OFF = gettext_noop(
 
 
 def record_dict(record: HandoffRecord) -> RecordOut:
-    """Return a record as every surface shows it (issue 2 §7, ``last``): a ``RecordOut``.
+    """Return a record as every surface shows it (the status's ``last``): a ``RecordOut``.
 
     ``{"id", "source", "target", "phase", "reason", "metrics": {"tokens", "turns",
     "compactions", "capacity"}, "source_revision", "brief", "error", "inheritance", "created",

@@ -1,4 +1,4 @@
-"""The agent runtime, the agent half of the LLM service (DESIGN.md, run modes and LLM).
+"""The agent runtime, the agent half of the LLM service (docs/operations.md, Real mode).
 
 With ``settings.HOST_LLM_BASE_URL`` set (environment ``HANDOFF_LLM_BASE_URL``), the agent
 answers through that OpenAI-compatible endpoint (the ``openai`` SDK; model ``HOST_LLM_MODEL``,
@@ -93,7 +93,7 @@ def llm_model(session: Session | None = None) -> str:
 def effective_context(session: Session) -> EffectiveContext:
     """Return the session's effective context (what follows the last compaction).
 
-    Messages forwarded to another session (seed 000, Forwarding) are not part of it.
+    Messages forwarded to another session (docs/spec.md, Forwarding and cycles) are not part of it.
     """
     return EffectiveContext(
         summary=compaction_summary(session), messages=list(effective_messages(session))
@@ -118,7 +118,7 @@ def effective_messages(session: Session) -> QuerySet[Message]:
 
 
 def turn_context(session: Session) -> EffectiveContext:
-    """Return the effective context as the running turn sees it (issue 10: each input answered).
+    """Return the effective context as the running turn sees it (each input is answered once).
 
     Input still waiting in the inbox is left out (a later turn answers it), and an input taken
     from the inbox is placed where its turn started, after the answers given before it. Three

@@ -1,4 +1,5 @@
-"""The host's part of the follower (``FOLLOWER_SOURCES``: ``follower.sources``; seed 003 §6.5).
+"""The host's part of the follower (``FOLLOWER_SOURCES``: ``follower.sources``; docs/spec.md,
+Follower rules).
 
 The host announces what changed, explicitly (``host.signals.session_changed`` and
 ``entry_appended``); ``SessionSource`` turns each announcement into an event, stored inside the

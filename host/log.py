@@ -102,7 +102,7 @@ def append_message(
     """Append one message and fold it into the projection; return the saved message.
 
     ``starts_turn`` marks an input the agent answers: it counts a turn and clears ``blank``
-    (docs/design.md, turns; DESIGN.md, blank). ``usage`` (tokens) updates the four buckets
+    (docs/design.md, Turns; docs/spec.md, Terms). ``usage`` (tokens) updates the four buckets
     and, on an assistant message, the context figure; ``response_id`` names the imported API
     response that usage belongs to (``host.importers`` counts each once). ``full_prompt``
     (tokens) marks a call that saw a clipped prompt: its small prompt does not replace the

@@ -1,8 +1,8 @@
 """The host's records: workspaces, sessions, their append-only logs, usage, inbox, activity.
 
 A session's log (messages and events) shares one per-session sequence: ``Session.revision`` is the
-sequence number of the latest entry (seed 000: the revision captured before summarizing). Logs are
-append-only: compaction marks older messages as compacted, nothing is deleted or rewritten.
+sequence number of the latest entry (docs/spec.md, Terms: the revision read before summarizing).
+Logs are append-only: compaction marks older messages as compacted, nothing is deleted or rewritten.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from django.utils.translation import gettext_lazy as _
 
 
 class Workspace(models.Model):
-    """A directory the user works in; the sidebar groups sessions by it (seed 003 §6.5)."""
+    """A directory the user works in; the sidebar groups sessions by it."""
 
     owner = models.ForeignKey(
         settings.AUTH_USER_MODEL, verbose_name=_("owner"), on_delete=models.CASCADE
@@ -95,7 +95,7 @@ class Session(models.Model):
         _("request config"),
         default=dict,
         blank=True,
-        help_text=_("The request header's config (seed 003 §6.1, model)."),
+        help_text=_("The request header's config (a successor inherits the model from it)."),
     )
     parent = models.ForeignKey(
         "self",
@@ -194,7 +194,8 @@ class Message(models.Model):
     content = models.TextField(_("content"), blank=True)
     tool_name = models.CharField(_("tool name"), max_length=200, blank=True)
     model = models.CharField(_("model"), max_length=200, blank=True)
-    # The four usage buckets (seed 003 §5.3), tokens; null when the message carries no usage.
+    # The four usage buckets (docs/spec.md, Token sources), tokens; null when the message carries
+    # no usage.
     uncached_input_tokens = models.PositiveBigIntegerField(
         _("uncached input tokens"), null=True, blank=True
     )
@@ -295,7 +296,7 @@ class SessionEvent(models.Model):
 
 
 class UsageProjection(models.Model):
-    """The tokenUsage projection (seed 003 §5.1), folded from the log as messages arrive.
+    """The usage projection (docs/spec.md, Token sources), folded from the log as messages arrive.
 
     All figures are tokens. ``context_tokens`` is the prompt size of the latest model call
     (uncached input + cache read + cache write of the last assistant message with usage);
@@ -385,7 +386,7 @@ class ActivityKind(models.TextChoices):
 
 
 class Activity(models.Model):
-    """Something in flight for a session (seed 000 blockers: ``activity:KIND``)."""
+    """Something in flight for a session (docs/spec.md, Deferral: the blocker ``activity:KIND``)."""
 
     session = models.ForeignKey(
         Session, verbose_name=_("conversation"), on_delete=models.CASCADE, related_name="activities"

@@ -4,7 +4,7 @@
 - ``blocker_cleared(sender=Session, session=Session, blocker=str)``: something that deferred a
   handoff went away (an owned agent disposed, the inbox drained, an activity ended).
 - ``before_step(sender=Session, session=Session, incoming=list[Message])``: input arrived for a
-  session (seed 000, Forwarding: ``beforeStep``). A receiver returns a ``StepRejected`` to take
+  session (docs/spec.md, Forwarding and cycles). A receiver returns a ``StepRejected`` to take
   the input away from this session; the host then does not start a turn.
 - ``session_changed(sender=Session, session_id=UUID, created=bool, owner_id=int | None)``:
   something a page shows of the session (its sidebar row: ``SIDEBAR_FIELDS``) changed, or it
@@ -27,7 +27,7 @@
   answer with ``CommandReply``'s attributes (its own type: the host is imported by no plugin
   for it); the others return None.
 - ``session_links(sender=Session, session_ids=list[UUID])``: which sessions were handed off to
-  which (lineage, issue 18 §3). A receiver returns ``{source id: successor id}`` for every hop
+  which (docs/design.md, Lineage). A receiver returns ``{source id: successor id}`` for every hop
   into or out of ``session_ids`` it knows of (or None); the sidebar folds each chain into its
   newest session's row.
 - ``offline_reply(sender=Session, session=Session, content=str)``: the offline agent (no model

@@ -56,7 +56,7 @@ function placeRow(row, html) {
     if (here) link.setAttribute("aria-current", "page");
     if (here && link.closest(".chain-older")) link.closest(".chain-older").open = true;
   }
-  // A chain's row holds its older hops (issue 18 §3): their rows shown elsewhere go away.
+  // A chain's row holds its older hops (docs/design.md, Lineage): their rows shown elsewhere go away.
   for (const older of item.querySelectorAll("li[id]")) {
     const elsewhere = document.getElementById(older.id);
     if (elsewhere && elsewhere !== shown && !shown?.contains(elsewhere)) elsewhere.remove();

@@ -1,4 +1,4 @@
-"""The structured digest of a session's log: what the brief is built from (seed 000, Brief schema).
+"""The structured digest of a session's log: what the brief is built from (docs/spec.md, Brief).
 
 The log entries are ``{"role", "source_kind", "content", "tool_name", "seq", "tool_error"}``
 mappings, oldest first, as the session controller's ``effective_context`` returns them; ``seq``
@@ -30,8 +30,8 @@ The digest reads:
 Nothing here invents text: every field holds a string found in the log, cut to length.
 
 The digest is a fold (``Digest.read``) whose state stays bounded however long the log grows, so
-it can be kept and read on idle by idle (``handoff.digests``, issue 17, item 5); its JSON form
-(``to_json`` / ``from_json``) is what is kept.
+it can be kept and read on idle by idle (``handoff.digests``): the summary's cost must not grow
+with the log. Its JSON form (``to_json`` / ``from_json``) is what is kept.
 """
 
 from __future__ import annotations
@@ -77,7 +77,7 @@ POLL_TOOLS = ("write_stdin",)
 QUESTION_TOOLS = ("AskUserQuestion",)
 # Lines reporting something closed or done kept for closing the summary's tasks (the latest).
 MAX_CLOSING_LINES = 2_000
-# Bounds of the digest (issue 17, item 5): files kept (the latest touched), runs of each kind,
+# Bounds of the digest: files kept (the latest touched), runs of each kind,
 # tool calls waiting for their result and commands still running.
 MAX_FILES = 200
 MAX_RUNS = 100
@@ -475,7 +475,7 @@ def intent(command: str) -> tuple[str, frozenset[str]]:
 
 
 def covers(later: Command, earlier: Command) -> bool:
-    """Whether ``later`` does what ``earlier`` did, on the same target or more (issue 16):
+    """Whether ``later`` does what ``earlier`` did, on the same target or more:
     the same head as ``earlier``'s last segment, with a scope (all of ``later``'s segments of
     that head) that is the whole project or holds each of the earlier paths (itself or a folder
     above it)."""
@@ -554,7 +554,8 @@ def written_paths(command: str) -> list[tuple[str, str]]:
 def only_stages(command: str) -> bool:
     """Whether every segment of ``command`` that checks or records the work is a ``git add``:
     staging files checks nothing (the commit that records them does), so such a run closes an
-    earlier refused ``git add`` but verifies nothing (issue 16, false verified)."""
+    earlier refused ``git add`` but verifies nothing (docs/design.md, Verified means it passed: a
+    brief that states nothing false)."""
     return set(intents(command)) == {"git add"}
 
 
@@ -661,7 +662,7 @@ class Ends:
 
 @dataclass
 class Digest:
-    """What the brief is built from, kept as the log is read (issue 17, item 5): every string
+    """What the brief is built from, kept as the log is read: every string
     is taken from the log, and every list is bounded, so a digest folded over a session's log
     idle by idle (``read``) stays small and the brief reads it in about constant time; reading
     the log in one go or in any number of parts gives the same digest.

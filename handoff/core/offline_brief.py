@@ -1,5 +1,5 @@
-"""The offline summarizer: a brief built from the log's digest without a model (DESIGN.md, run
-modes; seed 000, Brief schema; issue 16: done told from open, evidence cited).
+"""The offline summarizer: a brief built from the log's digest without a model (docs/spec.md,
+Brief; docs/design.md, The brief tells done from open and cites its evidence).
 
 Each field comes from the structure of the log (``handoff.core.digest``), never from guesses,
 and each verified item, decision and user rule names the log entry it comes from, "… (log #N)"
@@ -168,7 +168,8 @@ def latest_direction(d: Digest, first: str) -> str:
 
 
 def goal_of(d: Digest) -> str:
-    """First substantive request plus the latest direction (seed 000: the current objective)."""
+    """First substantive request plus the latest direction (docs/spec.md, Brief: the user's
+    current objective)."""
     first = first_request(d)
     latest = latest_direction(d, first)
     if first and latest:
@@ -200,7 +201,7 @@ def without_rules(decisions: list[str], constraints: list[str]) -> list[str]:
     """Return ``decisions`` without the rules ``constraints`` already lists (the same text,
     whatever entry each cites): a rule is listed once, as a constraint. The user's answer to
     the agent's question ("question → answer") stays in both: the option chosen is a decision,
-    the rule it states a constraint (seed 000, Brief schema; issue 16)."""
+    the rule it states a constraint (docs/spec.md, Brief)."""
     rules = {uncited(rule) for rule in constraints}
     return [item for item in decisions if ANSWERED in item or uncited(item) not in rules]
 
@@ -418,8 +419,9 @@ def stated_open(d: Digest) -> list[str]:
 
 
 def stated_unverified(d: Digest) -> list[str]:
-    """Successes of the last two exchanges stated only in prose ("stated, not verified: …",
-    seed 000: verified kept apart): a test or build claim with no passing check in its
+    """Successes of the last two exchanges stated only in prose ("stated, not verified: …":
+    verified is kept apart, docs/design.md, Verified means it passed: a brief that states nothing
+    false): a test or build claim with no passing check in its
     exchange before it, a check the assistant says it ran ("I checked that `x` prints …") with
     no recorded run of that command; and what an option does, stated with nothing in the log
     running or testing the option ("claimed, not shown in the log: …", ``unshown``)."""
@@ -517,8 +519,8 @@ def followups(d: Digest) -> list[str]:
 
 def pending_of(d: Digest, done: bool) -> list[str]:
     """What is left to do: the follow-ups filed at the end, and, unless the session reports
-    its work finished, its leftovers (seed 000: the brief says a finished session is
-    finished; its leftovers go to uncertainties)."""
+    its work finished, its leftovers (the brief says a finished session is finished; its
+    leftovers go to uncertainties)."""
     return unique([*([] if done else leftovers(d)), *followups(d)])
 
 
@@ -594,7 +596,7 @@ def offline_brief(context: Sequence[Entry], *, cwd: str) -> dict[str, Any]:
 
 def brief_of(d: Digest) -> dict[str, Any]:
     """Build a valid brief from a digest read to its end (``Digest.result``); each field reads
-    the digest's bounded parts, so the time does not grow with the log (issue 17, item 5)."""
+    the digest's bounded parts, so the time does not grow with the log."""
     done = finished(d)
     pending = pending_of(d, done)
     constraints = rules_of(d)

@@ -1,8 +1,9 @@
 """What the log's texts say: the sentences that state rules, decisions and finished work, cut
-and cited as the brief shows them (seed 000, Brief schema; issue 16: evidence cited).
+and cited as the brief shows them (docs/spec.md, Brief; docs/design.md, The brief tells done from
+open and cites its evidence).
 
-Shared by the digest, which reads each text once as it folds the log in (issue 17, item 5: the
-summary's cost must not grow with the log), and by the offline brief, which shows what it kept.
+Shared by the digest, which reads each text once as it folds the log in (the summary's cost must
+not grow with the log), and by the offline brief, which shows what it kept.
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ STRONG_RULE = re.compile(
     re.IGNORECASE,
 )
 # Each match of ``RULE`` / ``DECISION`` holds one of these words (lower case): texts without
-# any are not searched (issue 17, item 5: the summary's cost at 5 000 messages).
+# any are not searched (the summary's cost stays small at 5 000 messages).
 RULE_WORDS = (
     "only", "never", "must", "always", "don't", "do not", "dont", "no longer", "without",
     "should not", "shouldn't", "make sure", "avoid", "max", "at most", "at least",
@@ -111,7 +112,7 @@ def clip(text: str, limit: int = ITEM_CHARS) -> str:
 
 
 def cited(text: str, seq: int) -> str:
-    """Return ``text`` (clipped) naming its log entry: "… (log #1485)" (issue 16, evidence)."""
+    """Return ``text`` (clipped) naming its log entry: "… (log #1485)"."""
     suffix = f" (log #{seq})"
     return clip(text, ITEM_CHARS - len(suffix)) + suffix
 

@@ -30,7 +30,7 @@ class Migration(migrations.Migration):
                 ('source_revision', models.PositiveBigIntegerField()),
                 ('brief', models.JSONField(blank=True, null=True)),
                 ('error', models.TextField(blank=True)),
-                ('inheritance', models.JSONField(blank=True, default=list, help_text='Seed 003 §6.1–6.2 report, one row per setting.')),
+                ('inheritance', models.JSONField(blank=True, default=list, help_text='The inheritance report: one row per setting, inherited, fallback or not inherited.')),
                 ('created', models.DateTimeField(auto_now_add=True)),
                 ('updated', models.DateTimeField(auto_now=True)),
                 ('source', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='handoff_records', to=SESSION_MODEL)),

@@ -49,7 +49,7 @@ class Migration(migrations.Migration):
         migrations.AlterField(
             model_name='handoffrecord',
             name='inheritance',
-            field=models.JSONField(blank=True, default=list, help_text='Seed 003 §6.1–6.2 report, one row per setting.', verbose_name='inheritance'),
+            field=models.JSONField(blank=True, default=list, help_text='The inheritance report: one row per setting, inherited, fallback or not inherited.', verbose_name='inheritance'),
         ),
         migrations.AlterField(
             model_name='handoffrecord',

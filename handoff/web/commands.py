@@ -1,8 +1,8 @@
-"""``/handoff`` in the chat composer (issue 3, §2), answering ``host.signals.composer_command``.
+"""``/handoff`` in the chat composer, answering ``host.signals.composer_command``.
 
 ``/handoff`` and ``/handoff now`` ask for a handoff now (it runs in the background);
 ``/handoff enable`` / ``/handoff disable`` switch the session's automatic handoff;
-``/handoff status`` shows the status report (issue 4, §6: the same report as everywhere);
+``/handoff status`` shows the status report (the same report as everywhere);
 ``/handoff review`` shows the handoff waiting for review, ``/handoff commit`` commits its brief
 as it stands (edits are made in the panel's review form), ``/handoff discard`` discards it;
 ``/handoff review-on`` / ``/handoff review-off`` choose whether this conversation's handoffs

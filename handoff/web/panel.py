@@ -1,9 +1,9 @@
 """What the conversation page's handoff panel shows, built from the one status report.
 
-The panel (issue 3, §2): the banner "continues in …" on a handed-off session, the token figure
+The panel: the banner "continues in …" on a handed-off session, the token figure
 with its basis and label, the session's automatic-handoff switch, "Hand off now", the phases of
 the latest attempt and, when deferred, the blockers in words. Everything comes from
-``handoff.operations.status`` (issue 4, §6), so the panel says what the command and API say.
+``handoff.operations.status``, so the panel says what the command and API say.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from handoff.refusals import refusal_text
 from handoff.services import PRODUCT_RUNTIME
 from handoff.web.review_form import BriefReview
 
-# The phases an attempt goes through on success, in order (seed 000, The transaction).
+# The phases an attempt goes through on success, in order (docs/spec.md, The transaction).
 PHASE_STEPS: tuple[tuple[Phase, Promise], ...] = (
     (Phase.SUMMARIZING, _("Summarizing")),
     (Phase.PREPARED, _("Successor prepared")),
@@ -40,8 +40,8 @@ _BLOCKER_TEXT = {
     ),
 }
 
-# What people read for the report's identifiers (seed 003 §5.2: 精确 / 估算 / 不可用); the
-# identifiers stay in the API and the command's JSON.
+# What people read for the report's identifiers (docs/spec.md, Token sources: 精确 / 估算 /
+# 不可用); the identifiers stay in the API and the command's JSON.
 TOKEN_LABELS: dict[str, Promise] = {
     "exact": _("exact"),
     "estimated": _("estimated"),
@@ -54,7 +54,7 @@ BASIS_WORDS: dict[str, Promise] = {
 
 
 def describe_blocker(blocker: str) -> str:
-    """Return a blocker name (DESIGN.md, blocker) as a phrase a user understands."""
+    """Return a blocker name (docs/spec.md, Deferral) as a phrase a user understands."""
     kind, _sep, detail = blocker.partition(":")
     if kind == "activity":
         return str(_("something is in flight (%(what)s)") % {"what": detail})
@@ -165,14 +165,14 @@ def terminal_command(session: Any, record_id: Any) -> str:
 
 FORWARDING_HINT = _("what is posted here is forwarded to it")
 STOPPED_HINT = _("handed off to a successor earlier; forwarding stopped, it is answered here again")
-# What the "· 接续xxxxxx" suffix means (seed 000 keeps it in the title): shown beside such a
+# What the "· 接续xxxxxx" suffix means (docs/spec.md, The transaction, step 8): shown beside such a
 # title wherever one is read (the session list, the heading, the tab title, the lineage page).
 CONTINUED_NOTE = _("接续 = continued in a successor")
 
 
 def title_hint(session: Any) -> Promise | str:
-    """The line under a conversation's title that explains its ``· 接续`` suffix (seed 000: the
-    handed-off source's title): whether it still forwards or ``disable`` stopped that; "" for
+    """The line under a conversation's title that explains its ``· 接续`` suffix (the handed-off
+    source's title): whether it still forwards or ``disable`` stopped that; "" for
     a title without the suffix."""
     if SUFFIX not in (session.title or ""):
         return ""
@@ -187,7 +187,7 @@ def hint_context(session: Any, oob: bool = False) -> dict[str, Any]:
 
 
 def continued_note(title: str) -> Promise | str:
-    """The note beside a title with the ``· 接续`` suffix (seed 000: a handed-off source),
+    """The note beside a title with the ``· 接续`` suffix (a handed-off source),
     saying what the suffix means; "" for any other. The host shows it through
     ``settings.HOST_TITLE_NOTES`` beside the title in the session list, the heading and the tab
     title; the lineage page beside its hops' titles."""

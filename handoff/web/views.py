@@ -1,8 +1,8 @@
-"""The conversation page's handoff panel (issue 3, §2): shown, polled, and acted on; and the
-lineage page of a conversation's chain (issue 18 §3).
+"""The conversation page's handoff panel: shown, polled, and acted on; and the lineage page of
+a conversation's chain (docs/design.md, Lineage).
 
 The panel's switches and "Hand off now" act on the signed-in user's own session (anyone else's
-is a 404); so do the review form (issue 18, item 2: edit, commit or discard the brief of a
+is a 404); so do the review form (edit, commit or discard the brief of a
 handoff waiting for review) and the lineage page.
 """
 

@@ -321,8 +321,8 @@ class SessionWriter:
         """Append what is queued and write title, cwd, workspace, window and status back.
 
         A main gets the owner's workspace at its latest cwd; a subagent (finish its main first)
-        gets its main's workspace and the status ``finished`` (DESIGN.md: imported subagents
-        are finished).
+        gets its main's workspace and the status ``finished`` (docs/spec.md, Deferral:
+        imported subagents are finished).
         """
         self.flush()
         self.close_compaction()

@@ -36,7 +36,7 @@ class Migration(migrations.Migration):
                 ('approval_policy', models.CharField(blank=True, max_length=50)),
                 ('sandbox_tier', models.CharField(blank=True, max_length=50)),
                 ('plan_mode', models.BooleanField(default=False)),
-                ('request_config', models.JSONField(blank=True, default=dict, help_text="The request header's config (seed 003 §6.1, model).")),
+                ('request_config', models.JSONField(blank=True, default=dict, help_text="The request header's config (a successor inherits the model from it).")),
                 ('status', models.CharField(choices=[('idle', 'Idle'), ('running', 'Running'), ('finished', 'Finished'), ('disposed', 'Disposed')], default='idle', max_length=10)),
                 ('blank', models.BooleanField(default=True, help_text='True from creation until the first turn starts.')),
                 ('archived', models.BooleanField(default=False)),

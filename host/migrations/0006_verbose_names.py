@@ -322,7 +322,7 @@ class Migration(migrations.Migration):
         migrations.AlterField(
             model_name='session',
             name='request_config',
-            field=models.JSONField(blank=True, default=dict, help_text="The request header's config (seed 003 §6.1, model).", verbose_name='request config'),
+            field=models.JSONField(blank=True, default=dict, help_text="The request header's config (a successor inherits the model from it).", verbose_name='request config'),
         ),
         migrations.AlterField(
             model_name='session',

@@ -247,33 +247,14 @@ def described(name: str, findings: Any) -> str:
     return f"{len(findings)} axe violation(s) on {name}:\n" + "\n".join(lines)
 
 
-# Violations that belong to the screens' work in progress (the lead removes these marks after
-# merging it): (page, language or None for both, viewport or None for both) → what fixes it.
-PENDING: dict[tuple[str, str | None, str | None], str] = {
-    # scrollable-region-focusable at .table-scroll: the English table is wider than a phone
-    # (the Chinese one fits, so nothing scrolls there).
-    ("lineage", "en", "phone"): "screens item 5: the Inheritance table's scroll region on a phone",
-    ("settings", "en", "phone"): "screens item 5: the Inheritance table's scroll region on a phone",
-}
-
-
 def cases() -> list[Any]:
-    """Every (language, viewport, page), marked with the work pending on it (``PENDING``)."""
-    found = []
-    for language in LANGUAGES:
-        for viewport in VIEWPORTS:
-            for name in PAGES:
-                marks = [
-                    pytest.mark.xfail(strict=False, reason=reason)
-                    for (page, lang, size), reason in PENDING.items()
-                    if page == name and lang in (None, language) and size in (None, viewport)
-                ]
-                found.append(
-                    pytest.param(
-                        language, viewport, name, marks=marks, id=f"{language}-{viewport}-{name}"
-                    )
-                )
-    return found
+    """Every (language, viewport, page), named ``language-viewport-page``."""
+    return [
+        pytest.param(language, viewport, name, id=f"{language}-{viewport}-{name}")
+        for language in LANGUAGES
+        for viewport in VIEWPORTS
+        for name in PAGES
+    ]
 
 
 @pytest.mark.parametrize(("language", "viewport", "name"), cases())

@@ -1,4 +1,4 @@
-"""Every screen at phone, tablet and desktop size in headless Chromium (issue 19, item 1).
+"""Every screen at phone, tablet and desktop size in headless Chromium.
 
 At 390×844 and 768×1024 the conversation list is a drawer: a button opens and closes it, focus
 moves into it and back, Escape and choosing a conversation close it, and the timeline and

@@ -1,5 +1,6 @@
-"""English and Simplified Chinese (issue 19, item 2): every page in zh-hans, complete catalogs,
-the language chosen by the browser or kept per user, and follower events in the user's language.
+"""English and Simplified Chinese (docs/design.md, Live settings, screens and languages): every
+page in zh-hans, complete catalogs, the language chosen by the browser or kept per user, and
+follower events in the user's language.
 
 The walk renders every page a user sees in zh-hans and fails on a Latin word in the visible text,
 except inside user content and code (elements marked ``translate="no"``, ``<code>``, ``<pre>``)

@@ -1,5 +1,6 @@
 """Follower events: numbering, after-commit sending, replay and pruning, what the host and the
-handoff app announce, and the snapshot (seed 003 §6.5; DESIGN.md invariant 10; issue 11)."""
+handoff app announce, and the snapshot (docs/spec.md, Follower rules; docs/design.md, Events
+carry the change)."""
 
 from __future__ import annotations
 
@@ -299,7 +300,7 @@ def test_new_session_is_session_added_with_its_row(ada):
 
 
 def test_a_save_nobody_announces_makes_no_event_and_no_query(ada, django_assert_num_queries):
-    """Events are published by the actions, not inferred from saves (issue 11)."""
+    """Events are published by the actions, not inferred from saves."""
     created = session(ada)
     created.model = "gpt-5"
     with django_assert_num_queries(1):
@@ -421,7 +422,7 @@ def test_events_go_to_the_sessions_owner_only(ada, bob):
 
 
 def test_every_hundredth_event_sweeps_quiet_users(ada, bob, django_capture_on_commit_callbacks):
-    """bob went quiet: his expired events go when ada's events come (issue 11)."""
+    """bob went quiet: his expired events go when ada's events come."""
     publish(bob.pk, HandoffKind.HANDOFF_PHASE, {})
     FollowerEvent.objects.filter(user=bob).update(created=timezone.now() - timedelta(days=1))
     for _ in range(SWEEP_EVERY - 1):
@@ -564,7 +565,8 @@ def test_status_channel_unavailable_without_a_layer(settings):
 
 
 def test_a_page_embeds_the_event_id_and_redirect_it_was_rendered_with(ada, client):
-    """The follower replays from the render, not from a later snapshot (issue 7 §4)."""
+    """The follower replays from the render, not from a later snapshot (docs/spec.md, Follower
+    rules)."""
     source, successor = session(ada), session(ada, "next")
     store.add_redirect(source.pk, successor.pk, None)
     client.force_login(ada)

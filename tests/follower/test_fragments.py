@@ -1,4 +1,4 @@
-"""What follower events carry to the page, rendered once (issue 17, item 2; follower.fragments)."""
+"""What follower events carry to the page, rendered once (follower.fragments)."""
 
 from __future__ import annotations
 
@@ -186,7 +186,7 @@ def test_fragments_are_rendered_in_the_users_language(ada, monkeypatch: Any):
 
 
 def test_a_review_waiting_reaches_the_other_tabs_in_the_panel(ada):
-    """Issue 18's review form rides in the phase event (its post carries the page's CSRF
+    """The review form rides in the phase event (its post carries the page's CSRF
     header, so the form rendered without a request still works)."""
     source = talked(ada)
     operations.review_on(source.pk)

@@ -1,5 +1,6 @@
 """The follower knows no domain: what a snapshot, a baseline, an event's fragments and a user's
-language hold comes from the apps named in ``FOLLOWER_SOURCES`` (issue 20, item 3)."""
+language hold comes from the apps named in ``FOLLOWER_SOURCES`` (docs/design.md, The
+follower's seam)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Admin pages (handoff/admin.py, host/admin.py, handoff_settings/admin.py), issue 3 §5."""
+"""Admin pages (handoff/admin.py, host/admin.py, handoff_settings/admin.py)."""
 
 from __future__ import annotations
 

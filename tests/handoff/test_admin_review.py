@@ -1,5 +1,5 @@
 """The admin's waiting reviews with commit and discard as actions, and the relay's "Stop
-forwarding" button (issue 18, item 6)."""
+forwarding" button (docs/spec.md, Recovery)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The offline brief tells done from open and cites its evidence (issue 16, items 1 and 5).
+"""The offline brief tells done from open and cites its evidence (docs/design.md, The brief
+tells done from open and cites its evidence).
 
 Each defect has a small Claude Code log of its own under ``samples/briefs/`` (written for the
 project, named after the defect) and a negative case beside it. Each log is imported as a user
@@ -165,7 +166,7 @@ def test_a_quote_is_cut_at_a_sentence_or_word_boundary():
 
 @pytest.mark.parametrize("name", sorted(path.stem for path in SAMPLES.glob("*.jsonl")))
 def test_every_verified_item_decision_and_rule_cites_the_entry_that_backs_it(name: str):
-    """Issue 16, item 5: "… (log #N)" names the entry; a verified command's is its result."""
+    """A "… (log #N)" names the entry; a verified command's is its result."""
     session = imported(name)
     brief = brief_of(session)
 

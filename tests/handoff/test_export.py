@@ -1,4 +1,4 @@
-"""Export of the seed's ``handoffs.json`` version 1 (issue 18, item 5): every key of the seed's
+"""Export of ``handoffs.json`` version 1 (docs/spec.md, State): every key of the specification's
 example with its JSON type, plus ``redirects`` and each failed record's ``error``, only the
 caller's own, valid against the committed JSON Schema."""
 

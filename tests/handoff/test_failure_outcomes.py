@@ -1,4 +1,4 @@
-"""Seed 000, Failure outcomes: one test per row of the table, each fault injected."""
+"""docs/spec.md, Failure outcomes: one test per row of the table, each fault injected."""
 
 from __future__ import annotations
 
@@ -319,7 +319,7 @@ def test_a_committed_successor_is_kept_when_its_record_was_moved_meanwhile(at_po
     assert Redirect.objects.get(source=source).destination_id == successor.pk
 
 
-# A worker killed during a ``now`` attempt (DESIGN.md, Switch lifecycle; Crash recovery).
+# A worker killed during a ``now`` attempt (docs/spec.md, Switches; Recovery).
 
 CRASH_POINTS = ["summarize", "before_seed", "flush", "before_commit", "redirect", "start"]
 

@@ -1,4 +1,4 @@
-"""Seed 000, Forwarding and Cycles: a handed-off source relays input exactly once."""
+"""docs/spec.md, Forwarding and cycles: a handed-off source relays input exactly once."""
 
 from __future__ import annotations
 

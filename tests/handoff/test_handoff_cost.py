@@ -1,4 +1,4 @@
-"""What a handoff costs in SQL (issue 11): flat in the session's length, the log read once.
+"""What a handoff costs in SQL: flat in the session's length, the log read once.
 
 The timings are ``bench/handoff_cost.py``'s; these tests count statements, never time them.
 """
@@ -121,7 +121,7 @@ def test_each_commit_of_a_handoff_renders_its_events_once_in_the_language_read_o
 
 
 def test_every_statement_sent_is_counted_savepoints_included():
-    """Issue 17, item 5: nested blocks send SAVEPOINT and RELEASE; they are statements too."""
+    """Nested blocks send SAVEPOINT and RELEASE; they are statements too."""
 
     def nested() -> None:
         with transaction.atomic(), transaction.atomic():

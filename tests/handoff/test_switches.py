@@ -1,4 +1,4 @@
-"""DESIGN.md, switch lifecycle (seed 000, Two switches; State)."""
+"""The switches' lifecycle (docs/spec.md, Switches; State)."""
 
 from __future__ import annotations
 
@@ -102,7 +102,7 @@ def test_disable_on_a_handed_off_source_stops_forwarding():
 
 
 def test_a_failed_write_leaves_the_last_stored_state_and_a_retry_starts_from_it(monkeypatch):
-    # Seed 000, State: writes are rollback-aware; a failed write restores the durable state.
+    # docs/spec.md, State: writes are rollback-aware; a failed write restores the durable state.
     source = make_source()
     operations.enable(source.pk)  # the global switch is off: nothing runs
     other = create_session(source.owner, cwd=source.cwd)
@@ -177,7 +177,7 @@ def test_deferred_attempt_is_retried_on_the_next_idle(immediate_tasks):
 def test_now_on_a_running_session_waits_for_idle(
     immediate_tasks, django_capture_on_commit_callbacks
 ):
-    # Seed 000, What this does not solve: no mid-turn migration; the handoff waits for idle.
+    # docs/spec.md, Switches: no mid-turn migration; the handoff waits for idle.
     source = make_source()
     runtime.begin_turn(source, user_initiated=False)
     report = operations.request_now(source.pk)
@@ -239,7 +239,7 @@ def test_successor_inherits_enabled_so_a_continuous_task_keeps_handing_off(
 
 
 def test_min_turns_stop_a_successor_chain(immediate_tasks, django_capture_on_commit_callbacks):
-    # Seed 000, config table: handoffMinTurns "stops successor chains".
+    # docs/spec.md, Turns and capacity: handoffMinTurns stops successor chains.
     auto_handoff(True)
     source = make_source()
     with django_capture_on_commit_callbacks(execute=True):

@@ -181,9 +181,9 @@ def test_review_switch_on_and_off(as_staff: Client):
 def test_switching_auto_handoff_on_hands_off_a_due_main_in_the_background(
     as_staff: Client, settings: Any
 ):
-    """Seed 000: the switch is read live, so an idle main that is due hands off without waiting
-    for its next turn; the request only queues that evaluation (one task, whatever the number
-    of mains), and the task worker runs it."""
+    """The switch is read live (docs/spec.md, Switches), so an idle main that is due hands off
+    without waiting for its next turn; the request only queues that evaluation (one task,
+    whatever the number of mains), and the task worker runs it."""
     source = make_source()
     operations.enable(source.pk)
     settings.TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}

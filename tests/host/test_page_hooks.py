@@ -1,6 +1,7 @@
-"""The host's pages offer hooks and plugins fill them from settings (issue 20, item 2):
-``HOST_PAGE_PANELS``, ``HOST_TITLE_NOTES``, ``HOST_PLUGIN_ENTRY_FILTERS``
-(``host/templatetags/chat_hooks.py``). Without them the host stands alone."""
+"""The host's pages offer hooks and plugins fill them from settings (docs/design.md, The host
+offers hooks, the handoff fills them): ``HOST_PAGE_PANELS``, ``HOST_TITLE_NOTES``,
+``HOST_PLUGIN_ENTRY_FILTERS`` (``host/templatetags/chat_hooks.py``). Without them the host stands
+alone."""
 
 from __future__ import annotations
 

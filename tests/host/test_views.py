@@ -183,7 +183,7 @@ def many_conversations(owner: Any, count: int) -> list[Session]:
 def test_the_list_of_a_thousand_conversations_is_one_page_under_50_kib(
     as_alice: Client, alice: Any
 ):
-    """Issue 17, item 3: the 50 most recent rows plus the page's own, the rest on scroll."""
+    """The 50 most recent rows plus the page's own, the rest on scroll."""
     sessions = many_conversations(alice, 1000)
     oldest = sessions[0]
 
@@ -750,8 +750,8 @@ def test_new_conversation_in_a_workspace_uses_its_directory(as_alice: Client, al
 def test_new_conversation_runs_on_the_default_presets_model(
     as_alice: Client, alice: Any, settings: Any
 ):
-    """The page's new conversation and the JSON API choose the model one way (seed 003 §6.1:
-    the preset's model, else the deployment's default): a deployment whose default preset
+    """The page's new conversation and the JSON API choose the model one way (the preset's
+    model, else the deployment's default): a deployment whose default preset
     names a model gets it from the form too; without one, the default model."""
     as_alice.post(reverse("chat:new"), {"title": "Plain", "cwd": "/src/app"})
     settings.HOST_AGENT_PRESETS = {"default": {"options": {"model": "gpt-4.1"}, "realm": ()}}
@@ -774,7 +774,7 @@ def test_new_conversation_cannot_use_another_users_workspace(as_alice: Client, b
     assert not Session.objects.exists()
 
 
-# --- chains (issue 18 §3): the host folds what the session_links hook tells it -----------------
+# --- chains (docs/design.md, Lineage): the host folds what the session_links hook tells it ----
 
 
 @pytest.fixture

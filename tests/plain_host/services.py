@@ -2,7 +2,7 @@
 
 Only what a chat host must give: the session controller, the usage projection and the
 summary's model (offline: the handoff's own offline brief). The rest is left out in the
-settings (``None``), and the handoff degrades as seed 003 §6.3 says.
+settings (``None``), and the handoff degrades as docs/spec.md, Degradation says.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """``{% handoff_panel session %}``: the handoff panel on the conversation page;
 ``{% handoff_title_hint session %}``: the line under its title saying what ``· 接续`` means.
-``{% handoff_meter session_id meter %}``: its context meter (issue 18 §1);
+``{% handoff_meter session_id meter %}``: its context meter (docs/design.md, The context meter);
 ``{{ meter|meter_summary }}``: the meter's sentence in the reader's language;
 ``{% handoff_lineage session %}``: links to its predecessor, successor and lineage page (§3).
 ``{{ html|brief_links:session }}``: a successor's brief with its "(log #N)" evidence linked.
@@ -98,7 +98,7 @@ def discarded_note_filter(record: Any) -> str:
 
 @register.filter
 def token_label(label: str) -> object:
-    """A token label (exact, estimated, unavailable) in words (seed 003 §5.2)."""
+    """A token label (exact, estimated, unavailable) in words (docs/spec.md, Token sources)."""
     return TOKEN_LABELS.get(label, label)
 
 

@@ -1,4 +1,4 @@
-"""The offline summarizer's brief, field by field (seed 000, Brief schema; issue 8)."""
+"""The offline summarizer's brief, field by field (docs/spec.md, Brief)."""
 
 from __future__ import annotations
 
@@ -307,7 +307,7 @@ def test_right_after_a_compaction_the_summary_gives_current_work_and_next_step()
 
 
 def test_a_rule_or_decision_read_across_a_code_block_is_kept():
-    """Seed 000, Brief schema: constraints and decisions are the user's and assistant's
+    """docs/spec.md, Brief: constraints and decisions are the user's and assistant's
     sentences with a rule or decision word, read with code blocks left out, so words a code
     block separates count as one phrase ("do … not" reads "do not")."""
     log = [
@@ -320,7 +320,7 @@ def test_a_rule_or_decision_read_across_a_code_block_is_kept():
 
 
 def test_a_predecessors_repeated_decisions_leave_room_for_the_logs():
-    """Seed 000, Brief schema: decisions are the predecessor's, then the log's stated ones, up
+    """docs/spec.md, Brief: decisions are the predecessor's, then the log's stated ones, up
     to the brief's twelve; a decision the predecessor's list repeats takes no place."""
     repeated = [f"Use tool {n}." for n in range(11)] + ["Use tool 0."]
     predecessor = {"goal": "Build the weather CLI", "decisions": repeated}
@@ -348,7 +348,7 @@ SUMMARY_WITH_EPIC = (
     ids=["close-command-output", "todo-completed", "final-message"],
 )
 def test_each_closing_signal_closes_a_summary_task_on_its_own(signal):
-    """Issue 16, item 3: closure does not hang on one phrasing or one kind of signal."""
+    """Closure does not hang on one phrasing or one kind of signal."""
     log = [say("system", SUMMARY_WITH_EPIC, "compaction"), *signal]
     assert offline_brief(log, cwd="")["pending"] == []
 
@@ -428,8 +428,8 @@ def test_the_reading_a_plan_update_explains_is_a_decision():
 
 
 def test_a_rule_is_listed_once_under_constraints_not_again_under_decisions():
-    """Seed 000, Brief schema: a later request's rule is a constraint; decisions keep the
-    choices (issue 19: the same rule text appeared in both sections)."""
+    """docs/spec.md, Brief: a later request's rule is a constraint; decisions keep the
+    choices (the same rule text is not listed in both sections)."""
     log = [
         say("user", "Write the CLI."),
         say("assistant", "Done. Going with argparse for the flags."),
