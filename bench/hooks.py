@@ -25,6 +25,7 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
+import uuid
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from itertools import cycle
@@ -130,7 +131,11 @@ def route_status(url: str, token: str) -> int:
     request = urllib.request.Request(
         f"{url}/api/hooks/claude",
         data=(FIXTURES / "stop.json").read_bytes(),
-        headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"},
+        headers={
+            "Authorization": f"Bearer {token}",
+            "Content-Type": "application/json",
+            "X-Hook-Delivery": str(uuid.uuid4()),
+        },
     )
     try:
         with urllib.request.urlopen(request, timeout=10) as response:
