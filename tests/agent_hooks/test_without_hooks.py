@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from django.urls import reverse
 from handoff_support import auto_handoff
 from hook_scenarios import SOURCE, goal_of, session_of
 
@@ -118,3 +119,16 @@ def test_unknown_and_foreign_markers_claim_nothing(claude, hooked_user, django_u
     assert record.phase == Phase.PREPARED
     assert not Choice.objects.exclude(successor_key="").exists()
     assert not Redirect.objects.exists()
+
+
+def test_handoff_now_in_the_composer_prepares_the_brief(claude, hooked_user):
+    followed(claude, hooked_user)
+    session = session_of(SOURCE)
+    claude.client.force_login(hooked_user)
+    answer = claude.client.post(
+        reverse("chat:compose", args=[session.pk]),
+        {"text": "/handoff now", "client_id": "c1"},
+        headers={"HX-Request": "true"},
+    )
+    assert answer.status_code == 200, answer.content
+    assert HandoffRecord.objects.get(source_id=session.pk).phase == Phase.PREPARED

@@ -79,8 +79,10 @@ def hook(client: Client, name: str, log: Path, key: str) -> None:
     payload = json.loads((FIXTURES / f"{name}.json").read_text())
     payload |= {"session_id": key, "transcript_path": str(log), "cwd": "/home/user/my-project"}
     delivery = str(uuid.uuid5(uuid.NAMESPACE_URL, f"{key}:{name}"))
-    headers = {"HTTP_X_HOOK_DELIVERY": delivery, "HTTP_X_HOOK_PROCESS": "4242"}
-    answer = client.post("/api/hooks/claude", payload, content_type="application/json", **headers)
+    headers = {"X-Hook-Delivery": delivery, "X-Hook-Process": "4242"}
+    answer = client.post(
+        "/api/hooks/claude", payload, content_type="application/json", headers=headers
+    )
     assert answer.status_code == 200, answer.content
     if answer.json()["ack"]:
         acked = client.post(
