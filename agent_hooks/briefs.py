@@ -4,20 +4,16 @@ the full brief in a file, and the record's marker.
 Claude Code cuts a hook's added context to a preview past about 10 000 characters, so its
 rendering stays within ``CLAUDE_CHARS`` (8 000); Codex spills added context past about 2 500
 tokens, so its rendering stays within ``CODEX_TOKENS`` (estimated at four characters a
-token). Both name the full brief's file (``settings.AGENT_HOOKS_BRIEF_DIR``, default
-``<BASE_DIR>/var/briefs``, one ``<record id>.md`` each) and carry the marker
+token). Both name the full brief's file (``handoff.terminal_brief``) and carry the marker
 that identifies the record in a successor's log (``handoff.core.terminal``).
 """
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from django.conf import settings
-
 from handoff.core.brief import render_brief
 from handoff.core.terminal import marker
 from handoff.models import HandoffRecord
+from handoff.terminal_brief import brief_file
 
 CLAUDE_CHARS = 8_000
 CODEX_TOKENS = 2_400
@@ -28,18 +24,6 @@ CUT = "\n…(cut: the whole brief is in the file named above)"
 def limit(runtime: str) -> int:
     """Return the most characters the runtime's added context may hold."""
     return CLAUDE_CHARS if runtime == "claude" else CODEX_TOKENS * CHARS_PER_TOKEN
-
-
-def brief_file(record: HandoffRecord, source_title: str) -> Path:
-    """Write the record's full brief (Markdown) to its file and return the file's path.
-
-    Written again at each call (the brief a review may have edited); raises ``OSError`` when
-    the folder cannot be written."""
-    folder = Path(getattr(settings, "AGENT_HOOKS_BRIEF_DIR", settings.BASE_DIR / "var" / "briefs"))
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"{record.pk}.md"
-    path.write_text(render_brief(record.brief or {}, source_title=source_title) + "\n")
-    return path.absolute()
 
 
 def context(record: HandoffRecord, *, runtime: str, source_title: str, carried: str) -> str:

@@ -25,6 +25,7 @@ from handoff import review
 from handoff.core.terminal import new_terminal_command
 from handoff.exceptions import NoReviewWaiting
 from handoff.models import HandoffRecord
+from handoff.terminal_brief import brief_file
 from host.models import Session
 
 
@@ -37,8 +38,10 @@ def choice_of(record: HandoffRecord, session: Session) -> Choice:
 
 
 def command(record: HandoffRecord, session: Session) -> str:
-    """The exact command that opens the successor in a new terminal."""
-    return new_terminal_command(record.pk, runtime=session.runtime, cwd=session.cwd)
+    """The exact command that opens the successor in a new terminal (its prompt names the
+    brief's file, written now)."""
+    brief = str(brief_file(record, session.title))
+    return new_terminal_command(record.pk, runtime=session.runtime, cwd=session.cwd, brief=brief)
 
 
 def choice_text(record: HandoffRecord, session: Session) -> str:

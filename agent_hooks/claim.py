@@ -12,7 +12,9 @@ docs/spec.md, Failure outcomes and Recovery, as they apply to a session another 
   the runtime keeps it and marks a clear boundary in the log (``host.external.split_at_clear``:
   the log's rest feeds the successor).
 - Commit in a new terminal: a prompt carrying the record's marker (``on_marker``) claims it
-  the same way; the marker in the successor's log is the evidence.
+  the same way; the marker in the successor's log is the evidence. Without the product's
+  hooks, the follower's import of a session whose first user record carries the marker claims
+  it (``on_logged_marker``, told by ``host.signals.log_followed``) and commits at once.
 - Flush before route (``settle``, at each later event of the successor): the acknowledgement
   of the answer that carried the brief, or the marker in the successor's first user record,
   is the evidence; then the successor's session takes the draft's place
@@ -40,7 +42,7 @@ from agent_hooks.models import Choice, Delivery
 from agent_hooks.payload import Hook
 from handoff import attempt as attempts
 from handoff import recovery, review, services, store
-from handoff.core.phases import Phase
+from handoff.core.phases import Phase, Reason
 from handoff.core.terminal import marker, markers_in
 from handoff.exceptions import HandoffError, NoReviewWaiting
 from handoff.models import HandoffRecord
@@ -88,12 +90,17 @@ def paired(owner: User, hook: Hook) -> Choice | None:
 
 
 def _stable(record: HandoffRecord) -> bool:
-    """Re-check ``stable()`` for the waiting record; fail it (no fault) when it is not."""
+    """Re-check ``stable()`` for the waiting record; fail it (no fault) when it is not. The
+    claim of a manual record is the user's commit, the request its re-checks look for (as
+    ``handoff.review.commit`` sets it)."""
     controller = services.session_controller()
     if controller is None:
         return False
+    state = store.find_main_state(record.source_id)
+    if state is not None and record.reason == Reason.MANUAL:
+        state.requested = True
     try:
-        attempts.stable_source(attempts.claim_of(record, controller))
+        attempts.stable_source(attempts.claim_of(record, controller), state)
     except attempts.Unstable as why:
         _fail(record, f"not stable: {why}", fault=False)
         return False
@@ -160,21 +167,63 @@ def on_marker(owner: User, hook: Hook, delivery: Delivery) -> dict[str, Any] | N
     return None
 
 
+def on_logged_marker(successor: Session) -> None:
+    """A followed session whose first user record carries the marker of a waiting record of
+    the same owner that no session claimed (the new-terminal command run without the
+    product's hooks): claim it after the ``stable()`` re-checks and commit at once (the marker
+    in the successor's log is the flush's evidence). A marker of an unknown record, of another
+    user's, or of one no longer waiting changes nothing; an unstable record fails (no fault)."""
+    for prefix in markers_in(_first_prompt(successor)):
+        record = (
+            HandoffRecord.objects.filter(
+                phase=Phase.PREPARED,
+                source__owner_id=successor.owner_id,
+                id__startswith=_uuid_prefix(prefix),
+            )
+            .exclude(source_id=successor.pk)
+            .first()
+        )
+        if record is None:
+            continue
+        choice = _choice_of(record)
+        if choice.successor_key or not _stable(record):
+            return
+        claimed = Choice.objects.filter(pk=choice.pk, successor_key="").update(
+            successor_key=successor.external_id, by_marker=True
+        )
+        if claimed:
+            choice.refresh_from_db()
+            _commit(choice)
+        return
+
+
+def _choice_of(record: HandoffRecord) -> Choice:
+    """The record's choice, made with its source's runtime and folder when no hook made it."""
+    source = Session.objects.get(pk=record.source_id)
+    found, _ = Choice.objects.select_related("record").get_or_create(
+        record=record, defaults={"runtime": source.runtime, "cwd": source.cwd}
+    )
+    return found
+
+
 def _uuid_prefix(hex12: str) -> str:
     """The first 12 hex digits of a UUID as its text starts (``xxxxxxxx-xxxx``)."""
     return f"{hex12[:8]}-{hex12[8:]}"
 
 
-def _marker_in_log(record: HandoffRecord, session: Session | None) -> bool:
-    if session is None:
-        return False
+def _first_prompt(session: Session) -> str:
+    """The text of the session's first user record ("" before it has one)."""
     first = (
         Message.objects.filter(session=session, role=Role.USER, source_kind="user")
         .order_by("seq")
         .values_list("content", flat=True)
         .first()
     )
-    return marker(record.pk) in (first or "")
+    return first or ""
+
+
+def _marker_in_log(record: HandoffRecord, session: Session | None) -> bool:
+    return session is not None and marker(record.pk) in _first_prompt(session)
 
 
 def settle(owner: User, hook: Hook) -> None:
@@ -247,11 +296,11 @@ def _take_successor(record: HandoffRecord, choice: Choice) -> None:
 
 def started(successor: Session) -> None:
     """Move the committed record whose successor is ``successor`` to ``started`` once its
-    first turn is in its log (under the source's lock, as recovery moves it)."""
-    controller = services.session_controller()
+    first turn is in its log: the runtime's answer, an assistant message (under the source's
+    lock, as recovery moves it)."""
+    if not Message.objects.filter(session=successor, role=Role.ASSISTANT).exists():
+        return  # no answer yet: the prompt the successor was opened with is not its turn
     for record in HandoffRecord.objects.filter(target_id=successor.pk, phase=Phase.COMMITTED):
-        if controller is None or controller.is_unwoken_draft(str(successor.pk)):
-            continue
         with transaction.atomic():
             store.lock_main_state(record.source_id)
             record.refresh_from_db()

@@ -377,8 +377,10 @@ def _check(attempt: Attempt, step: str, state: MainState | None = None) -> HostS
 # --- steps 1–5: up to the record ------------------------------------------------------------
 
 
-def guard(session_id: str, steps: list[StepResult]) -> Guarded:
-    """Step 1: a registered main, idle, not archived, not a subagent, no redirect yet.
+def guard(session_id: str, steps: list[StepResult], *, manual: bool) -> Guarded:
+    """Step 1: a registered main, idle, not archived, not a subagent, no redirect yet; a
+    session another runtime runs without the product's hooks only when asked (``manual``:
+    nothing tells the product its idle point, nor the user in its terminal).
 
     A manual request refused because the session is not idle stays ``requested``: the next
     ``session_idle`` evaluation runs it (no mid-turn migration: it waits for idle; docs/spec.md,
@@ -399,7 +401,9 @@ def guard(session_id: str, steps: list[StepResult]) -> Guarded:
             archived=bool(source.archived),
             subagent=source.parent_id is not None,
             has_redirect=found.redirect_to is not None,
-            other_runtime=source.runtime != PRODUCT_RUNTIME and not observed.hooked,
+            other_runtime=(
+                source.runtime != PRODUCT_RUNTIME and not observed.hooked and not manual
+            ),
         )
     )
     if refusal is not None or found.state is None:
@@ -731,7 +735,7 @@ def _claimed(session_id: str, manual: bool) -> tuple[Attempt, Measured, Guarded,
     source as step 5 read it; raise ``Stop`` when the attempt ends without a record."""
     steps: list[StepResult] = []
     try:
-        guarded = _noted(steps, Step.GUARD, lambda: guard(session_id, steps))
+        guarded = _noted(steps, Step.GUARD, lambda: guard(session_id, steps, manual=manual))
         measured = _noted(steps, Step.METRICS, lambda: measure(guarded, steps))
         why = _noted(
             steps, Step.REASON, lambda: reason(guarded, measured, manual=manual, steps=steps)

@@ -39,6 +39,10 @@
   own windows (the handoff's Settings, read as its context meter reads them) returns that
   window, or None; without a positive answer the agent uses the host's table
   (``HOST_CONTEXT_WINDOWS``, then the window the session's transcript stated).
+- ``log_followed(sender=Session, session=Session)``: a followed log's step stored messages in
+  the main session ``session`` (``host.importers.live.follow_step``), sent once per step after
+  its transaction (inside a caller's, when the step runs in one: the hook route's catch-up).
+  A receiver may write; what it raises is logged, never the step's failure.
 - ``folder_switched(sender=FollowedFolder, owner_id=int, path=str, on=bool)``: a user switched
   following a runtime's sessions folder on or off (``host.folders.switch_folder``). Sent inside
   the writer's transaction, like ``session_changed``.
@@ -67,6 +71,7 @@ entries_appended = Signal()
 offline_reply = Signal()
 session_window = Signal()
 folder_switched = Signal()
+log_followed = Signal()
 
 
 def announce(session_id: Any, *, created: bool = False, owner_id: Any = None) -> None:

@@ -19,7 +19,8 @@ MESSAGES = {
     ALREADY_REDIRECTED: "the session has already been handed off",
     OTHER_RUNTIME: (
         "the session runs in its own runtime (Claude Code or Codex) without the product's "
-        "hooks: install them (manage.py agent_hooks install) so its successor can be opened there"
+        "hooks: it is handed off only when asked (/handoff now); install them (manage.py "
+        "agent_hooks install) for automatic handoffs"
     ),
 }
 
@@ -28,8 +29,9 @@ MESSAGES = {
 class GuardFacts:
     """The six things the guard checks, as booleans read from the host and the state.
 
-    ``other_runtime``: the session runs in a Claude Code or Codex terminal (a followed log)
-    whose runtime does not run the product's hooks (with hooks its successor opens there).
+    ``other_runtime``: an automatic attempt on a session a Claude Code or Codex terminal runs
+    (a followed log) without the product's hooks: nothing tells the product its idle point or
+    the user of the brief (asked for, it is handed off through the new-terminal command).
     """
 
     registered_main: bool

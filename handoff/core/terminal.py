@@ -4,7 +4,8 @@ successor's first user record claims the record; the session id alone is not tru
 
 The marker is ``[handoff:<first 12 hex digits of the record id>]``. Claude Code's command
 gives the session id ``successor_session_id`` (derived from the record, so every surface shows
-the same command) and a prompt carrying the marker; Codex's gives the prompt.
+the same command) and a prompt carrying the marker and naming the brief's file (a successor
+without the product's hooks reads the brief there); Codex's gives the prompt.
 """
 
 from __future__ import annotations
@@ -33,10 +34,13 @@ def successor_session_id(record_id: UUID) -> str:
     return str(uuid.uuid5(uuid.NAMESPACE_URL, f"session-handoff:{record_id}"))
 
 
-def new_terminal_command(record_id: UUID, *, runtime: str, cwd: str) -> str:
+def new_terminal_command(record_id: UUID, *, runtime: str, cwd: str, brief: str = "") -> str:
     """Return the shell command that opens the successor of ``runtime`` (``claude`` or
-    ``codex``) in a new terminal in ``cwd``, its prompt carrying the marker."""
-    prompt = f"Continue the handed-off work {marker(record_id)}: read the brief it names."
+    ``codex``) in a new terminal in ``cwd``, its prompt carrying the marker and naming the
+    brief's file ``brief`` (a path; "": the prompt asks for the brief the marker names, which
+    only the hooks can add)."""
+    named = f"the brief in {brief}" if brief else "the brief it names"
+    prompt = f"Continue the handed-off work {marker(record_id)}: read {named}."
     where = f"cd {shlex.quote(cwd)} && " if cwd else ""
     if runtime == "claude":
         session = successor_session_id(record_id)

@@ -20,8 +20,10 @@ from handoff.core.naming import SUFFIX
 from handoff.core.phases import COMMITTED_PHASES, UNFINISHED_PHASES, Phase, discarded_note
 from handoff.core.terminal import new_terminal_command
 from handoff.exceptions import HandoffError, NotAMain, SessionNotFound
+from handoff.models import HandoffRecord
 from handoff.refusals import refusal_text
 from handoff.services import PRODUCT_RUNTIME
+from handoff.terminal_brief import brief_file
 from handoff.web.review_form import BriefReview
 
 # The phases an attempt goes through on success, in order (docs/spec.md, The transaction).
@@ -157,10 +159,16 @@ def session_panel(session: Any) -> dict[str, Any]:
 def terminal_command(session: Any, record_id: Any) -> str:
     """The command that opens the successor of a terminal session's waiting brief in a new
     terminal ("" for a session of this product): the page says it beside ``/clear``
-    (``handoff.core.terminal``); such a brief is claimed in the terminal, not committed here."""
+    (``handoff.core.terminal``); such a brief is claimed in the terminal, not committed here.
+    Its prompt names the brief's file (written now, ``handoff.terminal_brief``): a successor
+    without the product's hooks reads the brief there."""
     if session.runtime == PRODUCT_RUNTIME:
         return ""
-    return new_terminal_command(store.key(record_id), runtime=session.runtime, cwd=session.cwd)
+    record = HandoffRecord.objects.filter(pk=store.key(record_id)).first()
+    brief = str(brief_file(record, session.title)) if record is not None else ""
+    return new_terminal_command(
+        store.key(record_id), runtime=session.runtime, cwd=session.cwd, brief=brief
+    )
 
 
 FORWARDING_HINT = _("what is posted here is forwarded to it")

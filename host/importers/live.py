@@ -14,6 +14,7 @@ counted API response) is not added again.
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -30,7 +31,9 @@ from host.importers.errors import AlreadyImported, TranscriptError
 from host.importers.importer import CLAUDE, CODEX, format_of
 from host.importers.lines import JsonObject, LineNote, parse_line
 from host.models import FollowedFile, Message, Runtime, Session, SessionEvent
-from host.signals import entries_appended
+from host.signals import entries_appended, log_followed
+
+logger = logging.getLogger(__name__)
 
 # Most bytes one step reads (a longer line is read whole all the same): a few batches
 # (``host.importers.writer.BATCH_ENTRIES``) of real logs, about 2 000 messages of the
@@ -55,7 +58,8 @@ class Step:
     ``notes``: the damaged lines repaired or skipped (``path:line: reason``); ``failed``: why
     the log is no longer followed ("" while it is); ``more``: complete lines wait beyond
     ``MAX_PART``; ``waiting``: a subagent log whose main log has no session yet; ``settled``:
-    nothing of the log is left queued (its last response counted), so it needs no settling.
+    nothing of the log is left queued (its last response counted), so it needs no settling;
+    ``main``: the main session the step wrote to (None for a subagent's log).
     """
 
     path: Path
@@ -67,6 +71,7 @@ class Step:
     more: bool = False
     waiting: bool = False
     settled: bool = True
+    main: Session | None = field(default=None, repr=False)
 
 
 def main_log_of(path: Path) -> Path | None:
@@ -101,7 +106,17 @@ def follow_step(path: Path, owner: User, *, settle: bool = False) -> Step:
         except (TranscriptError, AlreadyImported) as error:
             step.failed = str(error)
             FollowedFile.objects.filter(owner=owner, path=str(path)).update(failed=step.failed)
+    if step.messages and step.main is not None:
+        _announce_followed(step.main)
     return step
+
+
+def _announce_followed(session: Session) -> None:
+    """Send ``log_followed`` for the main session a step stored messages in; a receiver's
+    error is logged, the step stands."""
+    for receiver, outcome in log_followed.send_robust(sender=Session, session=session):
+        if isinstance(outcome, Exception):
+            logger.error("log_followed receiver %r failed", receiver, exc_info=outcome)
 
 
 def _claim(owner: User, path: Path) -> FollowedFile:
@@ -161,6 +176,8 @@ def _step(handle: BinaryIO, owner: User, step: Step, settle: bool) -> None:
     writers = importer.writers()
     step.session_id = str(writers[0].session.pk) if writers else None
     row.session = writers[0].session if writers else None
+    if row.session is not None and row.session.parent_id is None:
+        step.main = row.session
     row.offset += part.size
     kind = CODEX if isinstance(importer, CodexImporter) else CLAUDE
     row.state = {"format": kind, "importer": importer.state(), "settled": settle}

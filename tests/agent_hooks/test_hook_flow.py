@@ -24,7 +24,7 @@ from hook_scenarios import (
 
 from agent_hooks.models import Choice, Delivery
 from follower.models import FollowerEvent
-from handoff import export, store
+from handoff import export, operations, store
 from handoff.core.phases import Phase
 from handoff.core.terminal import successor_session_id
 from handoff.models import HandoffRecord, MainState, Redirect
@@ -230,3 +230,17 @@ def test_the_page_of_a_waiting_terminal_session_gives_the_new_terminal_command(c
     assert f"claude --session-id {successor_session_id(record.pk)}" in page
     assert f"[handoff:{record.pk.hex[:12]}]" in page
     assert 'value="commit"' not in page  # claimed in the terminal, not committed here
+
+
+def test_now_asked_on_the_page_commits_through_clear(claude):
+    log = claude.log(SOURCE)
+    log.turns(6, context=60_000)
+    assert claude.hook("stop", log) is None  # no switch on: no attempt
+    session = session_of(SOURCE)
+    operations.request_now(session.pk)
+    record = HandoffRecord.objects.get(source_id=session.pk)
+    assert (record.phase, record.reason) == (Phase.PREPARED, "manual")
+    successor, output = clear(claude, log)
+    assert goal_of(record) in output["hookSpecificOutput"]["additionalContext"]
+    record.refresh_from_db()
+    assert record.phase == Phase.COMMITTED, record.error

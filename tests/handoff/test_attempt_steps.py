@@ -26,7 +26,7 @@ def test_the_eight_steps_run_by_hand_pass_each_other_their_answers():
     MainState.objects.create(session=source, requested=True)
     key = str(source.pk)
     steps: list[attempts.StepResult] = []
-    guarded = attempts.guard(key, steps)
+    guarded = attempts.guard(key, steps, manual=True)
     assert (guarded.state.session_id, guarded.revision) == (source.pk, source.revision)
     measured = attempts.measure(guarded, steps)
     assert measured.metrics.tokens == 150_000
@@ -51,7 +51,7 @@ def test_the_eight_steps_run_by_hand_pass_each_other_their_answers():
 def test_the_guard_refuses_a_session_that_is_no_registered_main_and_records_nothing():
     source = make_source()
     with pytest.raises(attempts.Stop, match="not a registered main"):
-        attempts.guard(str(source.pk), [])
+        attempts.guard(str(source.pk), [], manual=True)
     assert not HandoffRecord.objects.exists()
 
 

@@ -53,8 +53,8 @@ def run_now(source: Session) -> attempts.AttemptOutcome:
         (
             "other-runtime",
             "the session runs in its own runtime (Claude Code or Codex) without the product's "
-            "hooks: install them (manage.py agent_hooks install) so its successor can be opened "
-            "there",
+            "hooks: it is handed off only when asked (/handoff now); install them (manage.py "
+            "agent_hooks install) for automatic handoffs",
         ),
     ],
 )
@@ -73,9 +73,11 @@ def test_guard_refusal_makes_no_record(setup, refusal):
         store.add_redirect(source.pk, other.pk, None)
     elif setup == "running":
         Session.objects.filter(pk=source.pk).update(status="running")
-    elif setup == "other-runtime":  # a followed Claude Code log
+    elif setup == "other-runtime":  # a followed Claude Code log, switched on, no hooks
         Session.objects.filter(pk=source.pk).update(runtime="claude")
-    outcome = attempts.run(session.pk, manual=True)
+        MainState.objects.filter(session=source).update(requested=False, enabled=True)
+        services.settings_store().save(auto_handoff=True)
+    outcome = attempts.run(session.pk, manual=setup != "other-runtime")
     assert (outcome.outcome, outcome.detail) == ("refused", refusal)
     assert not HandoffRecord.objects.exists()
 
