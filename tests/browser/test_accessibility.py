@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 from asgi_site import conversation, off_loop, wait_following
 from shared_files import ROOT
-from walk_sessions import followed_session, sign_in, waiting_in_terminal
+from walk_sessions import followed_session, send, sign_in, waiting_in_terminal
 
 from handoff import operations
 from handoff.core.phases import Phase
@@ -87,12 +87,6 @@ def axe_violations(page: Any) -> list[dict[str, Any]]:
     page.add_script_tag(path=str(AXE))
     found: list[dict[str, Any]] = page.evaluate(RUN_AXE, BOXES)
     return [v for v in found if not any((v["rule"], box) in EXCEPTED for box in v["inside"])]
-
-
-def send(page: Any, text: str) -> None:
-    composer = page.locator("#composer textarea")
-    composer.fill(text)
-    composer.press("Enter")
 
 
 class Walk:

@@ -1,7 +1,8 @@
 """The sessions the screen walks show besides the demo's conversations: a Claude Code session
 followed from its log (a followed folder switched on in Settings), and a terminal session whose
 brief waits in review (its page gives ``/clear`` and the new-terminal command instead of the
-commit button); and signing in by the form's field ids, whatever the page's language."""
+commit button); signing in by the form's field ids, whatever the page's language, and
+sending a line from the composer."""
 
 from __future__ import annotations
 
@@ -63,3 +64,10 @@ def sign_in(page: Any, base: str, user: Any) -> None:
     page.locator("#id_password").fill(DEMO_PASSWORD)
     page.locator("#id_password").press("Enter")
     page.wait_for_url(lambda url: "/accounts/login/" not in url)
+
+
+def send(page: Any, text: str) -> None:
+    """Type ``text`` in the conversation's composer and send it (Enter)."""
+    composer = page.locator("#composer textarea")
+    composer.fill(text)
+    composer.press("Enter")
