@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import pytest
 from django.urls import reverse
@@ -40,15 +40,28 @@ def size_id(size: dict[str, int]) -> str:
 
 
 @pytest.fixture
-def demo(transactional_db: None, tmp_path: Path) -> Session:
-    """The demo, with "Build the weather CLI" handed off once (a banner, a record), a Claude
-    Code session followed and another one whose brief waits for ``/clear``."""
+def demo(transactional_db: None) -> Session:
+    """The demo, with "Build the weather CLI" handed off once (a banner, a record)."""
     source = seed_demo()[0]
     assert operations.run_attempt(source.pk, manual=True).ok
     source.refresh_from_db()
-    source.followed = followed_session(source.owner, tmp_path)  # type: ignore[attr-defined]
-    source.terminal = waiting_in_terminal(source.owner, tmp_path)  # type: ignore[attr-defined]
     return source
+
+
+class Terminals(NamedTuple):
+    """The demo user's Claude Code sessions: one ``followed``, one whose brief waits for
+    ``/clear`` (``terminal``)."""
+
+    followed: Session
+    terminal: Session
+
+
+@pytest.fixture
+def terminals(demo: Session, tmp_path: Path) -> Terminals:
+    """The two Claude Code sessions of ``Terminals``, made for the demo user."""
+    return Terminals(
+        followed_session(demo.owner, tmp_path), waiting_in_terminal(demo.owner, tmp_path)
+    )
 
 
 @pytest.fixture
@@ -78,15 +91,15 @@ def assert_no_sideways_scroll(page: Any) -> None:
     assert wide[0] <= wide[1], f"{page.url} scrolls sideways: {wide}"
 
 
-def pages(demo: Session) -> dict[str, str]:
+def pages(demo: Session, terminals: Terminals) -> dict[str, str]:
     """Every screen a user (and staff) sees, by name: a path, ``#element`` to scroll to."""
     record = HandoffRecord.objects.get(source=demo)
     return {
         "conversation": f"/s/{demo.pk}/",
         "successor": f"/s/{record.target_id}/",
         "lineage": reverse("handoff_web:lineage", args=[record.target_id]),
-        "external": f"/s/{demo.followed.pk}/",
-        "terminal-brief": f"/s/{demo.terminal.pk}/#handoff-review-form",
+        "external": f"/s/{terminals.followed.pk}/",
+        "terminal-brief": f"/s/{terminals.terminal.pk}/#handoff-review-form",
         "new": "/new/",
         "settings": "/settings/",
         "settings-folders": "/settings/#followed-folders-title",
@@ -100,9 +113,9 @@ def pages(demo: Session) -> dict[str, str]:
 
 @pytest.mark.parametrize("locale", LANGUAGES)
 @pytest.mark.parametrize("size", SIZES, ids=size_id)
-def test_no_page_scrolls_sideways(sized_page, demo, screenshot, size, locale):
+def test_no_page_scrolls_sideways(sized_page, demo, terminals, screenshot, size, locale):
     page = sized_page(size, locale)
-    for name, path in pages(demo).items():
+    for name, path in pages(demo, terminals).items():
         if name == "sign-in":
             page.context.clear_cookies()
         page.goto(page.base + path.split("#")[0])
@@ -304,12 +317,12 @@ def test_a_phone_shows_the_inheritance_tables_whole(sized_page, demo, screenshot
 @pytest.mark.parametrize("locale", LANGUAGES)
 @pytest.mark.parametrize("size", [PHONE, DESKTOP], ids=size_id)
 def test_a_terminal_sessions_waiting_brief_shows_its_command_whole(
-    sized_page, demo, screenshot, size, locale
+    sized_page, terminals, size, locale
 ):
     """The review form of a terminal session: ``/clear`` and the new-terminal command, none of
     its lines wider than the handoff panel that holds it."""
     page = sized_page(size, locale)
-    page.goto(f"{page.base}/s/{demo.terminal.pk}/")
+    page.goto(f"{page.base}/s/{terminals.terminal.pk}/")
     command = page.locator(".terminal-command")
     expect(command).to_contain_text("claude --session-id")
     panel = page.locator(".handoff-panel").bounding_box()
