@@ -5,7 +5,8 @@ phone), its ``/handoff status`` report, a conversation whose handoff waits for r
 panel, then the review form opened from the composer's notice), the old conversation after
 ``/handoff`` typed in the composer, its successor as a following tab loads it
 (``?followed=1``), Lineage, Settings (a followed folder switched on), a followed Claude Code
-session's page, the admin index and a handoff record. Each walk runs in English and in
+session's page, a Claude Code session whose brief waits (``/clear`` and the new-terminal
+command), the admin index and a handoff record. Each walk runs in English and in
 Simplified Chinese (the browser's language), on a phone (390×844) and a desktop (1280×800).
 
 axe-core is the npm package ``package.json`` names (``make test`` runs ``npm ci``); it is
@@ -16,23 +17,20 @@ is made once and read by one test per page, so a failure names its page, rule an
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 from asgi_site import conversation, off_loop, wait_following
-from shared_files import ROOT, SAMPLES
+from shared_files import ROOT
+from walk_sessions import followed_session, send, sign_in, waiting_in_terminal
 
 from handoff import operations
 from handoff.core.phases import Phase
 from handoff.models import HandoffRecord
 from handoff.tasks import attempt_task
-from host.demo import DEMO_PASSWORD, seed_demo
-from host.folders import runtime_folders
-from host.importers.live import follow_step
-from host.models import FollowedFolder, Runtime, Session
+from host.demo import seed_demo
 
 pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("immediate_tasks")]
 
@@ -51,6 +49,7 @@ PAGES = [
     "lineage",
     "settings",
     "external-session",
+    "terminal-brief",
     "admin",
     "admin-record",
 ]
@@ -90,23 +89,10 @@ def axe_violations(page: Any) -> list[dict[str, Any]]:
     return [v for v in found if not any((v["rule"], box) in EXCEPTED for box in v["inside"])]
 
 
-def sign_in(page: Any, base: str, user: Any) -> None:
-    """Sign in through the form by its fields' ids (its labels are in the page's language)."""
-    page.locator("#id_username").fill(user.get_username())
-    page.locator("#id_password").fill(DEMO_PASSWORD)
-    page.locator("#id_password").press("Enter")
-    page.wait_for_url(lambda url: "/accounts/login/" not in url)
-
-
-def send(page: Any, text: str) -> None:
-    composer = page.locator("#composer textarea")
-    composer.fill(text)
-    composer.press("Enter")
-
-
 class Walk:
     """The demo set up for the walk: ``weather`` (handed off by ``/handoff`` during the walk),
-    ``review`` (a handoff waiting for review), ``external`` (a followed Claude Code session)."""
+    ``review`` (a handoff waiting for review), ``external`` (a followed Claude Code session),
+    ``terminal`` (a Claude Code session whose brief waits: the continue command)."""
 
     def __init__(self, tmp: Path) -> None:
         self.weather, self.review = seed_demo()
@@ -114,14 +100,8 @@ class Walk:
         operations.review_on(self.review.pk)
         waiting = operations.run_attempt(self.review.pk, manual=True)
         assert HandoffRecord.objects.get(source=self.review).phase == Phase.PREPARED, waiting
-        claude = runtime_folders()[0]
-        FollowedFolder.objects.create(owner=self.user, path=str(claude.path))
-        log = tmp / "claude-session.jsonl"
-        shutil.copyfile(SAMPLES / "claude-code-1.x-sidechains.jsonl", log)
-        follow_step(log, self.user, settle=True)
-        self.external = Session.objects.get(
-            owner=self.user, runtime=Runtime.CLAUDE, parent__isnull=True
-        )
+        self.external = followed_session(self.user, tmp)
+        self.terminal = waiting_in_terminal(self.user, tmp)
 
     def pages(self, page: Any, base: str) -> dict[str, Callable[[], None]]:
         """Each step brings ``page`` to the named screen and waits until it is shown."""
@@ -178,6 +158,7 @@ class Walk:
             "lineage": lambda: go(f"/handoff/sessions/{self.record.target_id}/lineage/", "h1")(),
             "settings": go("/settings/", "#followed-folders-title"),
             "external-session": go(f"/s/{self.external.pk}/", "#timeline"),
+            "terminal-brief": go(f"/s/{self.terminal.pk}/", ".terminal-command"),
             "admin": go("/admin/", "#content"),
             "admin-record": lambda: go(
                 f"/admin/handoff/handoffrecord/{self.record.pk}/change/", "#content"

@@ -3,22 +3,25 @@
 At 390×844 and 768×1024 the conversation list is a drawer: a button opens and closes it, focus
 moves into it and back, Escape and choosing a conversation close it, and the timeline and
 composer have the screen. No page scrolls sideways at any size, the admin included
-(``documentElement.scrollWidth <= innerWidth``). With ``HANDOFF_SCREENSHOTS=docs/screens`` the
-tests save what they looked at (``docs/screens/<page>-<width>x<height>.png``).
+(``documentElement.scrollWidth <= innerWidth``), in English and in Simplified Chinese (the
+browser's language). With ``HANDOFF_SCREENSHOTS=docs/screens`` the tests save what they looked at
+(``docs/screens/<page>-<width>x<height>.png``, ``<page>-zh-<width>x<height>.png`` in Chinese).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import Any
+from pathlib import Path
+from typing import Any, NamedTuple
 
 import pytest
 from django.urls import reverse
 from playwright.sync_api import expect
+from walk_sessions import followed_session, sign_in, waiting_in_terminal
 
 from handoff import operations
 from handoff.models import HandoffRecord
-from host.demo import DEMO_PASSWORD, seed_demo
+from host.demo import seed_demo
 from host.models import Session
 
 pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("immediate_tasks")]
@@ -28,6 +31,8 @@ TABLET = {"width": 768, "height": 1024}
 DESKTOP = {"width": 1280, "height": 800}
 SIZES = [PHONE, TABLET, DESKTOP]
 NARROW = [PHONE, TABLET]
+# The browser's language → the screenshots' name part.
+LANGUAGES = {"en-US": "", "zh-CN": "zh-"}
 
 
 def size_id(size: dict[str, int]) -> str:
@@ -43,19 +48,36 @@ def demo(transactional_db: None) -> Session:
     return source
 
 
+class Terminals(NamedTuple):
+    """The demo user's Claude Code sessions: one ``followed``, one whose brief waits for
+    ``/clear`` (``terminal``)."""
+
+    followed: Session
+    terminal: Session
+
+
+@pytest.fixture
+def terminals(demo: Session, tmp_path: Path) -> Terminals:
+    """The two Claude Code sessions of ``Terminals``, made for the demo user."""
+    return Terminals(
+        followed_session(demo.owner, tmp_path), waiting_in_terminal(demo.owner, tmp_path)
+    )
+
+
 @pytest.fixture
 def sized_page(
-    browser: Any, live_server: Any, login: Callable[..., None], demo: Session
+    browser: Any, live_server: Any, demo: Session
 ) -> Iterator[Callable[[dict[str, int]], Any]]:
-    """Return ``sized_page(viewport)``: the demo user signed in, in a window of that size."""
+    """Return ``sized_page(viewport, locale="en-US")``: the demo user signed in, in a window of
+    that size, in a browser speaking ``locale``."""
     contexts: list[Any] = []
 
-    def open_page(viewport: dict[str, int]) -> Any:
-        context = browser.new_context(viewport=viewport)
+    def open_page(viewport: dict[str, int], locale: str = "en-US") -> Any:
+        context = browser.new_context(viewport=viewport, locale=locale)
         context.set_default_timeout(10_000)
         contexts.append(context)
         page = context.new_page()
-        login(page, live_server.url, demo.owner, DEMO_PASSWORD)
+        sign_in(page, live_server.url, demo.owner)
         page.base = live_server.url
         return page
 
@@ -69,30 +91,39 @@ def assert_no_sideways_scroll(page: Any) -> None:
     assert wide[0] <= wide[1], f"{page.url} scrolls sideways: {wide}"
 
 
-def pages(demo: Session) -> dict[str, str]:
-    """Every screen a user (and staff) sees, by name."""
+def pages(demo: Session, terminals: Terminals) -> dict[str, str]:
+    """Every screen a user (and staff) sees, by name: a path, ``#element`` to scroll to."""
     record = HandoffRecord.objects.get(source=demo)
     return {
         "conversation": f"/s/{demo.pk}/",
         "successor": f"/s/{record.target_id}/",
         "lineage": reverse("handoff_web:lineage", args=[record.target_id]),
+        "external": f"/s/{terminals.followed.pk}/",
+        "terminal-brief": f"/s/{terminals.terminal.pk}/#handoff-review-form",
         "new": "/new/",
         "settings": "/settings/",
+        "settings-folders": "/settings/#followed-folders-title",
         "admin": "/admin/",
         "admin-records": "/admin/handoff/handoffrecord/",
         "admin-record": f"/admin/handoff/handoffrecord/{record.pk}/change/",
         "admin-sessions": "/admin/host/session/",
+        "sign-in": "/accounts/login/",  # last: the page signs out first
     }
 
 
+@pytest.mark.parametrize("locale", LANGUAGES)
 @pytest.mark.parametrize("size", SIZES, ids=size_id)
-def test_no_page_scrolls_sideways(sized_page, demo, screenshot, size):
-    page = sized_page(size)
-    for name, path in pages(demo).items():
-        page.goto(page.base + path)
+def test_no_page_scrolls_sideways(sized_page, demo, terminals, screenshot, size, locale):
+    page = sized_page(size, locale)
+    for name, path in pages(demo, terminals).items():
+        if name == "sign-in":
+            page.context.clear_cookies()
+        page.goto(page.base + path.split("#")[0])
+        if "#" in path:
+            page.locator("#" + path.split("#")[1]).scroll_into_view_if_needed()
         page.wait_for_timeout(100)
         assert_no_sideways_scroll(page)
-        screenshot(page, f"{name}-{size_id(size)}.png")
+        screenshot(page, f"{name}-{LANGUAGES[locale]}{size_id(size)}.png")
 
 
 @pytest.mark.parametrize("size", NARROW, ids=size_id)
@@ -281,3 +312,21 @@ def test_a_phone_shows_the_inheritance_tables_whole(sized_page, demo, screenshot
         region.focus()
         assert page.evaluate("() => document.activeElement.classList.contains('table-scroll')")
         screenshot(page, f"inheritance-{name}-{size_id(PHONE)}.png")
+
+
+@pytest.mark.parametrize("locale", LANGUAGES)
+@pytest.mark.parametrize("size", [PHONE, DESKTOP], ids=size_id)
+def test_a_terminal_sessions_waiting_brief_shows_its_command_whole(
+    sized_page, terminals, size, locale
+):
+    """The review form of a terminal session: ``/clear`` and the new-terminal command, none of
+    its lines wider than the handoff panel that holds it."""
+    page = sized_page(size, locale)
+    page.goto(f"{page.base}/s/{terminals.terminal.pk}/")
+    command = page.locator(".terminal-command")
+    expect(command).to_contain_text("claude --session-id")
+    panel = page.locator(".handoff-panel").bounding_box()
+    for part in ("#handoff-review-form > p.muted", ".terminal-command"):
+        box = page.locator(part).bounding_box()
+        assert box["x"] + box["width"] <= panel["x"] + panel["width"], (part, box, panel)
+    assert command.evaluate("e => e.scrollWidth <= e.clientWidth")

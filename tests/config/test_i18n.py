@@ -2,9 +2,8 @@
 page in zh-hans, complete catalogs, the language chosen by the browser or kept per user, and
 follower events in the user's language.
 
-The walk renders every page a user sees in zh-hans and fails on a Latin word in the visible text,
-except inside user content and code (elements marked ``translate="no"``, ``<code>``, ``<pre>``)
-and the words of ``ALLOWED``.
+The walk renders every page a user sees in zh-hans and fails on a Latin word in the visible text
+(``chinese_text.english_words``: user content, code and a few names aside).
 """
 
 from __future__ import annotations
@@ -13,12 +12,12 @@ import json
 import re
 import subprocess
 from datetime import timedelta
-from html.parser import HTMLParser
 from io import StringIO
 from pathlib import Path
 from typing import Any
 
 import pytest
+from chinese_text import english_words
 from django.core.management import CommandError, call_command
 from django.test import Client
 from django.urls import reverse
@@ -38,57 +37,6 @@ pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("immediate_tasks")]
 LOCALE = Path(__file__).resolve().parents[2] / "locale"
 CATALOGS = sorted(LOCALE.glob("*/LC_MESSAGES/*.po"))
 SAMPLES = Path(__file__).resolve().parents[2] / "samples"
-
-# Names, commands and the seed's own terms that stay as they are in the Chinese UI.
-ALLOWED = {
-    "Session",
-    "Handoff",  # the product's name
-    "EN",  # the language choice
-    "Token",
-    "token",
-    "Agent",
-    "agent",
-    "Plan",
-    "sandbox",  # the seed's Chinese keeps these words
-    "Shift",  # a key
-    "handoff",
-    "status",
-    "compact",
-    "now",
-    "enable",
-    "disable",  # the composer's commands
-}
-SKIPPED = {"script", "style", "code", "pre", "title"}
-VOID = {"input", "br", "img", "meta", "link", "hr", "source", "wbr"}
-
-
-class VisibleText(HTMLParser):
-    """The text a reader sees, without user content, code and scripts."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.stack: list[bool] = []  # per open element: whether its text is skipped
-        self.words: list[str] = []
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag in VOID:
-            return
-        inherited = bool(self.stack and self.stack[-1])
-        self.stack.append(inherited or tag in SKIPPED or ("translate", "no") in attrs)
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag not in VOID and self.stack:
-            self.stack.pop()
-
-    def handle_data(self, data: str) -> None:
-        if not (self.stack and self.stack[-1]):
-            self.words += re.findall(r"[A-Za-z]{2,}", data)
-
-
-def english_words(html: str) -> list[str]:
-    parser = VisibleText()
-    parser.feed(html)
-    return [word for word in parser.words if word not in ALLOWED]
 
 
 @pytest.fixture

@@ -179,7 +179,7 @@ function pageOf(sessionId) {
 // forwards what is sent). Otherwise the page moves and the next page announces the move
 // (aria-live): "Moved here from …".
 const MOVED_KEY = "follower-moved-from";
-// Strings in the page's language: Django's JavaScript catalog (gettext, interpolate).
+// Strings in the page's language: Django's JavaScript catalog (gettext).
 const untitled = gettext("Untitled conversation");
 
 // The name the next page announces: the title this conversation had before its handoff (its
@@ -189,6 +189,17 @@ function movedFrom() {
   if (Object.hasOwn(knownAs, current)) return knownAs[current];
   const heading = document.querySelector(".conv-title");
   return heading ? heading.textContent.trim() : document.title;
+}
+
+// A conversation's title in a sentence: the user's words, marked so that translation (and the
+// Chinese pages' checks) leave it alone; ``fallback`` (already in the page's language) when it
+// has none.
+function titleText(title, fallback) {
+  if (!title) return fallback;
+  const span = document.createElement("span");
+  span.translate = false;
+  span.textContent = title;
+  return span;
 }
 
 function unsentText() {
@@ -215,7 +226,7 @@ function holdBanner(url, title) {
   banner.setAttribute("role", "status");
   const link = document.createElement("a");
   link.href = url;
-  link.textContent = title || gettext("its successor");
+  link.append(titleText(title, gettext("its successor")));
   const [before, after] = gettext("This conversation continues in %(link)s.").split("%(link)s");
   banner.append(before ?? "", link, after ?? "");
   banner.append(" ", gettext("Your unsent text stays here; what you send here is forwarded."));
@@ -235,8 +246,8 @@ function announceMove() {
   document.body.prepend(region);
   // Filled once the region is in the page, so screen readers announce the change.
   setTimeout(() => {
-    const name = from || untitled;
-    region.textContent = interpolate(gettext("Moved here from “%(from)s”."), { from: name }, true);
+    const [before, after] = gettext("Moved here from “%(from)s”.").split("%(from)s");
+    region.replaceChildren(before ?? "", titleText(from, untitled), after ?? "");
   }, 100);
 }
 
