@@ -41,15 +41,17 @@ def test_a_handoff_runs_as_many_statements_at_5000_messages_as_at_100():
     assert statements_of(lambda: handoff(short)) == statements_of(lambda: handoff(long))
 
 
-SAMPLE_STATEMENTS = 120
-"""Statements of one handoff of the epic sample in its own transactions (SQLite 118,
-PostgreSQL 119), follower events included (one INSERT each: their fragments are rendered after
+SAMPLE_STATEMENTS = 121
+"""Statements of one handoff of the epic sample in its own transactions (SQLite 120,
+PostgreSQL 121: its chunked read of the log opens a server-side cursor, one ``DECLARE`` more;
+the target is 120), follower events included (one INSERT each: their fragments are rendered after
 the commit, ``follower.events.deliver``): an upper bound, so nothing adds to them unnoticed."""
 SAMPLE_REPEATS = 3
 """The most times one SELECT may run in that handoff, but for the stability observation."""
 STABILITY_CHECKS = 5
 """The source's observation (``SessionController.observe``) is read once per stability check
-of the seed: the guard, the claim, after the summary, before the seed, before the redirect."""
+(docs/spec.md, Stability): the guard, the claim, after the summary, before the seed, before
+the redirect."""
 OBSERVATION = "pending_inbox_count"
 """A column only the observation reads."""
 
