@@ -26,7 +26,6 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from channels.layers import get_channel_layer
-from django.conf import settings
 from django.db import connection, transaction
 from django.db.models import F, Max
 from django.dispatch import Signal
@@ -34,6 +33,7 @@ from django.utils import timezone
 
 from common.reads import reads_once
 from follower import sending, sources
+from follower.conf import follower_settings
 from follower.models import FollowerCursor, FollowerEvent
 
 logger = logging.getLogger(__name__)
@@ -216,7 +216,7 @@ def deliver(user_id: int) -> list[Frame]:
         FollowerEvent.objects.bulk_update(pending, ["seq", "payload"])
         cursor.last_seq = first + len(pending)
         FollowerCursor.objects.filter(user_id=user_id).update(last_seq=cursor.last_seq)
-        limit: int = getattr(settings, "FOLLOWER_EVENT_LIMIT", 1000)
+        limit = follower_settings().event_limit
         if cursor.last_seq - limit > cursor.pruned_through:
             _prune_through(user_id, cursor.last_seq - limit)
         frames = [_frame(event) for event in pending]
@@ -271,8 +271,8 @@ def _prune_through(user_id: int, through: int) -> int:
 
 def _prune(cursor: FollowerCursor, now: datetime) -> int:
     """Delete the locked user's events past retention or beyond the per-user limit."""
-    retention = timedelta(seconds=getattr(settings, "FOLLOWER_EVENT_RETENTION", 600))
-    limit: int = getattr(settings, "FOLLOWER_EVENT_LIMIT", 1000)
+    configured = follower_settings()
+    retention, limit = timedelta(seconds=configured.event_retention), configured.event_limit
     expired = FollowerEvent.objects.filter(
         user_id=cursor.user_id, created__lt=now - retention
     ).aggregate(seq=Max("seq"))["seq"]
@@ -292,8 +292,8 @@ def prune_events(*, now: datetime | None = None) -> int:
     event of a user, for expired events and users who went quiet.
     """
     moment = now or timezone.now()
-    retention = timedelta(seconds=getattr(settings, "FOLLOWER_EVENT_RETENTION", 600))
-    limit: int = getattr(settings, "FOLLOWER_EVENT_LIMIT", 1000)
+    configured = follower_settings()
+    retention, limit = timedelta(seconds=configured.event_retention), configured.event_limit
     expired = FollowerEvent.objects.filter(created__lt=moment - retention).values("user_id")
     over_limit = FollowerCursor.objects.filter(last_seq__gt=F("pruned_through") + limit)
     users = set(expired.distinct().values_list("user_id", flat=True))

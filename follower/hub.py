@@ -65,6 +65,7 @@ from django.db import DEFAULT_DB_ALIAS, close_old_connections, connection, conne
 from django.utils import timezone
 
 from follower import sending
+from follower.conf import follower_settings
 from follower.events import Frame, Resync, events_after, group_name
 from follower.models import FollowerCursor
 
@@ -480,4 +481,4 @@ def _change_marker() -> Callable[[], tuple[int, ...] | None]:
 
 
 def _poll_interval() -> float:
-    return float(getattr(settings, "FOLLOWER_POLL_INTERVAL", 0.1))
+    return follower_settings().poll_interval

@@ -39,7 +39,7 @@ def own_origin(scope: dict[str, Any]) -> str | None:
     if not domain or not validate_host(domain, settings.ALLOWED_HOSTS):
         return None
     secure = scope.get("scheme") == "wss"
-    proxy_header = getattr(settings, "SECURE_PROXY_SSL_HEADER", None)
+    proxy_header = settings.SECURE_PROXY_SSL_HEADER
     if proxy_header is not None:
         name, value = proxy_header
         header = name.removeprefix("HTTP_").replace("_", "-").lower()
@@ -49,9 +49,7 @@ def own_origin(scope: dict[str, Any]) -> str | None:
 
 def trusted_origins() -> list[str]:
     """Return ``CSRF_TRUSTED_ORIGINS`` as Channels' patterns (``*.x.com`` → ``.x.com``)."""
-    return [
-        origin.replace("://*.", "://.") for origin in getattr(settings, "CSRF_TRUSTED_ORIGINS", [])
-    ]
+    return [origin.replace("://*.", "://.") for origin in settings.CSRF_TRUSTED_ORIGINS]
 
 
 class SiteOriginValidator(OriginValidator):  # type: ignore[misc]

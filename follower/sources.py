@@ -44,12 +44,12 @@ import functools
 from collections.abc import Iterator
 from typing import Any
 
-from django.conf import settings
 from django.core.signals import setting_changed
 from django.dispatch import receiver
 from django.utils.module_loading import import_string
 
 from follower import events, fragments
+from follower.conf import follower_settings
 
 
 @functools.cache
@@ -59,7 +59,7 @@ def sources() -> tuple[Any, ...]:
     Raises ``ImportError`` for a path that names nothing.
     """
     found = []
-    for path in getattr(settings, "FOLLOWER_SOURCES", ()):
+    for path in follower_settings().sources:
         source = import_string(path)
         found.append(source(Outlet()) if isinstance(source, type) else source)
     return tuple(found)

@@ -17,12 +17,13 @@ from __future__ import annotations
 from typing import Any
 
 from django.apps import AppConfig
-from django.conf import settings
 from django.core import checks
 from django.core.exceptions import ImproperlyConfigured
 from django.dispatch import Signal
 from django.utils.module_loading import import_string
 from django.utils.translation import gettext_lazy as _
+
+from handoff.conf import handoff_settings
 
 DEFAULT_HOST_SIGNALS: dict[str, str | None] = {
     "session_idle": "host.signals.session_idle",
@@ -42,7 +43,7 @@ def connect_host_signal(name: str, receiver: Any) -> None:
     Raises ``ImproperlyConfigured`` when the setting names a signal the handoff does not know
     or a path that is not a ``Signal``.
     """
-    overrides: dict[str, str | None] = getattr(settings, "HANDOFF_HOST_SIGNALS", {})
+    overrides = handoff_settings().host_signals
     unknown = sorted(set(overrides) - set(DEFAULT_HOST_SIGNALS))
     if unknown:
         raise ImproperlyConfigured(

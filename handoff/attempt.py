@@ -576,7 +576,7 @@ def prepare(attempt: Attempt, summary: Summary, *, review: bool) -> HostSession:
     and rolled back alone (a savepoint).
     """
     source = summary.source
-    timeout = timedelta(seconds=conf.seconds("HANDOFF_REVIEW_TIMEOUT"))
+    timeout = timedelta(seconds=conf.handoff_settings().review_timeout)
     try:
         with transaction.atomic():
             draft, rows = inheritance.create_successor(attempt.host, source)

@@ -30,11 +30,8 @@ def record_failure(session_id: Any, now: datetime) -> MainState:
     with transaction.atomic():
         state = store.lock_main_state(session_id)
         failures = state.failures + 1
-        wait = delay(
-            failures,
-            base=conf.seconds("HANDOFF_BACKOFF_BASE"),
-            cap=conf.seconds("HANDOFF_BACKOFF_CAP"),
-        )
+        configured = conf.handoff_settings()
+        wait = delay(failures, base=configured.backoff_base, cap=configured.backoff_cap)
         return store.save_main_state(
             state, failures=failures, retry_at=now + timedelta(seconds=wait)
         )

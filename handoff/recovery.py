@@ -62,12 +62,12 @@ class Recovered:
 
 def summarize_timeout() -> timedelta:
     """Return how long a record may stay ``summarizing``."""
-    return timedelta(seconds=conf.seconds("HANDOFF_SUMMARIZE_TIMEOUT"))
+    return timedelta(seconds=conf.handoff_settings().summarize_timeout)
 
 
 def grace() -> timedelta:
     """Return how long a prepared or committed record may stay unchanged."""
-    return timedelta(seconds=conf.seconds("HANDOFF_RECOVERY_GRACE"))
+    return timedelta(seconds=conf.handoff_settings().recovery_grace)
 
 
 def is_stuck(record: HandoffRecord, now: datetime) -> bool:

@@ -21,10 +21,10 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Protocol, TypeAlias, cast
 from uuid import UUID
 
-from django.conf import settings
 from django.utils.module_loading import import_string
 
 from handoff import degradation
+from handoff.conf import handoff_settings
 from handoff.settings_store import SettingsStore, SettingsValues
 
 SESSION_CONTROLLER = "session_controller"
@@ -372,7 +372,7 @@ def get(name: str) -> object | None:
     if name in _registered:
         factory = _registered[name]
     else:
-        configured = getattr(settings, "HANDOFF_SERVICES", {}).get(name)
+        configured = handoff_settings().services.get(name)
         factory = import_string(configured) if isinstance(configured, str) else configured
     return factory() if factory is not None else None
 

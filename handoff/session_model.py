@@ -26,20 +26,20 @@ from __future__ import annotations
 from typing import Any
 
 from django.apps import apps
-from django.conf import settings
 from django.core import checks
 from django.core.exceptions import FieldDoesNotExist, ImproperlyConfigured
 from django.db import models
 
+from handoff.conf import handoff_settings
+
 SETTING = "HANDOFF_SESSION_MODEL"
-DEFAULT = "host.Session"
 REQUIRED_FIELDS = ("title", "owner")
 
 
 def session_model_name() -> str:
     """Return ``settings.HANDOFF_SESSION_MODEL`` (``"app_label.ModelName"``; default
     ``"host.Session"``), as the handoff's foreign keys name their target."""
-    name = getattr(settings, SETTING, DEFAULT)
+    name = handoff_settings().session_model
     if not isinstance(name, str) or name.count(".") != 1:
         raise ImproperlyConfigured(f"{SETTING} must be of the form 'app_label.ModelName': {name!r}")
     return name

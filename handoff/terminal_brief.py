@@ -11,8 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from django.conf import settings
-
+from handoff.conf import handoff_settings
 from handoff.core.brief import render_brief
 from handoff.models import HandoffRecord
 
@@ -23,7 +22,7 @@ def brief_file(record: HandoffRecord, source_title: str) -> Path:
     Written again at each call (the brief a review may have edited); a crash half-way leaves
     the previous text or a partial one, written whole at the next call. Raises ``OSError``
     when the folder cannot be written."""
-    folder = Path(getattr(settings, "AGENT_HOOKS_BRIEF_DIR", settings.BASE_DIR / "var" / "briefs"))
+    folder = handoff_settings().brief_folder()
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{record.pk}.md"
     path.write_text(render_brief(record.brief or {}, source_title=source_title) + "\n")

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.conf import settings
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
@@ -24,6 +23,7 @@ from handoff.models import HandoffRecord, MainState
 from handoff.settings_store import rendered_value
 from handoff.web.host_pages import base_template
 from handoff.web.panel import describe_blocker
+from handoff_settings.conf import card_settings
 from handoff_settings.forms import HandoffSettingsForm, StaleSetting
 
 
@@ -88,7 +88,7 @@ def card(request: HttpRequest) -> HttpResponse:
         "version": values.version,
         "status_channel": _status_channel(),
         "base_template": base_template(),
-        "host_sections": getattr(settings, "HANDOFF_SETTINGS_SECTIONS", []),
+        "host_sections": card_settings().sections,
     } | activity_context(request.user)
     return render(request, "settings/card.html", context)
 

@@ -7,6 +7,7 @@ from typing import Any
 from django.conf import settings
 from django.core.checks import CheckMessage, Error, Tags, register
 
+from host.conf import host_settings
 from host.templatetags.chat_hooks import PAGE_SLOTS
 
 
@@ -29,7 +30,7 @@ def llm_endpoint_names_a_model(app_configs: Any = None, **kwargs: Any) -> list[C
 @register()
 def page_panels_name_known_slots(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
     """``HOST_PAGE_PANELS`` names only the slots the pages offer (``chat_hooks.PAGE_SLOTS``)."""
-    unknown = sorted(set(getattr(settings, "HOST_PAGE_PANELS", {})) - set(PAGE_SLOTS))
+    unknown = sorted(set(host_settings().page_panels) - set(PAGE_SLOTS))
     if unknown:
         return [
             Error(
@@ -49,7 +50,7 @@ def secret_key_is_set(app_configs: Any = None, **kwargs: Any) -> list[CheckMessa
     which other processes and hosts of the deployment do not share (docs/operations.md,
     Production settings).
     """
-    if getattr(settings, "SECRET_KEY_GENERATED", False):
+    if host_settings().secret_key_generated:
         return [
             Error(
                 "DJANGO_SECRET_KEY is not set: the secret key was generated into a file of "

@@ -26,6 +26,7 @@ from django.db.models.functions import Coalesce
 
 from common.reads import once
 from host import agent, compaction, log, runtime, sessions
+from host.conf import host_settings
 from host.models import (
     Activity,
     InboxItem,
@@ -339,7 +340,8 @@ class WorkspaceRegistry:
 
 def agent_presets() -> Mapping[str, Mapping[str, Any]]:
     """Return the preset table: ``settings.HOST_AGENT_PRESETS`` or the built-in one."""
-    return getattr(settings, "HOST_AGENT_PRESETS", AGENT_PRESETS)
+    configured = host_settings().agent_presets
+    return AGENT_PRESETS if configured is None else configured
 
 
 class AgentPresets:

@@ -20,20 +20,20 @@
   section the host adds to Settings → Conversation Collaboration
   (``settings.HANDOFF_SETTINGS_SECTIONS``).
 
-A missing setting counts as empty; ``host.checks`` refuses an unknown slot.
+A missing setting counts as empty (``host.conf``); ``host.checks`` refuses an unknown slot.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, cast
 
 from django import template
-from django.conf import settings
 from django.template.loader import get_template
 from django.utils.module_loading import import_string
 from django.utils.safestring import SafeString, mark_safe
 
+from host.conf import host_settings
 from host.folders import folder_rows
 
 register = template.Library()
@@ -47,8 +47,8 @@ PAGE_SLOTS = (
 """The slots of the conversation page (``templates/chat/session.html``), top to bottom."""
 
 
-def _hooks(name: str) -> list[Callable[..., Any]]:
-    return [import_string(path) for path in getattr(settings, name, [])]
+def _hooks(paths: Sequence[str]) -> list[Callable[..., Any]]:
+    return [import_string(path) for path in paths]
 
 
 @register.simple_tag(takes_context=True)
@@ -57,7 +57,7 @@ def page_panels(context: template.Context, slot: str) -> SafeString:
 
     Raises ``TemplateDoesNotExist`` for a listed template that is not there.
     """
-    names: list[str] = getattr(settings, "HOST_PAGE_PANELS", {}).get(slot, [])
+    names = host_settings().page_panels.get(slot, ())
     request, page = context.get("request"), cast(dict[str, Any], context.flatten())
     return mark_safe("".join(get_template(name).render(page, request) for name in names))
 
@@ -65,16 +65,15 @@ def page_panels(context: template.Context, slot: str) -> SafeString:
 @register.filter
 def title_note(title: object) -> str:
     """The first note a ``HOST_TITLE_NOTES`` function gives for ``title``; "" when none does."""
-    return next(
-        (str(n) for n in (f(str(title or "")) for f in _hooks("HOST_TITLE_NOTES")) if n), ""
-    )
+    notes = (f(str(title or "")) for f in _hooks(host_settings().title_notes))
+    return next((str(note) for note in notes if note), "")
 
 
 @register.filter
 def entry_words(text: object) -> str:
     """``text`` (a notice, a plugin card's title) after every ``HOST_ENTRY_WORDS`` function."""
     said = str(text)
-    for hook in _hooks("HOST_ENTRY_WORDS"):
+    for hook in _hooks(host_settings().entry_words):
         said = str(hook(said))
     return said
 
@@ -84,7 +83,7 @@ def plugin_entry(html: str, session: Any) -> SafeString:
     """``html`` (a plugin message of ``session`` as escaped Markdown HTML) after every
     ``HOST_PLUGIN_ENTRY_FILTERS`` function, in order; unchanged when none is set."""
     result = mark_safe(html)  # html: the markdown filter's escaped output
-    for hook in _hooks("HOST_PLUGIN_ENTRY_FILTERS"):
+    for hook in _hooks(host_settings().plugin_entry_filters):
         result = hook(result, session)
     return result
 
