@@ -61,7 +61,6 @@ from django.utils import timezone
 from django.utils.translation import gettext_noop
 
 from handoff import (
-    backoff,
     conf,
     degradation,
     inheritance,
@@ -71,6 +70,7 @@ from handoff import (
     store,
     summarizer,
 )
+from handoff.backoff import wait
 from handoff.core.blockers import BlockerFacts, find_blockers
 from handoff.core.brief import BriefError, render_brief
 from handoff.core.guard import (
@@ -271,7 +271,7 @@ class Fail(Exception):
     """Ends an attempt that has a record: the record becomes ``failed``.
 
     ``changed``: the source changed under the attempt (``stable()`` failed), which is no fault
-    of the attempt and starts no backoff (``handoff.backoff``).
+    of the attempt and starts no backoff (``handoff.backoff.wait``).
     """
 
     def __init__(self, step: str, detail: str, *, changed: bool = False) -> None:
@@ -436,7 +436,7 @@ def reason(
                 Outcome.NO_TRIGGER,
                 f"an automatic attempt already ran at revision {guarded.revision}",
             )
-        waiting = backoff.holds(state, timezone.now())
+        waiting = wait.holds(state, timezone.now())
         if waiting is not None:
             raise Stop(Outcome.NO_TRIGGER, waiting)
     config = measured.values.trigger_config()
@@ -715,7 +715,7 @@ def _fail(attempt: Attempt, failure: Fail) -> AttemptOutcome:
         logger.warning("record %s was moved meanwhile; not failed again", attempt.record.pk)
         attempt.record.refresh_from_db()
     if not attempt.claim.manual and not failure.changed:
-        backoff.record_failure(attempt.session_id, timezone.now())
+        wait.record_failure(attempt.session_id, timezone.now())
     return AttemptOutcome(
         Outcome.FAILED, attempt.session_id, str(failure), attempt.record, [], attempt.steps
     )

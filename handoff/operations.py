@@ -35,9 +35,10 @@ from django.utils import timezone
 from django.utils.translation import gettext_noop
 
 from handoff import attempt as attempts
-from handoff import backoff, degradation, digests, metrics, review, services, store, tasks
+from handoff import degradation, digests, metrics, review, services, store, tasks
 from handoff import status as status_module
 from handoff.attempt import AttemptOutcome
+from handoff.backoff import wait
 from handoff.exceptions import (
     AlreadyHandedOff,
     NoReviewWaiting,
@@ -120,7 +121,7 @@ def enable(session_id: Any) -> StatusOut:
     """Make the main eligible for automatic handoff and evaluate it at once.
 
     Re-arms it: an automatic attempt that failed at the current revision may run again, and
-    the backoff after failures is reset (``handoff.backoff``). Writes one row (the main state);
+    the backoff after failures is reset (``handoff.backoff.wait``). Writes one row (the main state);
     a crash after it leaves the main enabled and evaluated at the next idle.
     """
     _main(session_id)
@@ -182,7 +183,7 @@ def evaluate(session_id: Any) -> bool:
 
     A pending request (``requested``, e.g. a deferred ``now``) runs as a manual attempt;
     otherwise an automatic one needs ``autoHandoff``, the main's ``enabled``, an idle session,
-    a revision not attempted yet and no backoff holding it (``handoff.backoff``); when none may
+    a revision not attempted yet and no backoff holding it (``handoff.backoff.wait``); when none may
     run, stale ``deferred`` blockers are cleared. Never raises for a session that cannot take
     part.
     """
@@ -201,7 +202,7 @@ def evaluate(session_id: Any) -> bool:
         and services.load_settings().auto_handoff
         and session.status == attempts.IDLE
         and state.last_attempt_seq != session.revision
-        and backoff.holds(state, timezone.now()) is None
+        and wait.holds(state, timezone.now()) is None
         and store.redirect_of(str(session_id)) is None
     )
     if eligible:

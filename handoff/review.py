@@ -31,8 +31,9 @@ from django.db import transaction
 from django.utils import timezone
 
 from handoff import attempt as attempts
-from handoff import backoff, recovery, store
+from handoff import recovery, store
 from handoff.attempt import AttemptOutcome, Outcome
+from handoff.backoff import wait
 from handoff.core.brief import BriefError, validate_brief
 from handoff.core.phases import DECLINED, DISCARDED_AT_REVIEW, Phase, Reason
 from handoff.exceptions import InvalidBrief, NoReviewWaiting, ReviewFailed
@@ -114,7 +115,7 @@ def fail_waiting(session_id: Any, why: str, *, fault: bool) -> str:
 
     ``fault``: the attempt failed (declined by the user, seed flush failed): an automatic
     record counts one failure, so the next automatic attempt waits the backoff
-    (``handoff.backoff``); not when the source changed under it (docs/spec.md, Failure
+    (``handoff.backoff.wait``); not when the source changed under it (docs/spec.md, Failure
     outcomes). Raises ``NoReviewWaiting``. One transaction under the main's lock (a crash
     leaves the review waiting).
     """
@@ -123,7 +124,7 @@ def fail_waiting(session_id: Any, why: str, *, fault: bool) -> str:
         record = _waiting_locked(session_id)
         done = recovery.fail_prepared(record, why)
         if fault and record.reason != Reason.MANUAL:
-            backoff.record_failure(session_id, timezone.now())
+            wait.record_failure(session_id, timezone.now())
         return done
 
 

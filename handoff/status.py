@@ -29,7 +29,8 @@ from typing import Any
 from django.utils import timezone
 from django.utils.translation import gettext_noop
 
-from handoff import backoff, degradation, lineage, metrics, services, store
+from handoff import degradation, lineage, metrics, services, store
+from handoff.backoff import wait
 from handoff.core.phases import Phase
 from handoff.core.tokens import TokenBasis, TokenLabel, TokenReading
 from handoff.core.trigger import Metrics
@@ -90,8 +91,8 @@ def _missing_host_wide() -> list[Degradation]:
 
 
 def backoff_dict(state: MainState | None, last: HandoffRecord | None) -> BackoffOut | None:
-    """Return the backoff holding automatic attempts now, or ``None`` (``handoff.backoff``)."""
-    if state is None or state.retry_at is None or backoff.holds(state, timezone.now()) is None:
+    """Return the backoff holding automatic attempts now, or ``None`` (``handoff.backoff.wait``)."""
+    if state is None or state.retry_at is None or wait.holds(state, timezone.now()) is None:
         return None
     failed = last is not None and last.phase == Phase.FAILED
     return BackoffOut(

@@ -1,10 +1,10 @@
-"""``handoff.core.backoff.delay``: doubling from the base up to the cap."""
+"""``handoff.backoff.rules.delay``: doubling from the base up to the cap."""
 
 from __future__ import annotations
 
 import pytest
 
-from handoff.core.backoff import delay
+from handoff.backoff.rules import delay
 
 
 def test_delay_doubles_from_the_base_up_to_the_cap():

@@ -3,7 +3,7 @@
 An automatic attempt that fails at summarize, brief validation, prepare or commit — not one
 that stopped because the source changed (deferring is preferred to racing) — counts one
 failure on its main and sets ``retry_at``: no automatic attempt before it
-(``handoff.core.backoff.delay``: ``settings.HANDOFF_BACKOFF_BASE`` seconds, default 60,
+(``handoff.backoff.rules.delay``: ``settings.HANDOFF_BACKOFF_BASE`` seconds, default 60,
 doubling up to ``settings.HANDOFF_BACKOFF_CAP``, default 3 600). The attempt after it runs at
 the first idle past ``retry_at``. ``now`` is never held back; ``enable`` and a successful
 handoff reset it ("fix the cause, then enable again": docs/spec.md, Recovery). ``handoffTrigger``
@@ -18,7 +18,7 @@ from typing import Any
 from django.db import transaction
 
 from handoff import conf, store
-from handoff.core.backoff import delay
+from handoff.backoff.rules import delay
 from handoff.models import MainState
 
 

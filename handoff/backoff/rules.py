@@ -1,4 +1,5 @@
-"""How long automatic handoff waits after failures (docs/spec.md, Switches).
+"""How long automatic handoff waits after failures (docs/spec.md, Switches); plain Python, no
+Django (the pure-core contract in pyproject.toml covers it).
 
 The wait is kept outside ``handoffTrigger``.
 
