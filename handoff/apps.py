@@ -66,8 +66,9 @@ class HandoffConfig(AppConfig):
     def ready(self) -> None:
         """Connect the engine's receivers to the host's signals (each at most once); register
         the session model's system check (``handoff.session_model``)."""
-        from handoff import forwarding, lineage, metrics, operations
+        from handoff import forwarding, metrics, operations
         from handoff.core.acknowledgement import offline_reply
+        from handoff.lineage import records
         from handoff.session_model import check_session_model
 
         checks.register(check_session_model)
@@ -75,6 +76,6 @@ class HandoffConfig(AppConfig):
         connect_host_signal("session_idle", operations.on_session_idle)
         connect_host_signal("blocker_cleared", operations.on_blocker_cleared)
         connect_host_signal("before_step", forwarding.before_step)
-        connect_host_signal("session_links", lineage.session_links)
+        connect_host_signal("session_links", records.session_links)
         connect_host_signal("offline_reply", offline_reply)
         connect_host_signal("session_window", metrics.session_window)

@@ -10,7 +10,7 @@ settings card all print it:
 "notices"}``
 
 ``predecessor`` / ``successor`` are the session's neighbours in its chain and ``origin``
-``record_dict`` of the hop that opened it, inheritance report included (``handoff.lineage``,
+``record_dict`` of the hop that opened it, inheritance report included (``handoff.lineage.records``,
 docs/design.md, Lineage), so the status of a successor says where it came from. ``meter`` is
 the context meter (``handoff.core.meter``, docs/design.md, The context meter) of the same
 figures.
@@ -29,12 +29,13 @@ from typing import Any
 from django.utils import timezone
 from django.utils.translation import gettext_noop
 
-from handoff import degradation, lineage, metrics, services, store
+from handoff import degradation, metrics, services, store
 from handoff.backoff import wait
 from handoff.core.phases import Phase
 from handoff.core.tokens import TokenBasis, TokenLabel, TokenReading
 from handoff.core.trigger import Metrics
 from handoff.degradation import Degradation
+from handoff.lineage import records
 from handoff.models import HandoffRecord, MainState
 from handoff.shapes import BackoffOut, RecordOut, StatusOut
 
@@ -113,8 +114,8 @@ def build(session_id: Any) -> StatusOut:
     state = store.find_main_state(key)
     redirect = store.redirect_of(key)
     record = store.last_record(key)
-    origin = lineage.origin(key)
-    onward = lineage.onward(key)
+    origin = records.origin(key)
+    onward = records.onward(key)
     controller = services.session_controller()
     session = controller.get(key) if controller is not None else None
     missing = _missing_host_wide()

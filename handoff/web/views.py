@@ -26,10 +26,10 @@ from django_htmx.http import reswap, trigger_client_event
 
 from handoff import operations, review
 from handoff.exceptions import HandoffError, InvalidBrief, NoReviewWaiting, SessionNotFound
+from handoff.lineage.page import hops, neighbours
 from handoff.operations import Action
 from handoff.refusals import refusal_text
 from handoff.web.host_pages import base_template
-from handoff.web.lineage import hops, neighbours
 from handoff.web.panel import hint_context, session_panel, terminal_command
 from handoff.web.review_form import BriefReview
 

@@ -12,8 +12,9 @@ from django.core.management import call_command
 from django.urls import reverse
 from handoff_support import chain_of, make_source, make_user, talked
 
-from handoff import lineage, operations
+from handoff import operations
 from handoff.core.phases import Phase
+from handoff.lineage import records
 from handoff.models import HandoffRecord
 from handoff.web.commands import handoff_command
 from host.models import Session
@@ -30,14 +31,14 @@ def three_hops(django_capture_on_commit_callbacks: Callable[..., Any]) -> list[S
 
 def test_each_session_names_its_neighbours(three_hops: list[Session]) -> None:
     a, b, c, d = (s.pk for s in three_hops)
-    assert [lineage.predecessor(s) for s in (a, b, c, d)] == [None, a, b, c]
-    assert [lineage.successor(s) for s in (a, b, c, d)] == [b, c, d, None]
+    assert [records.predecessor(s) for s in (a, b, c, d)] == [None, a, b, c]
+    assert [records.successor(s) for s in (a, b, c, d)] == [b, c, d, None]
 
 
 def test_the_chain_is_the_same_from_every_hop(three_hops: list[Session]) -> None:
     expected = [(s.pk, t.pk) for s, t in zip(three_hops, three_hops[1:], strict=False)]
     for session in three_hops:
-        assert [(r.source_id, r.target_id) for r in lineage.chain(session.pk)] == expected
+        assert [(r.source_id, r.target_id) for r in records.chain(session.pk)] == expected
 
 
 def test_the_redirect_map_is_flat_but_the_successor_is_the_next_hop(
@@ -76,7 +77,7 @@ def test_a_failed_attempt_is_no_hop() -> None:
     HandoffRecord.objects.create(
         source=source, phase=Phase.FAILED, reason="manual", source_revision=1, error="boom"
     )
-    assert lineage.chain(source.pk) == [] and lineage.successor(source.pk) is None
+    assert records.chain(source.pk) == [] and records.successor(source.pk) is None
 
 
 def test_the_hosts_hook_answers_who_was_handed_off_to_whom(three_hops: list[Session]) -> None:
@@ -120,8 +121,8 @@ def test_the_lineage_page_lists_every_hop_with_its_brief_rendered(
 ) -> None:
     client.force_login(three_hops[0].owner)
     html = page(client, reverse("handoff_web:lineage", args=[three_hops[2].pk]))
-    records = lineage.chain(three_hops[2].pk)
-    assert re.findall(r'data-record-id="([0-9a-f-]+)"', html) == [str(r.pk) for r in records]
+    chain = records.chain(three_hops[2].pk)
+    assert re.findall(r'data-record-id="([0-9a-f-]+)"', html) == [str(r.pk) for r in chain]
     assert html.count("<h2>Goal</h2>") + html.count("<strong>Goal:</strong>") == 3
     assert '"goal":' not in html  # Markdown, not raw JSON
     assert html.count("<caption>Inheritance</caption>") == 3
@@ -187,7 +188,7 @@ def test_the_lineage_page_links_each_briefs_evidence_to_its_source(
     a, b, *_ = three_hops
     client.force_login(a.owner)
     html = page(client, reverse("handoff_web:lineage", args=[a.pk]))
-    cited = re.findall(r"\(log #(\d+)\)", str(lineage.chain(a.pk)[0].brief))
+    cited = re.findall(r"\(log #(\d+)\)", str(records.chain(a.pk)[0].brief))
     assert cited, "the offline brief cites the log"
     page_of_a = reverse("chat:session", args=[a.pk]) + "?all=1"
     assert f'(<a href="{page_of_a}#entry-{cited[0]}">log #{cited[0]}</a>)' in html

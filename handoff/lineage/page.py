@@ -1,7 +1,7 @@
 """What the lineage page and the conversation header show of a chain (docs/design.md,
 Lineage).
 
-Read from ``handoff.lineage`` (the records) and the session controller; the brief of each hop is
+Read from ``handoff.lineage.records`` and the session controller; the brief of each hop is
 rendered as the Markdown its successor was seeded with (``handoff.core.brief.render_brief``),
 never as raw JSON.
 """
@@ -18,8 +18,9 @@ from django.utils.safestring import SafeString, mark_safe
 from django.utils.timezone import localtime
 from django.utils.translation import gettext, ngettext
 
-from handoff import lineage, services
+from handoff import services
 from handoff.core.brief import render_brief
+from handoff.lineage import records
 from handoff.record_words import runtime_words
 from handoff.shapes import RecordOut
 from handoff.status import record_dict
@@ -109,7 +110,7 @@ def neighbours(session: Any) -> dict[str, Any]:
     """Return ``{"session", "predecessor", "successor"}``: ``session`` and the sessions next to
     it in its chain (None at either end), as the header's links show them. Two queries, plus
     one per neighbour found."""
-    before, after = lineage.predecessor(session.pk), lineage.successor(session.pk)
+    before, after = records.predecessor(session.pk), records.successor(session.pk)
     return {
         "session": session,
         "predecessor": _session(before) if before is not None else None,
@@ -120,7 +121,7 @@ def neighbours(session: Any) -> dict[str, Any]:
 def hops(session: Any) -> list[Hop]:
     """Return every hop of the chain ``session`` is on, oldest first."""
     found = []
-    for record in lineage.chain(session.pk):
+    for record in records.chain(session.pk):
         source, target = _session(record.source_id), _session(record.target_id)
         brief = render_brief(record.brief) if record.brief else ""
         original = render_brief(record.original_brief) if record.original_brief else ""
