@@ -12,7 +12,7 @@ from __future__ import annotations
 from django.contrib.auth.models import User
 
 from handoff import operations, review, store
-from handoff.core.meter import Verdict
+from handoff.meter.rules import Verdict
 from host.external import by_external_id
 
 

@@ -1,6 +1,6 @@
 """The context meter's sentence in the active language (docs/design.md, The context meter).
 
-The core (``handoff.core.meter``, plain Python) decides which sentence applies (its
+The core (``handoff.meter.rules``, plain Python) decides which sentence applies (its
 ``verdict``) and the figures; the words are written here with ``gettext`` / ``ngettext``, so the
 status report, the API and ``manage.py handoff`` say it in the active language and the pages,
 which render it again as they show it (``meter_summary`` filter), in the reader's.
@@ -11,9 +11,9 @@ from __future__ import annotations
 from django.utils.formats import number_format
 from django.utils.translation import gettext, ngettext
 
-from handoff.core.meter import MeterOut as MeterFigures
-from handoff.core.meter import Verdict
 from handoff.core.phases import Reason
+from handoff.meter.rules import MeterOut as MeterFigures
+from handoff.meter.rules import Verdict
 from handoff.shapes import MeterOut
 
 

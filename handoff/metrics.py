@@ -14,9 +14,9 @@ from __future__ import annotations
 from typing import Any
 
 from handoff import services, store
-from handoff.core.meter import Hold, meter
 from handoff.core.tokens import TokenBasis, TokenReading, read_tokens
 from handoff.core.trigger import Metrics
+from handoff.meter.rules import Hold, meter
 from handoff.meter_words import described
 from handoff.services import HostSession
 from handoff.settings_store import SettingsValues

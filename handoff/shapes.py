@@ -11,7 +11,7 @@ every surface prints, documents and is type-checked against.
 - ``MetricsOut`` ``{"tokens", "turns", "compactions", "capacity"}``;
 - ``RecordOut`` one handoff record (docs/spec.md, State: ``records``);
 - ``MeterOut`` the context meter (docs/design.md, The context meter; its figures declared in
-  ``handoff.core.meter``) with its sentence in the active language (``handoff.meter_words``);
+  ``handoff.meter.rules``) with its sentence in the active language (``handoff.meter_words``);
 - ``StatusOut`` the status report (docs/spec.md, State).
 """
 
@@ -24,8 +24,8 @@ from pydantic import Field
 # pydantic reads only typing_extensions' TypedDict on Python 3.11.
 from typing_extensions import TypedDict
 
-from handoff.core.meter import MeterOut as MeterFigures
 from handoff.core.tokens import TokensOut
+from handoff.meter.rules import MeterOut as MeterFigures
 
 __all__ = [
     "BackoffOut",

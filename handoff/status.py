@@ -12,7 +12,7 @@ settings card all print it:
 ``predecessor`` / ``successor`` are the session's neighbours in its chain and ``origin``
 ``record_dict`` of the hop that opened it, inheritance report included (``handoff.lineage.records``,
 docs/design.md, Lineage), so the status of a successor says where it came from. ``meter`` is
-the context meter (``handoff.core.meter``, docs/design.md, The context meter) of the same
+the context meter (``handoff.meter.rules``, docs/design.md, The context meter) of the same
 figures.
 
 ``review``: whether this main's handoffs wait for review (its own choice, else the settings);

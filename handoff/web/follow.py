@@ -25,10 +25,10 @@ from django.db.models import F
 from common.reads import once
 from handoff import services, store
 from handoff.conf import session_url
+from handoff.meter.fragment import TEMPLATE as METER
+from handoff.meter.fragment import live_meter_context
 from handoff.settings_store import EDITABLE
 from handoff.signals import main_switched, record_changed, redirects_changed, settings_changed
-from handoff.web.meter import TEMPLATE as METER
-from handoff.web.meter import live_meter_context
 from handoff.web.panel import session_panel
 
 SESSION_ENTRY = "session.entry"

@@ -7,9 +7,9 @@ from __future__ import annotations
 import pytest
 from django.utils import translation
 
-from handoff.core.meter import Hold, MeterOut, meter
 from handoff.core.tokens import TokensOut
 from handoff.core.trigger import Metrics, TriggerConfig
+from handoff.meter.rules import Hold, MeterOut, meter
 from handoff.meter_words import summary
 
 DEMO = TriggerConfig()  # ratio 0.75, ceiling 120 000, 4 turns, 3 compactions

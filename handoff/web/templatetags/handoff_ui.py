@@ -24,12 +24,12 @@ from handoff import conf
 from handoff.core.phases import discarded_note
 from handoff.inheritance import readable
 from handoff.lineage.page import neighbours
+from handoff.meter.fragment import render_meter
 from handoff.meter_words import summary
 from handoff.record_words import PHASE_WORDS, REASON_WORDS
 from handoff.shapes import MeterOut
 from handoff.web import host_pages
 from handoff.web.log_links import brief_links
-from handoff.web.meter import render_meter
 from handoff.web.panel import (
     BASIS_WORDS,
     TOKEN_LABELS,

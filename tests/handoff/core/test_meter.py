@@ -5,9 +5,9 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from handoff.core.meter import Verdict, meter
 from handoff.core.tokens import TokensOut
 from handoff.core.trigger import Metrics, TriggerConfig, handoff_trigger, threshold
+from handoff.meter.rules import Verdict, meter
 
 DEMO = TriggerConfig()  # ratio 0.75, ceiling 120 000, 4 turns, 3 compactions
 
