@@ -206,9 +206,9 @@ HANDOFF_SETTINGS_SECTIONS = ["chat/_followed_folders.html"]
 HOST_TITLE_NOTES = ["handoff.web.panel.continued_note"]
 HOST_PLUGIN_ENTRY_FILTERS = [
     "handoff.web.log_links.brief_links",
-    "handoff.web.log_words.brief_headings",
+    "handoff.words.log.brief_headings",
 ]
-HOST_ENTRY_WORDS = ["handoff.web.log_words.in_reader_language"]
+HOST_ENTRY_WORDS = ["handoff.words.log.in_reader_language"]
 
 # --- Session Handoff -------------------------------------------------------------------------
 

@@ -28,12 +28,12 @@ from django.utils.translation import gettext_lazy as _
 from django.views.decorators.http import require_POST
 
 from handoff import operations, services
-from handoff.brief_words import HEADINGS
 from handoff.conf import session_url
 from handoff.exceptions import HandoffError
 from handoff.models import HandoffRecord, MainState, Redirect
 from handoff.refusals import refusal_text
 from handoff.session_model import get_session_model
+from handoff.words.brief import HEADINGS
 
 if TYPE_CHECKING:
     from django_stubs_ext import StrOrPromise

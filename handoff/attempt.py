@@ -101,7 +101,7 @@ fault_hook = Signal()  # sent as fault_hook.send(sender=Attempt, point=str, atte
 
 # Host session status values the engine reads (host-agnostic strings).
 # The notice the commit leaves on the source (in the log's English; the pages translate it,
-# ``handoff.web.log_words``).
+# ``handoff.words.log``).
 RELAY_NOTICE = gettext_noop(
     "Handed off to %(named)s. This conversation is now a relay: new input is forwarded there."
 )

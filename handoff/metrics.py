@@ -17,10 +17,10 @@ from handoff import services, store
 from handoff.core.tokens import TokenBasis, TokenReading, read_tokens
 from handoff.core.trigger import Metrics
 from handoff.meter.rules import Hold, meter
-from handoff.meter_words import described
 from handoff.services import HostSession
 from handoff.settings_store import SettingsValues
 from handoff.shapes import MeterOut, MetricsOut
+from handoff.words.meter import described
 
 
 def token_reading(session: HostSession, values: SettingsValues) -> TokenReading:

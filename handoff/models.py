@@ -19,8 +19,8 @@ from django.utils.translation import gettext_lazy as _
 from handoff.core.phases import Phase, Reason
 from handoff.core.tokens import BASIS_LABELS, TokenBasis
 from handoff.core.trigger import RANGES, TriggerConfig
-from handoff.record_words import PHASE_WORDS, REASON_WORDS
 from handoff.session_model import session_model_name
+from handoff.words.record import PHASE_WORDS, REASON_WORDS
 
 # The host's session model (``HANDOFF_SESSION_MODEL``, set once before the first migrate).
 SESSION_MODEL = session_model_name()

@@ -11,7 +11,7 @@ every surface prints, documents and is type-checked against.
 - ``MetricsOut`` ``{"tokens", "turns", "compactions", "capacity"}``;
 - ``RecordOut`` one handoff record (docs/spec.md, State: ``records``);
 - ``MeterOut`` the context meter (docs/design.md, The context meter; its figures declared in
-  ``handoff.meter.rules``) with its sentence in the active language (``handoff.meter_words``);
+  ``handoff.meter.rules``) with its sentence in the active language (``handoff.words.meter``);
 - ``StatusOut`` the status report (docs/spec.md, State).
 """
 
@@ -86,7 +86,7 @@ class BackoffOut(TypedDict):
 
 class MeterOut(MeterFigures):
     """The context meter's figures and verdict, and ``summary``: its sentence in the active
-    language (``handoff.meter_words.summary``)."""
+    language (``handoff.words.meter.summary``)."""
 
     summary: str
 

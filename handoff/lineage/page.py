@@ -21,9 +21,9 @@ from django.utils.translation import gettext, ngettext
 from handoff import services
 from handoff.core.brief import render_brief
 from handoff.lineage import records
-from handoff.record_words import runtime_words
 from handoff.shapes import RecordOut
 from handoff.status import record_dict
+from handoff.words.record import runtime_words
 
 
 @dataclass(frozen=True)

@@ -7,5 +7,5 @@ in its one home.
   web layer (``handoff.web``) imports it.
 
 Its sentence in the reader's language is with the other words people read
-(``handoff.meter_words``); its inputs are read by ``handoff.metrics``.
+(``handoff.words.meter``); its inputs are read by ``handoff.metrics``.
 """

@@ -24,7 +24,7 @@ automatic handoff is off);
 ``turns_estimate`` roughly how many more turns the context fills the rest in at this
 conversation's average per turn (None when unknown); ``verdict`` which sentence says it
 (a ``Verdict``): the words are written outside the core, in the reader's language, from
-``verdict`` and these figures (``handoff.meter_words``).
+``verdict`` and these figures (``handoff.words.meter``).
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ class Hold(StrEnum):
 
 class Verdict(StrEnum):
     """Which sentence says when the conversation hands off (the words are the web's, in the
-    reader's language: ``handoff.meter_words``). The holds first, then ``unavailable`` (no token
+    reader's language: ``handoff.words.meter``). The holds first, then ``unavailable`` (no token
     figure), ``due``, ``turns-to-go`` (the point is reached or compactions fire first, turns are
     missing) and ``tokens-to-go`` (counting down to the trigger point)."""
 

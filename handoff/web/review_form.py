@@ -15,8 +15,8 @@ from django import forms
 from django.http import QueryDict
 from django.utils.translation import gettext_lazy as _
 
-from handoff.brief_words import HEADINGS, HELP
 from handoff.core.brief import LIST_FIELDS
+from handoff.words.brief import HEADINGS, HELP
 
 
 class GoalForm(forms.Form):

@@ -10,7 +10,7 @@ from django.utils import translation
 from handoff.core.tokens import TokensOut
 from handoff.core.trigger import Metrics, TriggerConfig
 from handoff.meter.rules import Hold, MeterOut, meter
-from handoff.meter_words import summary
+from handoff.words.meter import summary
 
 DEMO = TriggerConfig()  # ratio 0.75, ceiling 120 000, 4 turns, 3 compactions
 EXACT: TokensOut = {"value": 0, "basis": "context", "label": "exact"}

@@ -25,8 +25,6 @@ from handoff.core.phases import discarded_note
 from handoff.inheritance import readable
 from handoff.lineage.page import neighbours
 from handoff.meter.fragment import render_meter
-from handoff.meter_words import summary
-from handoff.record_words import PHASE_WORDS, REASON_WORDS
 from handoff.shapes import MeterOut
 from handoff.web import host_pages
 from handoff.web.log_links import brief_links
@@ -37,6 +35,8 @@ from handoff.web.panel import (
     hint_context,
     session_panel,
 )
+from handoff.words.meter import summary
+from handoff.words.record import PHASE_WORDS, REASON_WORDS
 
 register = template.Library()
 
@@ -68,7 +68,7 @@ def inheritance_rows(report: list[dict[str, str]]) -> list[dict[str, object]]:
 
 @register.filter
 def meter_summary(meter: MeterOut) -> str:
-    """The meter's sentence in the active language (``handoff.meter_words.summary``)."""
+    """The meter's sentence in the active language (``handoff.words.meter.summary``)."""
     return summary(meter)
 
 

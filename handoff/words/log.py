@@ -18,8 +18,8 @@ from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import gettext
 
 from handoff.attempt import RELAY_NOTICE
-from handoff.brief_words import HEADINGS
 from handoff.core.brief import HEADINGS as ENGLISH_HEADINGS
+from handoff.words.brief import HEADINGS
 
 _RELAY = re.compile(re.escape(RELAY_NOTICE).replace(re.escape("%(named)s"), "(?P<named>.+)"))
 _BRIEF_TITLE = re.compile(r"Handoff brief(?: from “(?P<title>.*)”)?")
