@@ -22,7 +22,7 @@ numbering its events and rendering their rows and fragments from the committed s
 ``own/floor`` their ratio to the floor.
 
 Last, the offline summary alone (target: at 5 000 messages at most 1.5× its time at 100):
-with the digest the session's idles keep (``handoff.digests``), and with none kept.
+with the digest the session's idles keep (``handoff.digest.per_session``), and with none kept.
 
 It runs on the benchmark's database: SQLite by default, PostgreSQL when ``DATABASE_URL`` names
 one (``DATABASE_URL=postgres://… make bench``).
@@ -44,7 +44,8 @@ from django.db.transaction import Atomic
 from django.test.utils import CaptureQueriesContext
 
 from follower import events
-from handoff import attempt, digests, services, store, summarizer
+from handoff import attempt, services, store, summarizer
+from handoff.digest import per_session
 from handoff.models import SummaryDigest
 from host import log
 from host.models import Message, Session, UsageProjection
@@ -301,7 +302,7 @@ def summary_time(source: Session, *, kept: bool) -> float:
     host = services.session_controller()
     assert host is not None
 
-    digests.refresh(source, host)  # what the session's last idle left
+    per_session.refresh(source, host)  # what the session's last idle left
     spent = []
     for _ in range(ROUNDS):
         if not kept:

@@ -254,7 +254,7 @@ class HandoffSettings(models.Model):
 
 
 class SummaryDigest(models.Model):
-    """The offline summary's digest of a session's log (``handoff.core.digest.Digest`` as
+    """The offline summary's digest of a session's log (``handoff.digest.fold.Digest`` as
     JSON), folded in at each idle so that the summary reads it and the few entries after its
     ``seq`` instead of the whole log. It holds for the effective context
     after the session's ``compactions``-th compaction, read with working directory ``cwd``; a

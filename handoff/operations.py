@@ -35,10 +35,11 @@ from django.utils import timezone
 from django.utils.translation import gettext_noop
 
 from handoff import attempt as attempts
-from handoff import degradation, digests, metrics, review, services, store, tasks
+from handoff import degradation, metrics, review, services, store, tasks
 from handoff import status as status_module
 from handoff.attempt import AttemptOutcome
 from handoff.backoff import wait
+from handoff.digest import per_session
 from handoff.exceptions import (
     AlreadyHandedOff,
     NoReviewWaiting,
@@ -228,7 +229,7 @@ def evaluate_enabled_mains() -> int:
 
 def on_session_idle(sender: Any, session: Any, **kwargs: Any) -> None:
     """``session_idle`` receiver: fold what the session logged into its kept digest (with the
-    offline summarizer, which reads it: ``handoff.digests``), evaluate the session (the
+    offline summarizer, which reads it: ``handoff.digest.per_session``), evaluate the session (the
     next idle retries; docs/spec.md, Deferral); when no handoff applies, let the host's own
     compaction run near the window (the fallback)."""
     refresh_digest(session)
@@ -245,7 +246,7 @@ def refresh_digest(session: HostSession) -> None:
     if llm is None or not llm.offline or host is None:
         return
     try:
-        digests.refresh(session, host)
+        per_session.refresh(session, host)
     except DatabaseError:
         logger.exception("the digest of session %s was not refreshed", session.pk)
 

@@ -17,9 +17,9 @@ added to the brief's uncertainties. The answer is parsed with ``parse_brief``.
 
 When the LLM service is the embedded offline model, ``offline_brief`` builds the brief from the
 effective context without a model (docs/operations.md, Real mode); ``summarize_session`` builds it
-from the session's kept digest (``handoff.digests``), the same brief in about constant time. With
-the service left out (``HANDOFF_SERVICES["llm"] = None``) no brief can be written and the
-attempt fails here.
+from the session's kept digest (``handoff.digest.per_session``), the same brief in about
+constant time. With the service left out (``HANDOFF_SERVICES["llm"] = None``) no brief can be
+written and the attempt fails here.
 """
 
 from __future__ import annotations
@@ -31,9 +31,10 @@ from typing import Any
 
 from django.utils.translation import gettext_noop
 
-from handoff import degradation, digests, services
+from handoff import degradation, services
 from handoff.core.brief import BRIEF_FIELDS, LIST_FIELDS, parse_brief, validate_brief
 from handoff.core.offline_brief import offline_brief
+from handoff.digest import per_session
 
 MAX_OUTPUT_TOKENS = 6000
 TIMEOUT_SECONDS = 180.0
@@ -108,11 +109,11 @@ class SummaryPrompt:
 def summarize_session(session: Any, host: Any) -> dict[str, Any]:
     """Return the validated brief for ``session`` read through ``host`` (the session
     controller): with the embedded offline model, from the session's kept digest and the
-    entries after it (``handoff.digests``: the time does not grow with the
+    entries after it (``handoff.digest.per_session``: the time does not grow with the
     log); else ``summarize`` over its whole effective context. Raises as ``summarize`` does."""
     llm = services.llm()
     if llm is not None and llm.offline:
-        return digests.brief(session, host)
+        return per_session.brief(session, host)
     return summarize(session, host.effective_context(session))
 
 

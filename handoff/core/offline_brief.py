@@ -1,7 +1,7 @@
 """The offline summarizer: a brief built from the log's digest without a model (docs/spec.md,
 Brief; docs/design.md, The brief tells done from open and cites its evidence).
 
-Each field comes from the structure of the log (``handoff.core.digest``), never from guesses,
+Each field comes from the structure of the log (``handoff.digest.fold``), never from guesses,
 and each verified item, decision and user rule names the log entry it comes from, "… (log #N)"
 (items inherited from a predecessor's brief say "(earlier log #N)": that entry is in the
 predecessor's log):
@@ -41,24 +41,6 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from handoff.core.brief import validate_brief
-from handoff.core.digest import (
-    NOT_SHOWN,
-    OPTION,
-    Command,
-    Digest,
-    Ends,
-    Entry,
-    Said,
-    absolute,
-    covers,
-    digest,
-    intents,
-    is_generated_path,
-    mentions,
-    only_stages,
-    task_ids,
-)
-from handoff.core.digest import section as summary_section
 from handoff.core.said import (
     BULLET,
     ITEM_CHARS,
@@ -77,6 +59,24 @@ from handoff.core.said import (
     uncited,
     unique,
 )
+from handoff.digest.fold import (
+    NOT_SHOWN,
+    OPTION,
+    Command,
+    Digest,
+    Ends,
+    Entry,
+    Said,
+    absolute,
+    covers,
+    digest,
+    intents,
+    is_generated_path,
+    mentions,
+    only_stages,
+    task_ids,
+)
+from handoff.digest.fold import section as summary_section
 
 MAX_ARTIFACTS = 40
 # Files named in a Verified item as changed after its check ran (``changed_after``).

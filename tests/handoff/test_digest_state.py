@@ -20,9 +20,10 @@ from django.core.management import call_command
 from django.db import DatabaseError, connection
 from shared_files import CASES, SAMPLES, TRANSCRIPTS
 
-from handoff import digests, services, summarizer
-from handoff.core.digest import Digest
+from handoff import services, summarizer
 from handoff.core.offline_brief import brief_of, offline_brief
+from handoff.digest import per_session
+from handoff.digest.fold import Digest
 from handoff.models import SummaryDigest
 from host.compaction import compact
 from host.models import Message, Role, Session, SourceKind
@@ -90,7 +91,7 @@ def message_cut(context: list[dict[str, Any]]) -> int:
 def idle_at(session: Session, context: list[dict[str, Any]]) -> int:
     """Store the digest an idle at ``message_cut`` would have left; return its ``seq``."""
     digest = Digest(cwd=session.cwd).read(context[: message_cut(context)])
-    digests.store(session, digest)
+    per_session.store(session, digest)
     return digest.seq
 
 
@@ -119,10 +120,10 @@ def test_a_crash_while_the_digest_is_stored_leaves_the_old_one_and_the_brief_rig
         return execute(sql, params, many, ctx)
 
     with connection.execute_wrapper(crash), pytest.raises(DatabaseError):
-        digests.refresh(session, host)
+        per_session.refresh(session, host)
 
     assert SummaryDigest.objects.get(session=session).seq == old
-    assert digests.brief(session, host) == offline_brief(context, cwd=session.cwd)
+    assert per_session.brief(session, host) == offline_brief(context, cwd=session.cwd)
     assert SummaryDigest.objects.get(session=session).seq == context[-1]["seq"]
 
 
@@ -133,7 +134,7 @@ def test_an_unreadable_stored_digest_is_read_afresh():
     idle_at(session, context)
     SummaryDigest.objects.filter(session=session).update(state={"files": "half written"})
 
-    assert digests.brief(session, host) == offline_brief(context, cwd=session.cwd)
+    assert per_session.brief(session, host) == offline_brief(context, cwd=session.cwd)
 
 
 def test_a_compaction_after_the_kept_digest_starts_it_afresh():
@@ -150,7 +151,7 @@ def test_a_compaction_after_the_kept_digest_starts_it_afresh():
     )
     session = Session.objects.get(pk=session.pk)
 
-    brief = digests.brief(session, host)
+    brief = per_session.brief(session, host)
 
     assert brief == offline_brief(host.effective_context(session), cwd=session.cwd)
     assert any("never touch the tests" in rule for rule in brief["constraints"])

@@ -8,8 +8,9 @@ import logging
 import pytest
 from handoff_support import make_source
 
-from handoff import digests, inheritance, operations, services
+from handoff import inheritance, operations, services
 from handoff.core.phases import Phase
+from handoff.digest import per_session
 from handoff.models import HandoffRecord, MainState
 from host.models import Session
 
@@ -24,7 +25,7 @@ def test_a_type_error_in_the_brief_builder_is_logged_once_with_its_traceback(mon
     def broken(*args: object) -> dict:
         raise TypeError("unsupported operand type(s) for +: 'int' and 'str'")
 
-    monkeypatch.setattr(digests, "brief", broken)
+    monkeypatch.setattr(per_session, "brief", broken)
     source = make_source()
     caplog.set_level(logging.INFO)
     outcome = operations.run_attempt(source.pk, manual=True)

@@ -1,11 +1,11 @@
-"""handoff.core.digest: the log's structure read back (docs/spec.md, Brief)."""
+"""handoff.digest.fold: the log's structure read back (docs/spec.md, Brief)."""
 
 from __future__ import annotations
 
 import json
 from typing import Any
 
-from handoff.core import digest as d
+from handoff.digest import fold as d
 
 
 def call(tool: str, args: object) -> dict[str, str]:

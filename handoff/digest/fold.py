@@ -30,8 +30,8 @@ The digest reads:
 Nothing here invents text: every field holds a string found in the log, cut to length.
 
 The digest is a fold (``Digest.read``) whose state stays bounded however long the log grows, so
-it can be kept and read on idle by idle (``handoff.digests``): the summary's cost must not grow
-with the log. Its JSON form (``to_json`` / ``from_json``) is what is kept.
+it can be kept and read on idle by idle (``handoff.digest.per_session``): the summary's cost
+must not grow with the log. Its JSON form (``to_json`` / ``from_json``) is what is kept.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The offline summary's digest, kept per session.
 
 Building the brief from the whole log costs time that grows with the log (reading every
-message, walking every text). So the digest (``handoff.core.digest.Digest``: bounded, a fold
+message, walking every text). So the digest (``handoff.digest.fold.Digest``: bounded, a fold
 over the log) is kept in ``SummaryDigest``: at each idle of a session (``refresh``, from the
 ``session_idle`` receiver) and at each summary (``brief``) the stored digest reads the entries
 after its ``seq`` and is stored again. A compaction (the session's ``compactions`` moved on), a
@@ -20,8 +20,8 @@ from typing import Any
 
 from django.db import IntegrityError, transaction
 
-from handoff.core.digest import Digest
 from handoff.core.offline_brief import brief_of
+from handoff.digest.fold import Digest
 from handoff.models import SummaryDigest
 from handoff.services import HostSession, SessionController
 
