@@ -19,12 +19,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Protocol, TypeAlias, cast
-from uuid import UUID
 
 from django.conf import settings
 from django.utils.module_loading import import_string
 
 from handoff import degradation
+from handoff.session_model import SessionId
 from handoff.settings_store import SettingsStore, SettingsValues
 
 SESSION_CONTROLLER = "session_controller"
@@ -107,7 +107,7 @@ class HostSession(Protocol):
 
 
 # A session as the services take it: the host's object or its id.
-SessionRef: TypeAlias = "HostSession | str | UUID"
+SessionRef: TypeAlias = "HostSession | SessionId"
 
 
 class SessionObservation(Protocol):
@@ -148,7 +148,8 @@ class SessionController(Protocol):
 
     def ids_starting_with(self, prefix: str, *, limit: int) -> list[str]:
         """Return the ids (as text) of at most ``limit`` sessions whose id starts with
-        ``prefix`` (hex digits and dashes, as ids are written)."""
+        ``prefix`` (hex digits and dashes, as ids are written; asked only of a host whose
+        session model has UUID keys: ``manage.py handoff`` takes other ids whole)."""
 
     def owned_by(self, owner_id: Any) -> Iterable[Any]:
         """Return the primary keys of the sessions user ``owner_id`` owns: the ownership the

@@ -13,11 +13,12 @@ from typing import Any
 import pytest
 from django.dispatch import Signal
 
-PLAIN_HOST_SETTINGS = "tests.plain_host.settings"
-# The plain host (a second chat host) runs in a pytest process of its own, with its
-# own settings: ``pytest tests/plain_host --ds=tests.plain_host.settings`` (``make test``).
+PLAIN_HOST_SETTINGS = ("tests.plain_host.settings", "tests.plain_host.int_settings")
+# The plain host (a second chat host) runs in a pytest process of its own, with its own
+# settings, once with UUID keys and once with integer keys:
+# ``pytest tests/plain_host --ds=tests.plain_host.settings`` (and ``…int_settings``; ``make test``).
 collect_ignore = (
-    [] if os.environ.get("DJANGO_SETTINGS_MODULE") == PLAIN_HOST_SETTINGS else ["plain_host"]
+    [] if os.environ.get("DJANGO_SETTINGS_MODULE") in PLAIN_HOST_SETTINGS else ["plain_host"]
 )
 
 

@@ -10,7 +10,6 @@ Like ``host/follow.py`` on the reference host: ``chat.conversation_changed`` bec
 from __future__ import annotations
 
 from typing import Any
-from uuid import UUID
 
 from tests.plain_host import chat
 from tests.plain_host.models import Conversation
@@ -22,10 +21,15 @@ ADDED, UPDATED = "session.added", "session.updated"
 """The events a page applies rows from (the kinds the handoff's jump rules read)."""
 
 
+KEYS = ("id", "redirect_to")
+"""The columns that hold a conversation's key (its own, the handoff's destination): text in a
+row, whether the key is a UUID or an integer."""
+
+
 def _row(values: dict[str, Any]) -> dict[str, Any]:
-    """A row from a conversation's values: ``woken`` shown as ``blank``, UUIDs as strings."""
+    """A row from a conversation's values: ``woken`` shown as ``blank``, keys as text."""
     row = {
-        name: str(value) if isinstance(value, UUID) else value
+        name: str(value) if name in KEYS and value is not None else value
         for name, value in values.items()
         if name != "woken"
     }

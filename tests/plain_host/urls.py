@@ -1,13 +1,16 @@
 """The plain host's URLs: its page, and the apps it installs (the handoff's pages, the
-follower's snapshot, the settings card's name for the panel's link, the JavaScript catalog)."""
+follower's snapshot, the settings card's name for the panel's link, the JavaScript catalog).
+
+A conversation's id is matched as the handoff matches it: by its primary key's converter."""
 
 from django.urls import include, path
 from django.views.i18n import JavaScriptCatalog
 
+from handoff.session_model import session_path_converter
 from tests.plain_host import views
 
 urlpatterns = [
-    path("c/<uuid:session_id>/", views.conversation, name="conversation"),
+    path(f"c/<{session_path_converter()}:session_id>/", views.conversation, name="conversation"),
     path("handoff/", include("handoff.web.urls")),
     path("settings/", include("handoff_settings.urls")),
     path("follow/", include("follower.urls")),
