@@ -11,10 +11,12 @@ is read with its default). All are seconds:
 - ``HANDOFF_BACKOFF_BASE`` (60) and ``HANDOFF_BACKOFF_CAP`` (3 600): the wait after a failed
   automatic attempt, doubling up to the cap (docs/spec.md, Switches).
 
-and one that is no duration: ``HANDOFF_SESSION_URL`` (``"chat:session"``), the URL name of the
-host's page of one session, reversed with the session's id as its one argument
-(``session_url``; the admin's "open the successor", the pages and the follower's events link
-it; the other hooks of the pages: ``handoff.web.host_pages``).
+and one that is no duration: ``HANDOFF_SESSION_URL`` (no default: the handoff names no host), the
+URL name of the host's page of one session, reversed with the session's id as its one argument
+(``session_url``; the admin's "open the successor", the pages, the settings card and the
+follower's events link it; the other hooks of the pages: ``handoff.web.host_pages``). Unset,
+``session_url`` raises ``ImproperlyConfigured`` naming it, and the system check
+``handoff.W002`` says so at start-up.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
 from django.urls import reverse
 
 DEFAULTS = {
@@ -39,13 +42,18 @@ def seconds(name: str) -> int:
     return int(getattr(settings, name, DEFAULTS[name]))
 
 
-SESSION_URL = "chat:session"
-"""``HANDOFF_SESSION_URL``'s default: the reference host's session page."""
+SESSION_URL = "HANDOFF_SESSION_URL"
 
 
 def session_url(session_id: Any) -> str:
     """Return the path of the host's page of session ``session_id`` (``HANDOFF_SESSION_URL``).
 
-    Raises ``NoReverseMatch`` when the host has no such URL name.
+    Raises ``ImproperlyConfigured`` when the setting is unset and ``NoReverseMatch`` when the
+    host has no such URL name.
     """
-    return reverse(getattr(settings, "HANDOFF_SESSION_URL", SESSION_URL), args=[session_id])
+    name = getattr(settings, SESSION_URL, None)
+    if not name:
+        raise ImproperlyConfigured(
+            f"{SESSION_URL} is not set: name the URL of the host's page of a session"
+        )
+    return reverse(name, args=[session_id])

@@ -2,7 +2,10 @@
 
 The handoff app never imports the host. Each service is a small protocol below; an integrator
 points ``settings.HANDOFF_SERVICES[name]`` at a zero-argument factory (dotted path) or sets it to
-``None`` to leave the service out, and ``host.services`` is the reference implementation.
+``None`` to leave the service out, and ``host.services`` is the reference implementation. The
+setting has no default (the handoff names no host): a service it does not name is left out, and
+the handoff degrades as docs/spec.md, Degradation says (without a session controller it is
+unavailable: the system check ``handoff.W001`` says so at start-up).
 
 Each service is resolved **at each call**, never at start-up (docs/spec.md, Degradation): a factory
 registered at run time with ``register()`` is checked first, then the setting, so a service
@@ -21,6 +24,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Protocol, TypeAlias, cast
 
 from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
 from django.utils.module_loading import import_string
 
 from handoff import degradation
@@ -366,16 +370,27 @@ def get(name: str) -> object | None:
 
     Resolved now: the run-time registry first, then ``settings.HANDOFF_SERVICES[name]`` (a
     dotted path to a zero-argument factory, or a callable). Raises ``KeyError`` for an unknown
-    name and ``ImportError`` for a path that does not import. The typed accessors below are
-    what the handoff app calls.
+    name and ``ImproperlyConfigured`` (naming the setting) for a path that does not import (the
+    system check ``handoff.E002`` says so at start-up). The typed accessors below are what the
+    handoff app calls.
     """
     _check_name(name)
     if name in _registered:
         factory = _registered[name]
     else:
         configured = getattr(settings, "HANDOFF_SERVICES", {}).get(name)
-        factory = import_string(configured) if isinstance(configured, str) else configured
+        factory = _imported(name, configured) if isinstance(configured, str) else configured
     return factory() if factory is not None else None
+
+
+def _imported(name: str, path: str) -> Callable[[], Any]:
+    try:
+        factory: Callable[[], Any] = import_string(path)
+    except ImportError as exc:
+        raise ImproperlyConfigured(
+            f"HANDOFF_SERVICES[{name!r}] = {path!r} does not import: {exc}"
+        ) from exc
+    return factory
 
 
 def for_agent(session: HostSession, name: str) -> object | None:

@@ -2,12 +2,13 @@
 
 Like ``AUTH_USER_MODEL``: ``"app_label.ModelName"``; it has no default (the handoff names no
 host): unset, the system check ``handoff.E001`` says so and ``get_session_model`` raises
-``ImproperlyConfigured`` naming it. **Set it once, before the first ``migrate``**: the handoff's migrations create their
-foreign keys to whatever it names then (``to=session_model_name()``, and each depends on the
-first migration of that app through ``migrations.swappable_dependency``); changing it later
-leaves those keys pointing at the old table, exactly as Django warns for ``AUTH_USER_MODEL``.
-(The ``swapper`` package was not taken: it expects the default model inside the swappable app,
-``handoff.Session``, a table of its own, while this default is the host's model.)
+``ImproperlyConfigured`` naming it. **Set it once, before the first ``migrate``**: the
+handoff's migrations create their foreign keys to whatever it names then
+(``to=session_model_name()``, and each depends on the first migration of that app through
+``migrations.swappable_dependency``); changing it later leaves those keys pointing at the old
+table, exactly as Django warns for ``AUTH_USER_MODEL``. (The ``swapper`` package was not taken:
+it expects the default model inside the swappable app, ``handoff.Session``, a table of its own,
+while the session model is the host's.)
 
 What the model must have (checked at start-up by ``check_session_model``, ``handoff.E001``):
 

@@ -4,7 +4,7 @@
 ``handoff.session_model`` asks for (``title``, ``owner``) and the ``HostSession`` attributes
 (``parent_id``, ``cwd``, ``model``, ``status`` …) as fields or properties. Its primary key is a
 UUID, or an integer with ``PLAIN_HOST_INTEGER_KEYS = True`` (``tests.plain_host.int_settings``,
-whose migrations are ``tests.plain_host.int_migrations``): the handoff takes either.
+whose migrations are ``tests.plain_host.int_keys.migrations``): the handoff takes either.
 """
 
 from __future__ import annotations
