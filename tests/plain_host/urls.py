@@ -1,8 +1,9 @@
 """The plain host's URLs: its page, and the apps it installs (the handoff's pages, the
-follower's snapshot, the settings card's name for the panel's link, the JavaScript catalog).
+follower's snapshot, the settings card when it is installed, the JavaScript catalog).
 
 A conversation's id is matched as the handoff matches it: by its primary key's converter."""
 
+from django.apps import apps
 from django.urls import include, path
 from django.views.i18n import JavaScriptCatalog
 
@@ -12,7 +13,8 @@ from tests.plain_host import views
 urlpatterns = [
     path(f"c/<{session_path_converter()}:session_id>/", views.conversation, name="conversation"),
     path("handoff/", include("handoff.web.urls")),
-    path("settings/", include("handoff_settings.urls")),
     path("follow/", include("follower.urls")),
     path("jsi18n/", JavaScriptCatalog.as_view(), name="javascript-catalog"),
 ]
+if apps.is_installed("handoff_settings"):
+    urlpatterns.append(path("settings/", include("handoff_settings.urls")))
