@@ -46,12 +46,12 @@ def onward(session_id: SessionId) -> HandoffRecord | None:
 
 
 @once
-def _origin(session_key: SessionId) -> HandoffRecord | None:
+def _origin(session_key: Any) -> HandoffRecord | None:
     return hops().filter(target_id=session_key).first()
 
 
 @once
-def _onward(session_key: SessionId) -> HandoffRecord | None:
+def _onward(session_key: Any) -> HandoffRecord | None:
     return hops().filter(source_id=session_key).first()
 
 

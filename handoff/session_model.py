@@ -91,7 +91,7 @@ def session_key(session_id: Any) -> Any:
     primary key reads it (``pk.to_python``): a ``UUID`` on a host with UUID keys, an ``int`` on
     one with integer keys. Raises ``ValueError`` for an id that field refuses (malformed)."""
     try:
-        return get_session_model()._meta.pk.to_python(session_id)  # type: ignore[union-attr]
+        return get_session_model()._meta.pk.to_python(session_id)
     except ValidationError as exc:
         raise ValueError(f"{session_id!r} is not a session id") from exc
 

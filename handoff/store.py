@@ -12,6 +12,7 @@ from __future__ import annotations
 import copy
 from dataclasses import dataclass
 from typing import Any
+from uuid import UUID
 
 from django.db import transaction
 from django.db.models import OuterRef, Q, Subquery
@@ -40,8 +41,8 @@ def find_main_state(session_id: SessionId) -> MainState | None:
 
 
 @once
-def _main_state(session_key: SessionId) -> MainState | None:
-    return MainState.objects.filter(session_id=session_key).first()
+def _main_state(pk: Any) -> MainState | None:
+    return MainState.objects.filter(session_id=pk).first()
 
 
 def lock_main_state(session_id: SessionId) -> MainState:
@@ -110,7 +111,7 @@ class Standing:
 
     state: MainState | None
     redirect_to: SessionId | None
-    in_progress: SessionId | None
+    in_progress: UUID | None
 
 
 def standing(session_id: SessionId) -> Standing:
@@ -233,7 +234,7 @@ def redirect_of(source_id: SessionId) -> Redirect | None:
 
 
 @once
-def _redirect(source_key: SessionId) -> Redirect | None:
+def _redirect(source_key: Any) -> Redirect | None:
     return Redirect.objects.filter(source_id=source_key).first()
 
 
