@@ -384,3 +384,31 @@ def test_the_handoff_takes_the_hosts_own_ids_and_refuses_bad_ones(
             call_command("handoff", "disable", bad)
     assert list(MainState.objects.values_list("session_id", "enabled").order_by("pk")) == before
     assert not HandoffRecord.objects.exists()
+
+
+@pytest.mark.django_db
+def test_the_json_api_takes_the_hosts_own_ids_and_refuses_bad_ones(
+    chat_host: ChatHost, settle: Callable[[], Any], client: Client
+) -> None:
+    """The handoff's half of the JSON API (mounted at ``/api/`` on both hosts) types a session
+    id as the session model's key: the host's ids work, a malformed one is 422 and an unknown
+    one 404, and neither changes anything."""
+    source, _ = _handed_off(chat_host, settle)
+    client.force_login(chat_host.user("alice"))
+    gone = chat_host.conversation(chat_host.user("alice"), tokens=LOW_TOKENS)
+    unknown = str(gone.pk)
+    gone.delete()
+
+    def act(session_id: str, action: str) -> Any:
+        body = {"action": action}
+        url = f"/api/sessions/{session_id}/handoff"
+        return client.post(url, body, content_type="application/json")
+
+    assert act(str(source.pk), "status").json()["session"] == str(source.pk)
+    listed = client.get("/api/handoffs", {"session": str(source.pk)}).json()
+    assert [record["source"] for record in listed["items"]] == [str(source.pk)]
+    states = list(MainState.objects.values_list("session_id", "enabled").order_by("pk"))
+    assert act("not-an-id", "enable").status_code == 422
+    assert act(unknown, "enable").status_code == 404
+    assert client.get("/api/handoffs", {"session": "not-an-id"}).status_code == 422
+    assert list(MainState.objects.values_list("session_id", "enabled").order_by("pk")) == states
