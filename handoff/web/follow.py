@@ -65,7 +65,7 @@ class Kind(StrEnum):
     later route, or a route installed without it); ``previous`` is where it forwarded before
     (None: it did not); ``url`` is the host's page of ``destination``
     (``HANDOFF_SESSION_URL``); ``session`` and ``row_html`` are the destination's row as the
-    host's source renders it (``Outlet.row``, after the commit)."""
+    host's source renders it (``Renders.row_of``: the follower adds it after the commit)."""
     SETTINGS_CHANGED = "settings.changed"
     """``{"settings": {name: value}, "version": int}``: the global settings as stored now (the
     card's fields; every user's pages get it)."""
