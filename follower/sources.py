@@ -115,7 +115,7 @@ class Source:
 
 @dataclass(frozen=True)
 class Loaded:
-    """The sources of ``FOLLOWER_SOURCES``, in order, with whom each kind is rendered by."""
+    """The sources of ``FOLLOWER_SOURCES``, in order, and which of them render each kind."""
 
     sources: tuple[Source, ...]
     owners: Mapping[str, Source]
