@@ -142,11 +142,13 @@ def _rendered(
     not hold back the user's later events).
 
     The batch's renders share their reads (``common.reads.reads_once``: a thing several events
-    show is read and rendered once, the user's language read once, before the first render),
+    show is read and rendered once, the user's language read once before the renders when one
+    of them renders a template: ``sources.renders_html``),
     and a fragment several events carry stays only in the last of them (``coalesce``: the
     phases one transaction moves a handoff through send its panel once)."""
     kept, dropped = [], []
-    with reads_once(), translation.override(fragments.language_of(user_id)):
+    html = any(sources.renders_html(event.kind) for event in pending)
+    with reads_once(), translation.override(fragments.language_of(user_id) if html else None):
         for event in pending:
             try:
                 payload = sources.render(event.kind, event.payload)

@@ -44,7 +44,8 @@ class Renders:
 
     templates: tuple[str, ...] = ()
     """The templates of what it renders into the payload (``fragments``, ``row_html``), in the
-    order the payload carries them; empty: the payload is complete as published."""
+    order the payload carries them; empty: the payload is complete as published (and a batch of
+    such events reads no language: ``renders_html``)."""
     row_of: str | None = None
     """The payload key naming the session whose row the event carries: after the renders the
     follower adds ``session`` and ``row_html`` from the row source (``Source.row``) and drops
@@ -197,6 +198,17 @@ def render(kind: str, payload: Payload) -> Payload | None:
             return None
         completed = adder.render(kind, completed)
     return completed
+
+
+def renders_html(kind: str) -> bool:
+    """Return whether an event of ``kind`` is rendered with a template: its source's
+    ``Renders`` names one or a row, or a source that adds to it names one (``follower.events``
+    reads the user's language for a batch only then)."""
+    found = loaded()
+    source = found.owners.get(kind)
+    renders = source.kinds[kind] if source is not None else Renders()
+    added = any(adder.adds[kind] for adder in found.adders.get(kind, ()))
+    return bool(renders.templates) or renders.row_of is not None or added
 
 
 def _with_row(payload: Payload | None, row_of: str | None) -> Payload | None:

@@ -218,3 +218,20 @@ def test_pages_load_the_transport_then_the_sources_scripts():
     ]
     with override_settings(FOLLOWER_SOURCES=[MOONS]):
         assert scripts() == ["/static/follower/follower.js"]
+
+
+def test_the_language_is_read_for_a_batch_only_when_it_renders_a_template(
+    django_user_model, monkeypatch
+):
+    ada = django_user_model.objects.create_user("ada")
+    asked: list[int] = []
+    monkeypatch.setattr(Planets, "language", lambda self, user_id: asked.append(user_id))
+    with override_settings(FOLLOWER_SOURCES=[PLANETS]):
+        sources.publish(ada.pk, "orbit", {"moon": "Io"})
+        events_after(ada.pk, 0)
+        assert asked == []  # the planets' orbit names no template
+    with override_settings(FOLLOWER_SOURCES=[MOONS, PLANETS]):
+        sources.publish(ada.pk, "orbit", {"moon": "Io"})
+        sources.publish(ada.pk, "orbit", {"moon": "Europa"})
+        events_after(ada.pk, 1)
+        assert asked == [ada.pk]  # the moons add a template: read once for the batch
