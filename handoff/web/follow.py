@@ -31,8 +31,15 @@ from follower.fragments import fragment
 from follower.sources import Payload, Renders, Source, publish, publish_about
 from handoff import services, store
 from handoff.conf import session_url
+from handoff.models import HandoffRecord
 from handoff.settings_store import EDITABLE
-from handoff.signals import main_switched, record_changed, redirects_changed, settings_changed
+from handoff.signals import (
+    RouteChange,
+    main_switched,
+    record_changed,
+    redirects_changed,
+    settings_changed,
+)
 from handoff.web.meter import TEMPLATE as METER
 from handoff.web.meter import live_meter_context
 from handoff.web.panel import session_panel
@@ -159,7 +166,7 @@ class HandoffSource(Source):
         context = session_panel(session) | {"live": True}
         return [fragment(PANEL, context, session=session.pk)]
 
-    def record_changed(self, record: Any, **kwargs: Any) -> None:
+    def record_changed(self, record: HandoffRecord, **kwargs: Any) -> None:
         """Publish ``handoff.phase`` to the source's owner: the record was created, moved
         phase or got its successor (the panel is rendered after the commit)."""
         payload = {
@@ -170,7 +177,7 @@ class HandoffSource(Source):
         }
         publish_about(str(record.source_id), Kind.HANDOFF_PHASE, payload)
 
-    def redirects_changed(self, changes: list[Any], **kwargs: Any) -> None:
+    def redirects_changed(self, changes: list[RouteChange], **kwargs: Any) -> None:
         """Publish ``redirect.committed`` per added or re-pointed route (the destination's row
         is added after the commit), ``session.updated`` (no redirect) per removed one.
 
