@@ -36,8 +36,11 @@ lint: install
 test: install lint node_modules/.installed
 	sh scripts/ensure-chromium
 	$(BIN)/pytest
-# The handoff on a second chat host (tests/plain_host): its own settings and test database.
+# The handoff on a second chat host (tests/plain_host): its own settings and test database,
+# with UUID keys, with integer keys, and the engine without the settings card.
 	$(BIN)/pytest tests/plain_host --ds=tests.plain_host.settings
+	$(BIN)/pytest tests/plain_host --ds=tests.plain_host.int_settings
+	$(BIN)/pytest tests/plain_host/test_engine_alone.py --ds=tests.plain_host.engine_settings
 
 bench: install
 	$(BIN)/python -m bench

@@ -266,8 +266,20 @@ HANDOFF_SERVICES: dict[str, str | None] = {
     "llm": "host.services.LLM",
 }
 
-# The handoff connects to this host's signals by the names in handoff.apps.DEFAULT_HOST_SIGNALS;
-# another host sets HANDOFF_HOST_SIGNALS to the names that differ.
+# This host's signals the handoff connects to (handoff.apps.HOST_SIGNALS: a hook not named here
+# is left out), the URL name of its page of a session, and its Markdown for the lineage page's
+# briefs (handoff.web.host_pages). The handoff's defaults name no host.
+HANDOFF_HOST_SIGNALS: dict[str, str | None] = {
+    "session_idle": "host.signals.session_idle",
+    "blocker_cleared": "host.signals.blocker_cleared",
+    "before_step": "host.signals.before_step",
+    "session_links": "host.signals.session_links",
+    "offline_reply": "host.signals.offline_reply",
+    "composer_command": "host.signals.composer_command",
+    "session_window": "host.signals.session_window",
+}
+HANDOFF_SESSION_URL = "chat:session"
+HANDOFF_MARKDOWN = "host.templatetags.chat_markdown.markdown"
 
 # A running turn's lease (seconds, host.turn_lease): renewed every third of it while the agent
 # runs; a turn not renewed for this long is ended by the task worker's sweep.

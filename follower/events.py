@@ -9,8 +9,9 @@ instead and reloads its snapshot.
 An event frame, as stored and as sent on the websocket, is
 ``{"type": "event", "id": int, "kind": str, "payload": dict}``; a payload's ``fragments`` are
 what the page applies in place (``follower.fragments``). The kinds and their payloads belong to
-the apps that publish them (``follower.sources``): ``host.follow.Kind`` for session rows and log
-lines, ``handoff.web.follow.Kind`` for records, redirects, switches and settings.
+the apps that publish them (``follower.sources``, which declare each kind's renders):
+``host.follow.Kind`` for session rows and log lines, ``handoff.web.follow.Kind`` for records,
+redirects, switches and settings.
 
 A writer stores only what identifies its change (the kind, the ids, the facts it has in hand);
 what a page shows of it (rows, fragments) is rendered when the event is numbered, after the
@@ -29,10 +30,10 @@ from channels.layers import get_channel_layer
 from django.db import connection, transaction
 from django.db.models import F, Max
 from django.dispatch import Signal
-from django.utils import timezone
+from django.utils import timezone, translation
 
 from common.reads import reads_once
-from follower import sending, sources
+from follower import fragments, sending, sources
 from follower.conf import follower_settings
 from follower.models import FollowerCursor, FollowerEvent
 
@@ -132,18 +133,22 @@ def _deliver_after_commit(user_id: int) -> None:
     transaction.on_commit(_Delivery(user_id, batch or _Batch()), robust=True)
 
 
-def _rendered(pending: list[FollowerEvent]) -> tuple[list[FollowerEvent], list[FollowerEvent]]:
-    """Complete each pending event's payload from the committed state (``sources.render``);
-    return ``(kept, dropped)``: dropped are the events a source dropped (what they were about
-    is gone) and those whose render failed (logged: a broken template must not hold back the
-    user's later events).
+def _rendered(
+    user_id: int, pending: list[FollowerEvent]
+) -> tuple[list[FollowerEvent], list[FollowerEvent]]:
+    """Complete each pending event of ``user_id`` from the committed state (``sources.render``)
+    in the user's language; return ``(kept, dropped)``: dropped are the events a source dropped
+    (what they were about is gone) and those whose render failed (logged: a broken template must
+    not hold back the user's later events).
 
     The batch's renders share their reads (``common.reads.reads_once``: a thing several events
-    show is read and rendered once, the user's language read once), and a fragment several
-    events carry stays only in the last of them (``coalesce``: the phases one transaction moves
-    a handoff through send its panel once)."""
+    show is read and rendered once, the user's language read once before the renders when one
+    of them renders a template: ``sources.renders_html``),
+    and a fragment several events carry stays only in the last of them (``coalesce``: the
+    phases one transaction moves a handoff through send its panel once)."""
     kept, dropped = [], []
-    with reads_once():
+    html = any(sources.renders_html(event.kind) for event in pending)
+    with reads_once(), translation.override(fragments.language_of(user_id) if html else None):
         for event in pending:
             try:
                 payload = sources.render(event.kind, event.payload)
@@ -205,7 +210,7 @@ def deliver(user_id: int) -> list[Frame]:
         return []
     with transaction.atomic():
         cursor, _ = FollowerCursor.objects.select_for_update().get_or_create(user_id=user_id)
-        pending, dropped = _rendered(list(unnumbered.order_by("pk")))
+        pending, dropped = _rendered(user_id, list(unnumbered.order_by("pk")))
         if dropped:
             FollowerEvent.objects.filter(pk__in=[event.pk for event in dropped]).delete()
         if not pending:

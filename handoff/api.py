@@ -12,7 +12,7 @@ service, and records are filtered through their ``source`` relation.
 # No ``from __future__ import annotations`` here: ninja reads the parameters of a ``@paginate``d
 # view through its wrapper, whose module cannot resolve this module's names from strings.
 
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 from uuid import UUID
 
 from django.db.models import QuerySet
@@ -27,8 +27,17 @@ from handoff import export, operations
 from handoff.core.phases import Phase
 from handoff.exceptions import SessionNotFound
 from handoff.models import HandoffRecord
+from handoff.session_model import session_key_type
 from handoff.shapes import ExportOut, RecordOut, StatusOut
 from handoff.status import record_dict
+
+if TYPE_CHECKING:
+    SessionKey = Any
+else:
+    SessionKey = session_key_type()
+"""A session id as the session model's primary key types it (``UUID`` on the reference host,
+``int`` on a host with integer keys): read when the API is mounted, so a malformed id is
+refused (422) before the view runs."""
 
 sessions_router = Router(tags=["handoff"])
 records_router = Router(tags=["handoff"])
@@ -66,12 +75,12 @@ class RecordFilters(FilterSchema):
     """``GET /api/handoffs`` filters (ninja ``FilterSchema``)."""
 
     phase: Phase | None = Field(None, description="Only records in this phase.")
-    session: Annotated[UUID | None, FilterLookup("source_id")] = Field(
+    session: Annotated[SessionKey | None, FilterLookup("source_id")] = Field(
         None, description="Only records whose source is this session."
     )
 
 
-def ensure_owned(request: HttpRequest, session_id: UUID) -> None:
+def ensure_owned(request: HttpRequest, session_id: SessionKey) -> None:
     """Raise ``HttpError(404)`` unless the session exists and belongs to the caller.
 
     The answer is the same for a missing session and another user's (ids never leak).
@@ -94,7 +103,7 @@ def _callers_records(request: HttpRequest) -> QuerySet[HandoffRecord]:
     response={200: StatusOut, **answers(*WRITE_ONE, 409)},
     summary="Switch or request a handoff",
 )
-def handoff_action(request: HttpRequest, session_id: UUID, payload: HandoffActionIn) -> Any:
+def handoff_action(request: HttpRequest, session_id: SessionKey, payload: HandoffActionIn) -> Any:
     """Apply ``action`` and return the status report.
 
     ``now`` only requests the attempt (it runs in the background; the summary never blocks

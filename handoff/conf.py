@@ -3,7 +3,9 @@
 A plugin must not require its host to define its settings (as django-htmx and Channels do, each
 is read with its default): ``handoff_settings()`` returns them all as one typed object,
 ``HandoffSettings``, read from ``django.conf.settings`` at each call (``common.app_settings``).
-Its web layer's (``handoff.web``) are here too.
+Its web layer's (``handoff.web``) are here too. Those that name the host have no default (the
+handoff names no host): unset, the first use raises ``ImproperlyConfigured`` naming the setting,
+and the system checks (``handoff.checks``, ``handoff.session_model``) say so at start-up.
 """
 
 from __future__ import annotations
@@ -14,12 +16,12 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
 from django.urls import reverse
 
 from common.app_settings import read
 
-SESSION_URL = "chat:session"
-"""``HANDOFF_SESSION_URL``'s default: the reference host's session page."""
+SESSION_URL = "HANDOFF_SESSION_URL"
 
 
 @dataclass(frozen=True)
@@ -38,28 +40,30 @@ class HandoffSettings:
       (``backoff_cap``): 3 600 — the wait after a failed automatic attempt, doubling up to the
       cap (docs/spec.md, Switches).
 
-    The host's seams (``handoff.services``, ``handoff.apps``, ``handoff.session_model``):
+    The host's seams (``handoff.services``, ``handoff.apps``, ``handoff.session_model``), none
+    naming a host by default:
 
-    - ``HANDOFF_SESSION_MODEL`` (``session_model``): ``"app_label.ModelName"``, default
-      ``"host.Session"`` — the model the handoff's tables point at; set once, before the first
-      ``migrate``;
+    - ``HANDOFF_SESSION_MODEL`` (``session_model``): ``"app_label.ModelName"``, default ``None``
+      — the model the handoff's tables point at; set once, before the first ``migrate``; unset,
+      ``handoff.session_model`` raises ``ImproperlyConfigured`` and check ``handoff.E001`` fails;
     - ``HANDOFF_SERVICES`` (``services``): service name -> dotted path of a zero-argument
-      factory, a callable, or ``None`` (left out); default ``{}``: every service left out;
-    - ``HANDOFF_HOST_SIGNALS`` (``host_signals``): signal name -> dotted path of a ``Signal``
-      or ``None`` (not connected), overriding ``handoff.apps.DEFAULT_HOST_SIGNALS``; default
-      ``{}``.
+      factory, a callable, or ``None`` (left out); default ``{}``: every service left out
+      (without a ``session_controller`` the handoff is unavailable: check ``handoff.W001``);
+    - ``HANDOFF_HOST_SIGNALS`` (``host_signals``): signal name (one of
+      ``handoff.apps.HOST_SIGNALS``) -> dotted path of a ``Signal`` or ``None`` (not
+      connected); default ``{}``: no hook connected.
 
     The host's pages (``handoff.web.host_pages``):
 
-    - ``HANDOFF_SESSION_URL`` (``session_url``): a URL name, default ``"chat:session"`` — the
-      host's page of one session, reversed with the session's id as its one argument
-      (``session_url``; the admin's "open the successor", the pages and the follower's events
-      link it);
+    - ``HANDOFF_SESSION_URL`` (``session_url``): a URL name, default ``None`` — the host's page
+      of one session, reversed with the session's id as its one argument (``session_url``; the
+      admin's "open the successor", the pages, the settings card and the follower's events link
+      it); unset, ``session_url`` raises ``ImproperlyConfigured`` and check ``handoff.W002``
+      warns;
     - ``HANDOFF_BASE_TEMPLATE`` (``base_template``): a template name, default ``"base.html"`` —
       what the lineage page and the settings card extend (blocks ``title`` and ``body``);
     - ``HANDOFF_MARKDOWN`` (``markdown``): dotted path of ``(text: str) -> SafeString``, default
-      ``"host.templatetags.chat_markdown.markdown"`` — the host's Markdown rendering of a brief;
-      ``None``: escaped paragraphs.
+      ``None`` (escaped paragraphs) — the host's Markdown rendering of a brief.
 
     And a folder:
 
@@ -73,12 +77,12 @@ class HandoffSettings:
     recovery_grace: int = 60
     backoff_base: int = 60
     backoff_cap: int = 3_600
-    session_model: str = "host.Session"
+    session_model: str | None = None
     services: Mapping[str, str | Callable[[], Any] | None] = field(default_factory=dict)
     host_signals: Mapping[str, str | None] = field(default_factory=dict)
-    session_url: str = SESSION_URL
+    session_url: str | None = None
     base_template: str = "base.html"
-    markdown: str | None = "host.templatetags.chat_markdown.markdown"
+    markdown: str | None = None
     brief_dir: str | Path | None = field(
         default=None, metadata={"setting": "AGENT_HOOKS_BRIEF_DIR"}
     )
@@ -98,6 +102,12 @@ def handoff_settings() -> HandoffSettings:
 def session_url(session_id: Any) -> str:
     """Return the path of the host's page of session ``session_id`` (``HANDOFF_SESSION_URL``).
 
-    Raises ``NoReverseMatch`` when the host has no such URL name.
+    Raises ``ImproperlyConfigured`` when the setting is unset and ``NoReverseMatch`` when the
+    host has no such URL name.
     """
-    return reverse(handoff_settings().session_url, args=[session_id])
+    name = handoff_settings().session_url
+    if not name:
+        raise ImproperlyConfigured(
+            f"{SESSION_URL} is not set: name the URL of the host's page of a session"
+        )
+    return reverse(name, args=[session_id])

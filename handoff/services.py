@@ -2,7 +2,10 @@
 
 The handoff app never imports the host. Each service is a small protocol below; an integrator
 points ``settings.HANDOFF_SERVICES[name]`` at a zero-argument factory (dotted path) or sets it to
-``None`` to leave the service out, and ``host.services`` is the reference implementation.
+``None`` to leave the service out, and ``host.services`` is the reference implementation. The
+setting has no default (the handoff names no host): a service it does not name is left out, and
+the handoff degrades as docs/spec.md, Degradation says (without a session controller it is
+unavailable: the system check ``handoff.W001`` says so at start-up).
 
 Each service is resolved **at each call**, never at start-up (docs/spec.md, Degradation): a factory
 registered at run time with ``register()`` is checked first, then the setting, so a service
@@ -19,12 +22,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Protocol, TypeAlias, cast
-from uuid import UUID
 
+from django.core.exceptions import ImproperlyConfigured
 from django.utils.module_loading import import_string
 
 from handoff import degradation
 from handoff.conf import handoff_settings
+from handoff.session_model import SessionId
 from handoff.settings_store import SettingsStore, SettingsValues
 
 SESSION_CONTROLLER = "session_controller"
@@ -107,7 +111,7 @@ class HostSession(Protocol):
 
 
 # A session as the services take it: the host's object or its id.
-SessionRef: TypeAlias = "HostSession | str | UUID"
+SessionRef: TypeAlias = "HostSession | SessionId"
 
 
 class SessionObservation(Protocol):
@@ -148,7 +152,8 @@ class SessionController(Protocol):
 
     def ids_starting_with(self, prefix: str, *, limit: int) -> list[str]:
         """Return the ids (as text) of at most ``limit`` sessions whose id starts with
-        ``prefix`` (hex digits and dashes, as ids are written)."""
+        ``prefix`` (hex digits and dashes, as ids are written; asked only of a host whose
+        session model has UUID keys: ``manage.py handoff`` takes other ids whole)."""
 
     def owned_by(self, owner_id: Any) -> Iterable[Any]:
         """Return the primary keys of the sessions user ``owner_id`` owns: the ownership the
@@ -365,16 +370,27 @@ def get(name: str) -> object | None:
 
     Resolved now: the run-time registry first, then ``settings.HANDOFF_SERVICES[name]`` (a
     dotted path to a zero-argument factory, or a callable). Raises ``KeyError`` for an unknown
-    name and ``ImportError`` for a path that does not import. The typed accessors below are
-    what the handoff app calls.
+    name and ``ImproperlyConfigured`` (naming the setting) for a path that does not import (the
+    system check ``handoff.E002`` says so at start-up). The typed accessors below are what the
+    handoff app calls.
     """
     _check_name(name)
     if name in _registered:
         factory = _registered[name]
     else:
         configured = handoff_settings().services.get(name)
-        factory = import_string(configured) if isinstance(configured, str) else configured
+        factory = _imported(name, configured) if isinstance(configured, str) else configured
     return factory() if factory is not None else None
+
+
+def _imported(name: str, path: str) -> Callable[[], Any]:
+    try:
+        factory: Callable[[], Any] = import_string(path)
+    except ImportError as exc:
+        raise ImproperlyConfigured(
+            f"HANDOFF_SERVICES[{name!r}] = {path!r} does not import: {exc}"
+        ) from exc
+    return factory
 
 
 def for_agent(session: HostSession, name: str) -> object | None:

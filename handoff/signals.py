@@ -9,16 +9,17 @@ or roll back with the change:
   re-pointed (the map stays flat; docs/spec.md, Forwarding and cycles) or removed.
 - ``settings_changed(sender=HandoffSettings, values=SettingsValues)``: the global settings were
   saved (the switch, a threshold, the token basis, the context windows).
-- ``main_switched(sender=MainState, session_id=UUID, enabled=bool)``: a main's own
+- ``main_switched(sender=MainState, session_id=SessionId, enabled=bool)``: a main's own
   automatic-handoff switch or its review switch changed (``enabled``: the former, as it is now).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from uuid import UUID
 
 from django.dispatch import Signal
+
+from handoff.session_model import SessionId
 
 record_changed = Signal()
 redirects_changed = Signal()
@@ -36,7 +37,7 @@ class RouteChange:
     rename).
     """
 
-    source: UUID
-    destination: UUID | None
-    previous: UUID | None
+    source: SessionId
+    destination: SessionId | None
+    previous: SessionId | None
     source_title: str | None = None

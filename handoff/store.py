@@ -23,27 +23,29 @@ from handoff.core.phases import IN_PROGRESS_PHASES, UNFINISHED_PHASES, Phase, Re
 from handoff.core.redirects import RedirectGraph
 from handoff.exceptions import PhaseError
 from handoff.models import HandoffRecord, MainState, Redirect
+from handoff.session_model import SessionId, session_key
 from handoff.shapes import MetricsOut
 from handoff.signals import RouteChange, main_switched, record_changed, redirects_changed
 
 
-def key(session_id: str | UUID) -> UUID:
-    """Return a session id as a UUID; raises ``ValueError`` for a malformed one."""
-    return session_id if isinstance(session_id, UUID) else UUID(str(session_id))
+def key(session_id: Any) -> Any:
+    """Return a session id as the session model's primary key reads it (a ``UUID``, an ``int``
+    …: ``handoff.session_model.session_key``); raises ``ValueError`` for a malformed one."""
+    return session_key(session_id)
 
 
-def find_main_state(session_id: str | UUID) -> MainState | None:
+def find_main_state(session_id: SessionId) -> MainState | None:
     """Return the session's main state read now, or ``None`` when it was never registered
     (read once per page request: ``common.reads``)."""
     return _main_state(key(session_id))
 
 
 @once
-def _main_state(session_key: UUID) -> MainState | None:
-    return MainState.objects.filter(session_id=session_key).first()
+def _main_state(pk: Any) -> MainState | None:
+    return MainState.objects.filter(session_id=pk).first()
 
 
-def lock_main_state(session_id: str | UUID) -> MainState:
+def lock_main_state(session_id: SessionId) -> MainState:
     """Return the main state locked for this transaction (``SELECT … FOR UPDATE``).
 
     Must be called inside ``transaction.atomic()``; the row is created first when missing.
@@ -53,7 +55,7 @@ def lock_main_state(session_id: str | UUID) -> MainState:
     return state
 
 
-def update_main_state(session_id: str | UUID, **fields: Any) -> MainState:
+def update_main_state(session_id: SessionId, **fields: Any) -> MainState:
     """Set ``fields`` on the session's main state under a row lock; return it.
 
     One transaction: a crash half-way leaves the previous state. A change of ``enabled`` is
@@ -78,7 +80,7 @@ def save_main_state(state: MainState, **fields: Any) -> MainState:
     return state
 
 
-def hand_over(state: MainState, successor_id: str | UUID) -> MainState:
+def hand_over(state: MainState, successor_id: SessionId) -> MainState:
     """The route's main-state writes (step 8); return the successor's new main state.
 
     Call inside the route's transaction with the source's ``state`` locked: the source's
@@ -108,11 +110,11 @@ class Standing:
     summarizing or prepared (None: none)."""
 
     state: MainState | None
-    redirect_to: UUID | None
+    redirect_to: SessionId | None
     in_progress: UUID | None
 
 
-def standing(session_id: str | UUID) -> Standing:
+def standing(session_id: SessionId) -> Standing:
     """Read the main's state, redirect and attempt in progress in one query.
 
     To read them under the state's lock, call ``lock_main_state`` first in the same transaction:
@@ -141,13 +143,13 @@ def standing(session_id: str | UUID) -> Standing:
     return Standing(state, state.redirect_to, state.in_progress_id)
 
 
-def _redirect_to(session_id: str | UUID) -> UUID | None:
+def _redirect_to(session_id: SessionId) -> SessionId | None:
     redirect = redirect_of(session_id)
     return redirect.destination_id if redirect is not None else None
 
 
 def create_record(
-    *, source_id: str | UUID, reason: Reason, metrics: MetricsOut, source_revision: int
+    *, source_id: SessionId, reason: Reason, metrics: MetricsOut, source_revision: int
 ) -> HandoffRecord:
     """Create a record in phase ``summarizing`` (step 5, mark attempt)."""
     with transaction.atomic():
@@ -197,12 +199,12 @@ def save_fields(record: HandoffRecord, **fields: Any) -> HandoffRecord:
     return record
 
 
-def last_record(source_id: str | UUID) -> HandoffRecord | None:
+def last_record(source_id: SessionId) -> HandoffRecord | None:
     """Return the source's latest record, or ``None``."""
     return HandoffRecord.objects.filter(source_id=key(source_id)).order_by("-created").first()
 
 
-def redirect_graph(*around: str | UUID, incoming: bool = False) -> RedirectGraph:
+def redirect_graph(*around: SessionId, incoming: bool = False) -> RedirectGraph:
     """Load the part of the redirect map that leads on from ``around`` (it may hold a cycle;
     ``destination`` says), with the entries that lead into ``around`` too when ``incoming``.
 
@@ -210,7 +212,7 @@ def redirect_graph(*around: str | UUID, incoming: bool = False) -> RedirectGraph
     two when one of ``around`` redirects, whatever the number of redirects stored.
     """
     pairs: dict[str, str] = {}
-    looked: set[UUID] = set()
+    looked: set[SessionId] = set()
     frontier = {key(session_id) for session_id in around}
     while frontier:
         wanted = Q(source_id__in=frontier)
@@ -225,20 +227,20 @@ def redirect_graph(*around: str | UUID, incoming: bool = False) -> RedirectGraph
     return RedirectGraph(pairs)
 
 
-def redirect_of(source_id: str | UUID) -> Redirect | None:
+def redirect_of(source_id: SessionId) -> Redirect | None:
     """Return the source's redirect row, or ``None`` (read once per page request:
     ``common.reads``)."""
     return _redirect(key(source_id))
 
 
 @once
-def _redirect(source_key: UUID) -> Redirect | None:
+def _redirect(source_key: Any) -> Redirect | None:
     return Redirect.objects.filter(source_id=source_key).first()
 
 
 def add_redirect(
-    source_id: str | UUID,
-    destination_id: str | UUID,
+    source_id: SessionId,
+    destination_id: SessionId,
     record: HandoffRecord | None,
     source_title: str | None = None,
 ) -> None:
@@ -268,7 +270,7 @@ def add_redirect(
         redirects_changed.send(sender=Redirect, changes=routes)
 
 
-def remove_redirect(source_id: str | UUID) -> bool:
+def remove_redirect(source_id: SessionId) -> bool:
     """Remove the source's redirect (forwarding from it stops); return whether one existed."""
     with transaction.atomic():
         removed = list(Redirect.objects.filter(source_id=key(source_id)))
@@ -285,6 +287,6 @@ def unfinished_records() -> list[HandoffRecord]:
     return list(unfinished.order_by("created"))
 
 
-def clear_requested(session_id: str | UUID) -> None:
+def clear_requested(session_id: SessionId) -> None:
     """Clear the main's ``requested`` (the attempt it asked for ended); no-op when unknown."""
     MainState.objects.filter(session_id=key(session_id), requested=True).update(requested=False)

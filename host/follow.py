@@ -6,14 +6,17 @@ The host announces what changed, explicitly (``host.signals.session_changed`` an
 writer's transaction with what identifies the change (the session's id, a log entry's ``seq``),
 and gives the snapshot its ``sessions`` rows. Nothing is inferred from model saves, so a
 queryset ``update()`` that announces is followed and a save that changes nothing a page shows
-costs nothing. The host imports nothing of the follower: the follower makes the source with its
-``Outlet`` (publish, fragment, render, columns, row).
+costs nothing. This module is the only one of the host that imports the follower: its interface
+(``follower.sources``) and its template helpers (``follower.fragments``).
 
 A row is ``{"id", "title", "blank", "workspace", "archived", "status"}`` plus the columns other
-sources add (``Outlet.columns``: the handoff's ``redirect_to``); ids are strings or None. Each
-event carries what it changes on the page, rendered after the commit from the committed state
-(``render``), once per batch of events: the session's row (``row_html``, the list's own row
-template), the "working" line and the conversation's heading, or a new log entry.
+sources add (``Source.row_columns``: the handoff's ``redirect_to``); ids are strings or None.
+Each event carries what it changes on the page, rendered after the commit from the committed
+state (``render``, in the user's language the follower sets), once per batch of events: the
+session's row (``row_html``, the list's own row template), the "working" line and the
+conversation's heading, or a new log entry. The row also rides in other apps' events that
+declare it (``Renders.row_of``: the handoff's ``redirect.committed``): the follower asks
+``row`` for it.
 """
 
 from __future__ import annotations
@@ -23,6 +26,8 @@ from typing import Any
 from uuid import UUID
 
 from common.reads import once
+from follower.fragments import fragment, render
+from follower.sources import Payload, Renders, Source, publish
 from host.models import Message, Session, SessionEvent, stored_language
 from host.sidebar import row_context
 from host.signals import (
@@ -39,6 +44,15 @@ ROW = "chat/_session_row.html"
 
 ROW_FIELDS = SIDEBAR_FIELDS
 """The session columns a row shows; the host announces a change to any of them."""
+
+WORKING = "chat/_working.html"
+"""The conversation's "working" line."""
+
+HEADING = "chat/_conv_title.html"
+"""The conversation's heading with the tab's title."""
+
+ENTRY = "chat/_entry_live.html"
+"""A new line of the conversation's timeline."""
 
 
 class Kind(StrEnum):
@@ -61,19 +75,21 @@ class Kind(StrEnum):
     (Settings shows the switch: ``static/followed-folders.js``)."""
 
 
-class SessionSource:
+class SessionSource(Source):
     """Session rows and log lines for the follower (see the module docstring)."""
 
+    kinds = {
+        Kind.SESSION_ADDED: Renders((ROW, WORKING, HEADING)),
+        Kind.SESSION_UPDATED: Renders((ROW, WORKING, HEADING)),
+        Kind.SESSION_ENTRY: Renders((ENTRY,)),
+        Kind.FOLDER_SWITCHED: Renders(),
+    }
     scripts = ("chat-rows.js", "followed-folders.js")
     """The session list's script: places the rows the events carry (``static/chat-rows.js``);
     the followed folders' switches in Settings (``static/followed-folders.js``)."""
 
-    def __init__(self, outlet: Any) -> None:
-        self.outlet = outlet
-        """The follower's ``Outlet`` (publish, fragment, render, columns, row)."""
-
     def connect(self) -> None:
-        """Publish through ``outlet`` what ``session_changed``, ``entry_appended`` and
+        """Publish what ``session_changed``, ``entry_appended`` and
         ``folder_switched`` announce."""
         session_changed.connect(
             self.session_changed, dispatch_uid="host.follow.session", weak=False
@@ -89,39 +105,37 @@ class SessionSource:
         """Return the session as stored now with the other sources' columns annotated, or None
         when it does not exist. One query (a join per column); once per batch of events."""
         rows = Session.objects.filter(pk=session_id)
-        return rows.annotate(**self.outlet.columns()).first()
+        return rows.annotate(**self.row_columns).first()
 
     def row_of(self, session: Session) -> dict[str, Any]:
         """Return the row of a session read by ``live_session``."""
-        names = [*ROW_FIELDS, *self.outlet.columns()]
+        names = [*ROW_FIELDS, *self.row_columns]
         return _row({"id": session.pk, **{name: getattr(session, name) for name in names}})
 
     @once
-    def row(self, key: str) -> dict[str, Any] | None:
+    def row(self, key: str) -> Payload | None:
         """Return ``{"owner", "session": row, "row_html", "fragments": [the working line, the
-        conversation's heading]}``
-        of session ``key`` as stored now (None: no such session): a ``session.updated``
-        payload, for this source's events and other sources' (``Outlet.row``); rendered once per
-        batch of events."""
+        conversation's heading]}`` of session ``key`` as stored now (None: no such session): a
+        ``session.updated`` payload, for this source's events and the row of other sources'
+        (``Renders.row_of``); rendered once per batch of events."""
         session = self.live_session(key)
         if session is None:
             return None
         owner = session.owner_id
         context = {"session": session, "oob": True}
         fragments = [
-            self.outlet.fragment(owner, template, context, session=session.pk)
-            for template in ("chat/_working.html", "chat/_conv_title.html")
+            fragment(template, context, session=session.pk) for template in (WORKING, HEADING)
         ]
         return {
             "owner": owner,
             "session": self.row_of(session),
-            "row_html": self.outlet.render(owner, ROW, row_context(session)),
+            "row_html": render(ROW, row_context(session)),
             "fragments": fragments,
         }
 
     def folder_switched(self, owner_id: int, path: str, on: bool, **kwargs: Any) -> None:
         """Publish ``folder.switched`` to the user who switched the folder."""
-        self.outlet.publish(owner_id, Kind.FOLDER_SWITCHED, {"path": path, "on": on})
+        publish(owner_id, Kind.FOLDER_SWITCHED, {"path": path, "on": on})
 
     def session_changed(
         self, session_id: Any, created: bool = False, owner_id: Any = None, **kwargs: Any
@@ -134,7 +148,7 @@ class SessionSource:
         if owner is None:
             return
         kind = Kind.SESSION_ADDED if created else Kind.SESSION_UPDATED
-        self.outlet.publish(owner, kind, {"session_id": str(session_id)})
+        publish(owner, kind, {"session_id": str(session_id)})
 
     def entry_appended(self, session: Session, entry: Any, **kwargs: Any) -> None:
         """Publish ``session.entry`` for the new log line, as ``entries_appended`` does for
@@ -153,16 +167,17 @@ class SessionSource:
         if entries is not None:
             stored = [["message" if isinstance(e, Message) else "event", e.seq] for e in kept]
         payload = {"session_id": str(session.pk), "entries": stored}
-        self.outlet.publish(session.owner_id, Kind.SESSION_ENTRY, payload)
+        publish(session.owner_id, Kind.SESSION_ENTRY, payload)
 
     def owner(self, key: str) -> int | None:
         """The owner of session ``key`` (``owner_of``; None: no such session)."""
         return owner_of(key)
 
-    def render(self, kind: str, payload: dict[str, Any]) -> dict[str, Any] | None:
-        """Complete a stored ``session.*`` payload from what is stored now (the source's
-        ``render`` hook, after commit); other kinds, and a payload without a ``session_id``,
-        pass unchanged. None: the session (or every line of the entries) is gone."""
+    def render(self, kind: str, payload: Payload) -> Payload | None:
+        """Complete a stored ``session.*`` payload from what is stored now (after the commit:
+        ``kinds`` names the templates); ``folder.switched``, and a payload without a
+        ``session_id``, pass unchanged. None: the session (or every line of the entries) is
+        gone."""
         if "session_id" not in payload:
             return payload
         if kind in (Kind.SESSION_ADDED, Kind.SESSION_UPDATED):
@@ -172,7 +187,7 @@ class SessionSource:
             return self.entry_payload(payload)
         return payload
 
-    def entry_payload(self, stored: dict[str, Any]) -> dict[str, Any] | None:
+    def entry_payload(self, stored: Payload) -> Payload | None:
         """``{"session_id", "seq", "fragments": [a line per entry], "refresh"}`` of a stored
         ``session.entry``: each line appended to the session's timeline unless the page shows it
         already, as the page renders it now (a relay names the conversation it came from);
@@ -188,9 +203,8 @@ class SessionSource:
         if not lines:
             return None
         shown = [
-            self.outlet.fragment(
-                session.owner_id,
-                "chat/_entry_live.html",
+            fragment(
+                ENTRY,
                 {"entry": line, "session": session, "oob": True},
                 session=session.pk,
                 unless=f"#entry-{line.seq}",
@@ -208,11 +222,10 @@ class SessionSource:
         item = model.objects.filter(session_id=session.pk, seq=seq).first()
         return entry_of(session, item) if item is not None else None
 
-    def snapshot(self, user_id: int, snapshot: dict[str, Any]) -> None:
+    def snapshot(self, user_id: int, into: Payload) -> None:
         """Add ``"sessions": [row, ...]``, the user's sessions oldest first (one query)."""
-        columns = self.outlet.columns()
         rows = Session.objects.filter(owner_id=user_id).order_by("created")
-        snapshot["sessions"] = [_row(v) for v in rows.values("id", *ROW_FIELDS, **columns)]
+        into["sessions"] = [_row(v) for v in rows.values("id", *ROW_FIELDS, **self.row_columns)]
 
     def language(self, user_id: int) -> str | None:
         """Return the language the user chose, else their browser's on their latest page

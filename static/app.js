@@ -232,6 +232,23 @@ document.addEventListener("htmx:afterSettle", (event) => {
   window.htmx.trigger(document.body, "handoff:refresh");
 });
 
+// An answer for the panel that comes after the panel left the page (an event's fragment replaced
+// it while its refresh or a switch's save was out) is dropped. Swapped into nothing, it would
+// still take the live review form out of the page: htmx puts the page's form aside for the
+// answer's copy (hx-preserve), finds no copy in the page, and removes the form. The listener is
+// the panel's own: an element out of the page no longer reaches document's listeners, and htmx
+// takes its own (hx-on) off an element it removes.
+function dropAnswerOutOfPage(event) {
+  if (!event.currentTarget.isConnected) event.detail.shouldSwap = false;
+}
+
+document.addEventListener("htmx:beforeRequest", (event) => {
+  const target = event.detail.target;
+  if (target && target.id === "handoff-panel") {
+    target.addEventListener("htmx:beforeSwap", dropAnswerOutOfPage);
+  }
+});
+
 // A tab left open after signing out elsewhere: an htmx request is sent to the sign-in page.
 // Nothing is swapped in; the page says so, with a link to sign in that comes back here, and
 // what was typed in the composer is kept (restored after signing in).

@@ -13,11 +13,16 @@ from typing import Any
 import pytest
 from django.dispatch import Signal
 
-PLAIN_HOST_SETTINGS = "tests.plain_host.settings"
-# The plain host (a second chat host) runs in a pytest process of its own, with its
-# own settings: ``pytest tests/plain_host --ds=tests.plain_host.settings`` (``make test``).
+PLAIN_HOST_SETTINGS = (
+    "tests.plain_host.settings",
+    "tests.plain_host.int_settings",
+    "tests.plain_host.engine_settings",
+)
+# The plain host (a second chat host) runs in a pytest process of its own, with its own
+# settings: with UUID keys, with integer keys, and without the settings card
+# (``pytest tests/plain_host --ds=tests.plain_host.settings`` …; ``make test``).
 collect_ignore = (
-    [] if os.environ.get("DJANGO_SETTINGS_MODULE") == PLAIN_HOST_SETTINGS else ["plain_host"]
+    [] if os.environ.get("DJANGO_SETTINGS_MODULE") in PLAIN_HOST_SETTINGS else ["plain_host"]
 )
 
 

@@ -15,6 +15,7 @@ reads them: its baseline, the snapshot, the socket's replay).
 
 from __future__ import annotations
 
+import io
 import re
 from collections.abc import Callable, Iterator
 from typing import Any, Protocol
@@ -22,6 +23,7 @@ from typing import Any, Protocol
 import pytest
 from asgiref.sync import async_to_sync
 from channels.testing import WebsocketCommunicator
+from django.core.management import CommandError, call_command
 from django.test import Client
 from django.urls import reverse
 
@@ -30,6 +32,7 @@ from follower.events import Frame, events_after
 from handoff import export, operations, services
 from handoff.attempt import Attempt, fault_hook
 from handoff.core.naming import SUFFIX
+from handoff.exceptions import SessionNotFound
 from handoff.models import HandoffRecord, MainState, Redirect
 from handoff.services import HostSession
 from handoff.session_model import get_session_model
@@ -335,10 +338,77 @@ def test_the_settings_card_stands_in_the_hosts_base_template(
     chat_host: ChatHost, client: Client
 ) -> None:
     """The Settings → Conversation Collaboration card (``handoff_settings``) extends the host's
-    base template (``HANDOFF_BASE_TEMPLATE``) and shows the global settings' fields."""
-    client.force_login(chat_host.user("alice"))
+    base template (``HANDOFF_BASE_TEMPLATE``), shows the global settings' fields and lists a
+    deferred conversation linked to the host's page of it (``HANDOFF_SESSION_URL``)."""
+    alice = chat_host.user("alice")
+    waiting = chat_host.conversation(alice, tokens=LOW_TOKENS)
+    MainState.objects.create(session_id=waiting.pk, enabled=True, deferred=["activity:turn"])
+    client.force_login(alice)
     response = client.get(reverse("handoff_settings:card"))
     assert response.status_code == 200
     page = response.content.decode()
     _baseline(page)
     assert 'name="auto_handoff"' in page and 'name="handoff_ratio"' in page
+    assert f'href="{chat_host.page_path(waiting)}"' in page
+
+
+# --- ids -------------------------------------------------------------------------------------
+
+
+@pytest.mark.django_db
+def test_the_handoff_takes_the_hosts_own_ids_and_refuses_bad_ones(
+    chat_host: ChatHost, client: Client
+) -> None:
+    """Session ids are whatever the session model's primary key is (a UUID, an integer): the
+    pages, the operations and ``manage.py handoff`` take them; a malformed or unknown id is a
+    404 on a page, ``SessionNotFound`` or a ``CommandError``, and changes nothing."""
+    alice = chat_host.user("alice")
+    client.force_login(alice)
+    main = chat_host.conversation(alice, tokens=LOW_TOKENS)
+    gone = chat_host.conversation(alice, tokens=LOW_TOKENS)
+    unknown = str(gone.pk)
+    gone.delete()
+    panel = reverse("handoff_web:panel", args=[main.pk])
+    assert client.get(panel).status_code == 200
+    call_command("handoff", "enable", str(main.pk), "--json", stdout=io.StringIO())
+    assert MainState.objects.get(session_id=main.pk).enabled
+    before = list(MainState.objects.values_list("session_id", "enabled").order_by("pk"))
+    for bad in (unknown, "not-an-id"):
+        for path in (panel, reverse("handoff_web:session_action", args=[main.pk, "disable"])):
+            url = path.replace(str(main.pk), bad)
+            response = client.post(url) if path.endswith("/disable/") else client.get(url)
+            assert response.status_code == 404, (url, response.status_code)
+        with pytest.raises(SessionNotFound):
+            operations.status(bad)
+        with pytest.raises(CommandError):
+            call_command("handoff", "disable", bad)
+    assert list(MainState.objects.values_list("session_id", "enabled").order_by("pk")) == before
+    assert not HandoffRecord.objects.exists()
+
+
+@pytest.mark.django_db
+def test_the_json_api_takes_the_hosts_own_ids_and_refuses_bad_ones(
+    chat_host: ChatHost, settle: Callable[[], Any], client: Client
+) -> None:
+    """The handoff's half of the JSON API (mounted at ``/api/`` on both hosts) types a session
+    id as the session model's key: the host's ids work, a malformed one is 422 and an unknown
+    one 404, and neither changes anything."""
+    source, _ = _handed_off(chat_host, settle)
+    client.force_login(chat_host.user("alice"))
+    gone = chat_host.conversation(chat_host.user("alice"), tokens=LOW_TOKENS)
+    unknown = str(gone.pk)
+    gone.delete()
+
+    def act(session_id: str, action: str) -> Any:
+        body = {"action": action}
+        url = f"/api/sessions/{session_id}/handoff"
+        return client.post(url, body, content_type="application/json")
+
+    assert act(str(source.pk), "status").json()["session"] == str(source.pk)
+    listed = client.get("/api/handoffs", {"session": str(source.pk)}).json()
+    assert [record["source"] for record in listed["items"]] == [str(source.pk)]
+    states = list(MainState.objects.values_list("session_id", "enabled").order_by("pk"))
+    assert act("not-an-id", "enable").status_code == 422
+    assert act(unknown, "enable").status_code == 404
+    assert client.get("/api/handoffs", {"session": "not-an-id"}).status_code == 422
+    assert list(MainState.objects.values_list("session_id", "enabled").order_by("pk")) == states

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from typing import Any
-from uuid import UUID
 
 from django.db.models import Q, QuerySet
 
@@ -22,6 +21,7 @@ from common.reads import once
 from handoff import store
 from handoff.core.phases import COMMITTED_PHASES
 from handoff.models import HandoffRecord
+from handoff.session_model import SessionId
 
 MAX_HOPS = 1_000
 """A chain longer than this is cut there (a guard against a corrupt store, never reached)."""
@@ -34,40 +34,40 @@ def hops() -> QuerySet[HandoffRecord]:
     )
 
 
-def origin(session_id: str | UUID) -> HandoffRecord | None:
+def origin(session_id: SessionId) -> HandoffRecord | None:
     """Return the hop that opened ``session_id`` (its source is the predecessor), or None
     (read once per page request, as ``onward``: ``common.reads``)."""
     return _origin(store.key(session_id))
 
 
-def onward(session_id: str | UUID) -> HandoffRecord | None:
+def onward(session_id: SessionId) -> HandoffRecord | None:
     """Return the session's newest hop out (its target is the successor), or None."""
     return _onward(store.key(session_id))
 
 
 @once
-def _origin(session_key: UUID) -> HandoffRecord | None:
+def _origin(session_key: Any) -> HandoffRecord | None:
     return hops().filter(target_id=session_key).first()
 
 
 @once
-def _onward(session_key: UUID) -> HandoffRecord | None:
+def _onward(session_key: Any) -> HandoffRecord | None:
     return hops().filter(source_id=session_key).first()
 
 
-def predecessor(session_id: str | UUID) -> UUID | None:
+def predecessor(session_id: SessionId) -> SessionId | None:
     """Return the id of the session this one was handed off from, or None (one query)."""
     found = origin(session_id)
     return found.source_id if found is not None else None
 
 
-def successor(session_id: str | UUID) -> UUID | None:
+def successor(session_id: SessionId) -> SessionId | None:
     """Return the id of the session this one was handed off to, or None (one query)."""
     found = onward(session_id)
     return found.target_id if found is not None else None
 
 
-def chain(session_id: str | UUID) -> list[HandoffRecord]:
+def chain(session_id: SessionId) -> list[HandoffRecord]:
     """Return every hop of the chain ``session_id`` is on, oldest first (empty: no chain).
 
     One query per hop, back to the first source and on to the newest successor.
@@ -90,19 +90,21 @@ def chain(session_id: str | UUID) -> list[HandoffRecord]:
     return [*reversed(back), *ahead]
 
 
-def links(session_ids: Iterable[Any]) -> dict[UUID, UUID]:
+def links(session_ids: Iterable[Any]) -> dict[SessionId, SessionId]:
     """Return ``{source id: successor id}`` for every hop into or out of ``session_ids``.
 
     One query, whatever the number of sessions; a source handed off twice maps to its newest.
     """
     keys = [store.key(session_id) for session_id in session_ids]
     touching = hops().filter(Q(source_id__in=keys) | Q(target_id__in=keys))
-    found: dict[UUID, UUID] = {}
+    found: dict[SessionId, SessionId] = {}
     for source, target in touching.values_list("source_id", "target_id"):
         found.setdefault(source, target)
     return found
 
 
-def session_links(sender: Any, *, session_ids: Iterable[Any], **kwargs: Any) -> dict[UUID, UUID]:
+def session_links(
+    sender: Any, *, session_ids: Iterable[Any], **kwargs: Any
+) -> dict[SessionId, SessionId]:
     """``session_links`` receiver (the host's hook): ``links`` of the sessions it asks about."""
     return links(session_ids)

@@ -3,19 +3,23 @@
 The handoff store announces what changed (``handoff.signals``: ``record_changed``,
 ``redirects_changed``, ``settings_changed``, ``main_switched``, sent inside the writer's
 transaction); ``HandoffSource`` turns each into an event stored with what identifies the change
-(ids, the phase, the switch), and completes it after the commit (``render``) with the source's
-handoff panel, rendered once per batch of events from the committed state. It also adds the
-handoff's ``redirect_to`` column to the host's session rows (read in the same query), the
-context meter to the host's ``session.entry`` events and the page's redirect to its baseline.
-A successor's row travels in its ``redirect.committed`` event: a tab on the source applies it
-to its list and opens it at once when it is started (not blank), and otherwise waits for the
+(ids, the phase, the switch), addressed to the owner of the session it is about
+(``publish_about``), and completes it after the commit (``render``) with the source's handoff
+panel, rendered once per batch of events from the committed state. It also adds the handoff's
+``redirect_to`` column to the host's session rows (``columns``: read in the same query), the
+context meter to the host's ``session.entry`` events (``adds``) and the page's redirect to its
+baseline. A successor's row travels in its ``redirect.committed`` event (``Renders.row_of``:
+the follower adds it from the host's source): a tab on the source applies it to its list and
+opens it at once when it is started (not blank), and otherwise waits for the
 ``session.updated`` that its start publishes (``handoff/static/handoff/jump.js``). The event
 also carries the source's title from before the handoff renamed it, which the next page names
-("Moved here from …").
+("Moved here from …"). This module is the only one of the handoff that imports the follower:
+its interface (``follower.sources``) and its template helper (``follower.fragments``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from enum import StrEnum
 from typing import Any
 
@@ -23,12 +27,21 @@ from django.contrib.auth import get_user_model
 from django.db.models import F
 
 from common.reads import once
+from follower.fragments import fragment
+from follower.sources import Payload, Renders, Source, publish, publish_about
 from handoff import services, store
 from handoff.conf import session_url
 from handoff.meter.fragment import TEMPLATE as METER
 from handoff.meter.fragment import live_meter_context
+from handoff.models import HandoffRecord
 from handoff.settings_store import EDITABLE
-from handoff.signals import main_switched, record_changed, redirects_changed, settings_changed
+from handoff.signals import (
+    RouteChange,
+    main_switched,
+    record_changed,
+    redirects_changed,
+    settings_changed,
+)
 from handoff.web.panel import session_panel
 
 SESSION_ENTRY = "session.entry"
@@ -36,9 +49,10 @@ SESSION_ENTRY = "session.entry"
 
 SESSION_UPDATED = "session.updated"
 """The host's event for a changed session row (published here when a route is removed, stored as
-the host stores it: ``{"session_id"}``, ``follower.sources``)."""
+the host stores it: ``{"session_id"}``)."""
 
 PANEL = "handoff/panel.html"
+"""The conversation's handoff panel (banner, phase chips, review form)."""
 
 SHOWN_SETTINGS = tuple(name for name in EDITABLE if name != "context_windows")
 """The settings a page shows (the card's fields); context windows live in the admin."""
@@ -58,7 +72,7 @@ class Kind(StrEnum):
     later route, or a route installed without it); ``previous`` is where it forwarded before
     (None: it did not); ``url`` is the host's page of ``destination``
     (``HANDOFF_SESSION_URL``); ``session`` and ``row_html`` are the destination's row as the
-    host's source renders it (``Outlet.row``, after the commit)."""
+    host's source renders it (``Renders.row_of``: the follower adds it after the commit)."""
     SETTINGS_CHANGED = "settings.changed"
     """``{"settings": {name: value}, "version": int}``: the global settings as stored now (the
     card's fields; every user's pages get it)."""
@@ -70,25 +84,30 @@ class Kind(StrEnum):
 ABOUT = {
     Kind.HANDOFF_PHASE: "source",
     Kind.HANDOFF_SWITCH: "session",
-    Kind.REDIRECT_COMMITTED: "destination",
     SESSION_ENTRY: "session_id",
 }
-"""The payload key naming the session whose panel, row or meter ``render`` adds, per kind."""
+"""The payload key naming the session whose panel or meter ``render`` adds, per kind."""
 
 
-class HandoffSource:
+class HandoffSource(Source):
     """Records, redirects, switches and settings for the follower (see the module docstring)."""
 
+    kinds = {
+        Kind.HANDOFF_PHASE: Renders((PANEL,)),
+        Kind.HANDOFF_SWITCH: Renders((PANEL,)),
+        Kind.REDIRECT_COMMITTED: Renders(row_of="destination"),
+        Kind.SETTINGS_CHANGED: Renders(),
+    }
+    adds = {SESSION_ENTRY: (METER,)}
+    columns = {"redirect_to": F("redirect__destination_id")}
+    """``redirect_to``: the final destination of the session's redirect (the map keeps every
+    entry pointing at the end of its chain: docs/spec.md, Forwarding and cycles), or None."""
     scripts = ("handoff/jump.js",)
     """The jump rules (docs/spec.md, Follower rules), run over the follower's transport in every
     page."""
 
-    def __init__(self, outlet: Any) -> None:
-        self.outlet = outlet
-        """The follower's ``Outlet`` (publish, fragment, render, columns, row)."""
-
     def connect(self) -> None:
-        """Publish through ``outlet`` what the handoff's signals announce."""
+        """Publish what the handoff's signals announce."""
         record_changed.connect(
             self.record_changed, dispatch_uid="handoff.follow.record", weak=False
         )
@@ -100,51 +119,30 @@ class HandoffSource:
         )
         main_switched.connect(self.main_switched, dispatch_uid="handoff.follow.switch", weak=False)
 
-    def columns(self) -> dict[str, Any]:
-        """``redirect_to``: the final destination of the session's redirect (the map keeps
-        every entry pointing at the end of its chain: docs/spec.md, Forwarding and cycles), or
-        None."""
-        return {"redirect_to": F("redirect__destination_id")}
-
-    def baseline(self, view_kwargs: dict[str, Any]) -> dict[str, Any]:
+    def baseline(self, view_kwargs: Mapping[str, Any]) -> Payload:
         """``{"redirect_to": str | None}``: where the page's session (``session_id``) leads now."""
         session_id = view_kwargs.get("session_id")
         redirect = store.redirect_of(session_id) if session_id is not None else None
         return {"redirect_to": str(redirect.destination_id) if redirect is not None else None}
 
-    def render(self, kind: str, payload: dict[str, Any]) -> dict[str, Any] | None:
-        """Complete a stored payload from what is stored now (the source's ``render`` hook,
-        after commit): the source's panel on ``handoff.phase`` and ``handoff.switch``, the
-        destination's row on ``redirect.committed``, the context meter on the host's
-        ``session.entry``; other kinds, and a payload without the session it is about
-        (``ABOUT``), pass unchanged. None: the session is gone."""
+    def render(self, kind: str, payload: Payload) -> Payload | None:
+        """Complete a stored payload from what is stored now (after the commit): the source's
+        panel on ``handoff.phase`` and ``handoff.switch``, the context meter on the host's
+        ``session.entry``; ``redirect.committed`` (whose row the follower adds) and
+        ``settings.changed``, and a payload without the session it is about (``ABOUT``), pass
+        unchanged. None: the session is gone."""
         about = payload.get(ABOUT.get(kind, ""))
         if about is None:
             return payload
-        if kind == Kind.REDIRECT_COMMITTED:
-            found = self.outlet.row(about)
-            if found is None:
-                return None
-            return payload | {"session": found["session"], "row_html": found["row_html"]}
         if kind == SESSION_ENTRY:
             meter = self._meter(about)
             return payload | {"fragments": [*payload.get("fragments", []), *meter]}
         return self._with_panel(payload, about)
 
-    def _with_panel(self, payload: dict[str, Any], session_id: str) -> dict[str, Any] | None:
+    def _with_panel(self, payload: Payload, session_id: str) -> Payload | None:
         """``payload`` with the session's panel as its ``fragments`` (None: no such session)."""
         panel = self._panel(session_id)
         return payload | {"fragments": panel} if panel else None
-
-    def _owner(self, session_id: Any) -> Any:
-        """The owner of session ``session_id``: the host's source knows it (``Outlet.owner``),
-        else it is read (None: no such session)."""
-        known = self.outlet.owner(str(session_id))
-        if known is not None:
-            return known
-        controller = services.session_controller()
-        session = controller.get(str(session_id)) if controller is not None else None
-        return session.owner_id if session is not None else None
 
     @once
     def _meter(self, session_id: str) -> list[dict[str, Any]]:
@@ -155,7 +153,7 @@ class HandoffSource:
         if session is None:
             return []
         context = live_meter_context(session)
-        return [self.outlet.fragment(session.owner_id, METER, context, session=session.pk)]
+        return [fragment(METER, context, session=session.pk)]
 
     @once
     def _panel(self, session_id: str) -> list[dict[str, Any]]:
@@ -166,23 +164,20 @@ class HandoffSource:
         if session is None:
             return []
         context = session_panel(session) | {"live": True}
-        return [self.outlet.fragment(session.owner_id, PANEL, context, session=session.pk)]
+        return [fragment(PANEL, context, session=session.pk)]
 
-    def record_changed(self, record: Any, **kwargs: Any) -> None:
+    def record_changed(self, record: HandoffRecord, **kwargs: Any) -> None:
         """Publish ``handoff.phase`` to the source's owner: the record was created, moved
         phase or got its successor (the panel is rendered after the commit)."""
-        owner = self._owner(record.source_id)
-        if owner is None:
-            return
         payload = {
             "record": str(record.pk),
             "source": str(record.source_id),
             "target": str(record.target_id) if record.target_id else None,
             "phase": record.phase,
         }
-        self.outlet.publish(owner, Kind.HANDOFF_PHASE, payload)
+        publish_about(str(record.source_id), Kind.HANDOFF_PHASE, payload)
 
-    def redirects_changed(self, changes: list[Any], **kwargs: Any) -> None:
+    def redirects_changed(self, changes: list[RouteChange], **kwargs: Any) -> None:
         """Publish ``redirect.committed`` per added or re-pointed route (the destination's row
         is added after the commit), ``session.updated`` (no redirect) per removed one.
 
@@ -191,13 +186,8 @@ class HandoffSource:
         """
         for change in changes:
             if change.destination is None:
-                owner = self._owner(change.source)
-                if owner is not None:
-                    stored = {"session_id": str(change.source)}
-                    self.outlet.publish(owner, SESSION_UPDATED, stored)
-                continue
-            owner = self._owner(change.destination)
-            if owner is None:
+                stored = {"session_id": str(change.source)}
+                publish_about(str(change.source), SESSION_UPDATED, stored)
                 continue
             payload = {
                 "source": str(change.source),
@@ -206,7 +196,7 @@ class HandoffSource:
                 "previous": str(change.previous) if change.previous is not None else None,
                 "url": session_url(change.destination),
             }
-            self.outlet.publish(owner, Kind.REDIRECT_COMMITTED, payload)
+            publish_about(str(change.destination), Kind.REDIRECT_COMMITTED, payload)
 
     def settings_changed(self, values: Any, **kwargs: Any) -> None:
         """Publish ``settings.changed`` with the stored values to every active user: the
@@ -222,13 +212,10 @@ class HandoffSource:
         }
         users = get_user_model()._default_manager.filter(is_active=True).order_by("pk")
         for user_id in users.values_list("pk", flat=True):
-            self.outlet.publish(user_id, Kind.SETTINGS_CHANGED, payload)
+            publish(user_id, Kind.SETTINGS_CHANGED, payload)
 
     def main_switched(self, session_id: Any, enabled: bool, **kwargs: Any) -> None:
         """Publish ``handoff.switch`` to the session's owner: its own switch is on or off (the
         panel is rendered after the commit)."""
-        owner = self._owner(session_id)
-        if owner is None:
-            return
         payload = {"session": str(session_id), "enabled": enabled}
-        self.outlet.publish(owner, Kind.HANDOFF_SWITCH, payload)
+        publish_about(str(session_id), Kind.HANDOFF_SWITCH, payload)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
+from uuid import UUID
 
 from django.utils.functional import Promise
 from django.utils.translation import gettext_lazy as _
@@ -164,11 +165,10 @@ def terminal_command(session: Any, record_id: Any) -> str:
     without the product's hooks reads the brief there."""
     if session.runtime == PRODUCT_RUNTIME:
         return ""
-    record = HandoffRecord.objects.filter(pk=store.key(record_id)).first()
+    record_key = UUID(str(record_id))  # a record's own id: always a UUID
+    record = HandoffRecord.objects.filter(pk=record_key).first()
     brief = str(brief_file(record, session.title)) if record is not None else ""
-    return new_terminal_command(
-        store.key(record_id), runtime=session.runtime, cwd=session.cwd, brief=brief
-    )
+    return new_terminal_command(record_key, runtime=session.runtime, cwd=session.cwd, brief=brief)
 
 
 FORWARDING_HINT = _("what is posted here is forwarded to it")

@@ -9,7 +9,6 @@ handoff waiting for review) and the lineage page.
 from __future__ import annotations
 
 from typing import Any
-from uuid import UUID
 
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
@@ -29,6 +28,7 @@ from handoff.exceptions import HandoffError, InvalidBrief, NoReviewWaiting, Sess
 from handoff.lineage.page import hops, neighbours
 from handoff.operations import Action
 from handoff.refusals import refusal_text
+from handoff.session_model import SessionId
 from handoff.web.host_pages import base_template
 from handoff.web.panel import hint_context, session_panel, terminal_command
 from handoff.web.review_form import BriefReview
@@ -41,7 +41,7 @@ SESSION_ACTIONS = frozenset(
 DISCARDED = _("Discarded at review: no successor starts, and this conversation continues here.")
 
 
-def _owned_session(request: HttpRequest, session_id: UUID) -> Any:
+def _owned_session(request: HttpRequest, session_id: SessionId) -> Any:
     """Return the signed-in user's session; 404 for a missing one and anyone else's alike."""
     try:
         return operations.owned_session(session_id, request.user.pk)
@@ -70,7 +70,7 @@ def _panel_response(
 @require_GET
 @cache_control(private=True, no_cache=True)
 @conditional_page
-def panel(request: HttpRequest, session_id: UUID) -> HttpResponse:
+def panel(request: HttpRequest, session_id: SessionId) -> HttpResponse:
     """The handoff panel of one of the user's sessions (polled by the tab that asked for an
     attempt until its first event; 304 when unchanged: stored, revalidated each time)."""
     session = _owned_session(request, session_id)
@@ -78,7 +78,7 @@ def panel(request: HttpRequest, session_id: UUID) -> HttpResponse:
 
 
 @require_POST
-def session_action(request: HttpRequest, session_id: UUID, action: str) -> HttpResponse:
+def session_action(request: HttpRequest, session_id: SessionId, action: str) -> HttpResponse:
     """Enable or disable the session's automatic handoff, or ask for one now; show the panel.
 
     ``now`` only requests the attempt (it runs in the background). A refusal (a subagent, a
@@ -127,7 +127,7 @@ def _panel_instead(
 
 
 @require_http_methods(["GET", "POST"])
-def review_brief(request: HttpRequest, session_id: UUID) -> HttpResponse:
+def review_brief(request: HttpRequest, session_id: SessionId) -> HttpResponse:
     """The review form of the session's handoff waiting for review, and its buttons.
 
     GET shows the brief as the model wrote it. POST ``op``: ``add:FIELD`` shows the form with
@@ -167,7 +167,7 @@ def review_brief(request: HttpRequest, session_id: UUID) -> HttpResponse:
 
 
 @require_GET
-def lineage_page(request: HttpRequest, session_id: UUID) -> HttpResponse:
+def lineage_page(request: HttpRequest, session_id: SessionId) -> HttpResponse:
     """The chain ``session_id`` is on: every hop with its reason, metrics, time, brief and
     inheritance report, oldest first (a session outside any chain says so)."""
     session = _owned_session(request, session_id)

@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 
 import pytest
 from django.db import connections
+from page_waits import htmx_settled
 
 from handoff import operations
 from handoff.models import HandoffRecord, HandoffSettings, MainState
@@ -114,7 +115,8 @@ def test_enter_in_a_number_field_saves_in_place(open_page: Callable[..., Any], v
     field.press("Enter")
 
     page.locator("#setting-handoff_min_turns").get_by_text("Saved").wait_for()
-    page.wait_for_timeout(300)  # a native submit would have left the card by now
+    # nothing-happens: a native submit would have left the card by now.
+    page.wait_for_timeout(300)
     assert page.url.endswith("/settings/")
     assert "Forbidden" not in page.content()
     assert stored().handoff_min_turns == 6
@@ -220,7 +222,7 @@ def test_signed_out_tab_says_so_and_keeps_the_typed_text(
     notice = page.get_by_role("alert").filter(has_text="You were signed out")
     notice.wait_for()
     page.get_by_role("switch", name="Automatic handoff").click()
-    page.wait_for_timeout(500)
+    htmx_settled(page)  # its post was answered by the sign-in page
     assert page.locator("#main form[action*='/accounts/login/']").count() == 0
     assert page.get_by_role("button", name="Sign in").count() == 0
     assert composer.input_value() == "A long thought I do not want to lose."
@@ -272,7 +274,7 @@ def test_two_quick_clicks_on_the_global_switch_leave_it_off(
 
     page.locator("#setting-auto_handoff").get_by_text(re.compile("Saved")).wait_for()
     page.wait_for_function("!document.querySelector('#id_auto_handoff').checked")
-    page.wait_for_timeout(300)
+    htmx_settled(page)  # the queued second save too
     assert stored().auto_handoff is False
     assert not switch.is_checked()
 
@@ -289,7 +291,7 @@ def test_two_quick_edits_keep_the_second(open_page: Callable[..., Any], viewport
     held.pop().continue_()
 
     page.locator("#setting-handoff_ratio").get_by_text("Saved").wait_for()
-    page.wait_for_timeout(300)
+    htmx_settled(page)  # the queued second save too
     assert stored().handoff_ratio == 0.6
     assert page.locator("#id_handoff_ratio").input_value() == "0.6"
 
@@ -308,7 +310,7 @@ def test_two_quick_clicks_on_the_conversation_switch_leave_it_off(
         held.pop().continue_()
 
     page.wait_for_function("!document.querySelector('#handoff-panel [role=switch]').checked")
-    page.wait_for_timeout(300)
+    htmx_settled(page)
     assert MainState.objects.get(session=demo).enabled is False
     assert not page.get_by_role("switch", name="Automatic handoff").is_checked()
 
@@ -325,14 +327,13 @@ def test_space_on_the_conversation_switch_keeps_the_focus(
     switch.press("Space")
 
     page.wait_for_function("document.querySelector('#handoff-panel [role=switch]').checked")
-    page.wait_for_timeout(300)
+    htmx_settled(page)  # the switch turns on at once; its save is answered now
     assert MainState.objects.get(session=demo).enabled
     assert page.evaluate("document.activeElement.getAttribute('role')") == "switch"
     switch.press("Space")
     page.wait_for_function("!document.querySelector('#handoff-panel [role=switch]').checked")
     assert page.evaluate("document.activeElement.getAttribute('role')") == "switch"
-    page.wait_for_load_state("networkidle")  # the save is answered before the test ends
-    page.wait_for_timeout(300)
+    htmx_settled(page)  # the save is answered before the test ends
     assert not MainState.objects.get(session=demo).enabled
 
 

@@ -113,9 +113,10 @@ def test_a_burst_of_events_updates_the_session_list_without_fetching_it(
     successor = hand_off(source)
     asgi_server.start()
     row(page, successor).wait_for()
-    page.wait_for_timeout(500)
+    page.wait_for_function("() => window.__events.length >= 5")
+    # nothing-happens: a row with no place in the list is fetched 100 ms after its event.
+    page.wait_for_timeout(200)
 
-    assert page.evaluate("() => window.__events.length") >= 5
     assert fetched == []
 
 
@@ -130,8 +131,8 @@ def test_page_opened_on_a_handed_off_session_stays_and_shows_the_banner(make_use
     assert banner.get_by_role("link").get_attribute("href") == f"/s/{successor.pk}/"
 
     off_loop(lambda: SessionController().rename(source, "Renamed while the page is open"))
+    # A page that moves decides so as the event arrives, before it is recorded.
     page.wait_for_function("() => window.__events.some((e) => e.kind === 'session.updated')")
-    page.wait_for_timeout(500)
     assert page.url.endswith(f"/s/{source.pk}/")
     assert follower(page)["jump"] is None
 
@@ -172,7 +173,8 @@ def test_successor_that_stays_blank_is_tried_12_times_then_left(make_user, open_
     assert follower(page)["tries"] == 12
     assert page.url.endswith(f"/s/{source.pk}/")
     assert row(page, successor).count() == 0
-    page.wait_for_timeout(500)
+    # nothing-happens: a 13th try would come 100 ms (retryInterval) after the 12th.
+    page.wait_for_timeout(300)
     assert follower(page)["tries"] == 12
 
 
@@ -186,7 +188,8 @@ def test_second_user_receives_no_event_of_the_first(make_user, open_page, asgi_s
 
     ada_page.wait_for_function("() => window.__events.some((e) => e.kind === 'handoff.phase')")
     ada_page.wait_for_function("() => window.__events.some((e) => e.kind === 'redirect.committed')")
-    bob_page.wait_for_timeout(500)
+    # nothing-happens: bob's socket is on the same server, which has relayed ada's events by now.
+    bob_page.wait_for_timeout(300)
     assert bob_page.evaluate("() => window.__events") == []
     response = bob_page.goto(f"{asgi_server.url}/s/{source.pk}/")
     assert response is not None and response.status == 404
@@ -236,8 +239,7 @@ def test_page_opened_on_the_successor_stays(make_user, open_page):
     page = open_page(ada, successor)
 
     other = conversation(ada, "Release notes")
-    row(page, other).wait_for()
-    page.wait_for_timeout(300)
+    row(page, other).wait_for()  # a page that moves decides so as the row's event arrives
     assert page.url.endswith(f"/s/{successor.pk}/")
     assert follower(page)["jump"] is None
 
@@ -330,9 +332,10 @@ def test_settings_and_new_conversation_pages_follow_without_jumping(make_user, o
 
     successor = hand_off(source)
 
+    # A page that moves decides so as the redirect's event arrives, before it is recorded.
+    for page in (new, card):
+        page.wait_for_function("() => window.__events.some((e) => e.kind === 'redirect.committed')")
     row(new, successor).wait_for()
-    card.wait_for_function("() => window.__events.some((e) => e.kind === 'redirect.committed')")
-    new.wait_for_timeout(300)
     assert new.url.endswith("/new/") and card.url.endswith("/settings/")
     assert follower(new)["jump"] is None and follower(card)["jump"] is None
 
@@ -344,7 +347,8 @@ def test_refused_websocket_leaves_the_page_usable_and_quiet(make_user, open_page
         ada, source, wait=False, config={"socketPath": "/ws/nowhere/", "backoffCap": 200}
     )
     page.wait_for_function("() => window.__follower.state === 'unavailable'")
-    page.wait_for_timeout(600)
+    for _ in range(2):  # tries again (and is refused again), saying nothing more
+        page.wait_for_event("websocket")
 
     page.get_by_role("textbox").first.fill("Still here")
     page.get_by_role("button", name="Send").click()
@@ -365,7 +369,8 @@ def test_an_idle_page_keeps_its_socket(make_user, open_page):
           socket.addEventListener("close", (e) => window.__closes.push(e.code));
         }"""
     )
-    page.wait_for_timeout(6500)
+    # nothing-happens: the socket stays open past the layer's 5 s read, which started earlier.
+    page.wait_for_timeout(5500)
     assert page.evaluate("() => window.__closes") == []
     assert page.evaluate("() => window.__statuses") == ["connected"]
 
@@ -387,8 +392,8 @@ def test_a_tab_left_open_after_signing_out_hears_nothing_more(make_user, open_pa
 
     hand_off(source)
     conversation(bob, "Bob's own work")
+    # Closed for the sign-out (4401): the page does not reconnect, and nothing comes after.
     tab.wait_for_function("() => window.__follower.state === 'unavailable'")
-    tab.wait_for_timeout(500)
     assert tab.evaluate("() => window.__events") == []
     assert tab.url.endswith(f"/s/{source.pk}/")
 
@@ -468,6 +473,7 @@ def test_a_page_reconnecting_as_another_user_hears_nothing(make_user, open_page,
     asgi_server.start()
 
     hand_off(conversation(bob, "Bob's own work"))
+    # nothing-happens: the page reconnects within the 1 s backoff cap and is refused.
     tab.wait_for_timeout(1500)
     assert tab.evaluate("() => window.__events") == []
     assert tab.evaluate("() => window.__statuses") == ["connected", "unavailable"]
@@ -508,7 +514,7 @@ def test_a_tab_with_unsent_text_stays_with_a_banner_and_a_moved_tab_is_announced
     held.wait_for()
     assert "This conversation continues in" in held.inner_text()
     assert held.get_by_role("link").get_attribute("href") == f"/s/{successor.pk}/"
-    typing.wait_for_timeout(500)
+    # The banner shows once the tab decided to stay ("held"): it moves no more.
     assert typing.url.endswith(f"/s/{source.pk}/")
     assert typing.locator("#composer textarea").input_value() == "half a thought"
     assert follower(typing)["jump"] == "held"
@@ -583,6 +589,7 @@ def test_a_followed_folders_switch_shows_in_the_users_other_tab(make_user, open_
     first.locator(switch).uncheck()
     expect(second.locator(switch)).not_to_be_checked()
     expect(first.locator("#folder-codex .field-saved")).to_have_text("Saved")
+    # nothing-happens: bob's tab is on the same server, which has relayed ada's changes by now.
     others.wait_for_timeout(300)
     expect(others.locator(switch)).not_to_be_checked()
     assert first.problems == [] and second.problems == [] and others.problems == []
@@ -791,6 +798,7 @@ def test_the_successor_is_asked_for_when_its_route_commits_and_shown_once_it_sta
             break
         tab.wait_for_timeout(100)
     assert asked == [f"{tab.url.split('/s/')[0]}/s/{successor.pk}/?followed=1"]
+    # nothing-happens: the retry rule looks every 100 ms (retryInterval) for a started row.
     tab.wait_for_timeout(300)
     assert tab.url.endswith(f"/s/{source.pk}/")
 

@@ -48,7 +48,8 @@ def test_a_log_link_lands_on_its_entry_in_view(
 
     link.click()
     page.wait_for_url(f"**#{entry_id}")
-    page.wait_for_timeout(800)
+    entry = page.locator(f"#{entry_id}").element_handle()
+    page.wait_for_function(UNCOVERED, arg=entry)
 
-    assert page.evaluate(UNCOVERED, page.locator(f"#{entry_id}").element_handle())
+    assert page.evaluate(UNCOVERED, entry)
     context.close()

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from asgi_site import off_loop
+from page_waits import htmx_settled
 from playwright.sync_api import expect
 
 from handoff import operations
@@ -56,11 +57,11 @@ def test_a_review_is_edited_and_committed_and_seeds_the_successor(
     form.get_by_role("heading", name="A handoff is ready for review").wait_for()
 
     form.get_by_label("Goal").fill("Finish the weather CLI, as reviewed")
+    decisions = form.locator("fieldset[data-field=decisions] textarea")
+    before = decisions.count()
     form.get_by_role("button", name="Add an item to Decisions").click()
-    page.wait_for_timeout(300)
-    added = form.locator("fieldset[data-field=decisions] textarea").last
-    added.wait_for()
-    added.fill("Decided at review: keep the output plain")
+    expect(decisions).to_have_count(before + 1)
+    decisions.last.fill("Decided at review: keep the output plain")
     removed = form.locator("fieldset[data-field=artifacts] .review-item").first
     removed.get_by_label("Remove").check()
     assert form.bounding_box()["width"] <= VIEWPORTS[page.viewport_name][0]
@@ -92,7 +93,7 @@ def test_a_review_is_refused_after_new_input_and_its_draft_discarded(review_page
     composer.fill("One more thing: keep the cache in ~/.cache/weather.")
     composer.press("Enter")
     page.locator("#timeline .msg-assistant").get_by_text("Offline agent").last.wait_for()
-    page.wait_for_timeout(500)
+    htmx_settled(page)  # the panel's refresh after the post, which would replace the refusal
     form.get_by_role("button", name="Commit the brief").click()
 
     alert = page.locator("#handoff-panel [role=alert]")
@@ -115,12 +116,13 @@ def test_a_waiting_review_is_announced_by_the_composer_and_its_link_shows_the_fo
     form = page.locator("#handoff-review-form")
     heading = form.get_by_role("heading", name="A handoff is ready for review")
     heading.wait_for(state="attached")
-    page.wait_for_timeout(500)
+    # The list's refresh after the action settles by scrolling the log to its end: let it
+    # before the link scrolls to the form.
+    htmx_settled(page)
 
     expect(notice).to_be_in_viewport()
     assert "A handoff is ready for review" in notice.inner_text()
     notice.get_by_role("link").click()
-    page.wait_for_timeout(300)
 
     expect(heading).to_be_in_viewport()
     expect(page.locator(".topbar")).to_be_in_viewport(ratio=1)
@@ -143,7 +145,6 @@ def test_a_live_panel_update_keeps_the_edits_in_the_review_form(review_page: Any
     form.get_by_label("Goal").fill("Edited before the panel was updated")
 
     page.evaluate(SWAP_PANEL_AS_AN_EVENT_WOULD, f"/handoff/sessions/{page.session.pk}/panel/")
-    page.wait_for_timeout(300)
 
     assert form.get_by_label("Goal").input_value() == "Edited before the panel was updated"
 

@@ -77,7 +77,40 @@ def test_discarding_a_review_on_a_live_tab_says_so_without_a_script_error(
     form.get_by_role("button", name="Discard").click()
 
     feedback.get_by_text("Discarded at review").wait_for()
-    page.wait_for_timeout(500)
+    # The discard's live panel comes after the answer or before it: either way it is in.
+    page.wait_for_function(
+        "() => window.__events.some((e) => e.kind === 'handoff.phase'"
+        " && e.payload.phase === 'failed')"
+    )
     assert form.count() == 0
     assert "the brief is being written" not in feedback.inner_text()
     assert [p for p in page.problems if "re-target" in p or "targetError" in p] == []
+
+
+def test_a_panel_answer_that_comes_after_the_live_panel_keeps_the_review_form(
+    make_user: Callable[..., Any], open_page: Callable[..., Any]
+):
+    """The tab that asked for the handoff polls its panel until the first event (panel.html);
+    a poll still out when the events' live panel, with the review form, replaced it is answered
+    after that: the answer belongs to a panel no longer in the page, and the form stays."""
+    ada = make_user("ada")
+    source = conversation(ada, "Weather CLI")
+    off_loop(lambda: operations.review_on(source.pk))
+    page = open_page(ada, source)
+    composer = page.get_by_role("textbox", name="Message")
+    composer.fill("/handoff now")
+    composer.press("Enter")
+    page.locator("#handoff-panel").get_by_text("waiting for the attempt to start").wait_for()
+    held: list[Any] = []
+    page.route("**/panel/**", lambda route: route.continue_() if held else held.append(route))
+    with page.expect_request("**/panel/**"):
+        polling = page.locator("#handoff-panel").element_handle()  # the poll's own panel
+
+    off_loop(lambda: operations.run_attempt(source.pk, manual=True))
+    form = page.locator("#handoff-review-form")
+    form.get_by_role("heading", name="A handoff is ready for review").wait_for()
+    held[0].continue_()  # answered now, with the review form too
+
+    page.wait_for_function("(panel) => !panel.classList.contains('htmx-request')", arg=polling)
+    assert form.get_by_role("heading", name="A handoff is ready for review").is_visible()
+    assert page.problems == []

@@ -136,15 +136,16 @@ def test_the_conversation_list_is_a_drawer(sized_page, demo, screenshot, size):
     assert not drawer.is_visible()
 
     toggle.click()
-    page.wait_for_timeout(300)
-    assert toggle.get_attribute("aria-expanded") == "true" and drawer.is_visible()
-    assert page.evaluate("() => document.activeElement.closest('#chat-sidebar') !== null")
+    expect(toggle).to_have_attribute("aria-expanded", "true")
+    expect(drawer).to_be_visible()
+    page.wait_for_function("() => document.activeElement.closest('#chat-sidebar') !== null")
+    # Slid in: the screenshot shows it in place.
+    page.wait_for_function("(el) => el.getAnimations().length === 0", arg=drawer.element_handle())
     screenshot(page, f"drawer-{size_id(size)}.png")
 
     page.keyboard.press("Escape")
-    page.wait_for_timeout(300)
-    assert not drawer.is_visible()
-    assert page.evaluate("() => document.activeElement.classList.contains('drawer-toggle')")
+    expect(drawer).to_be_hidden()
+    expect(toggle).to_be_focused()
 
     toggle.click()
     other = drawer.locator(".session-row:not(.is-current)").first

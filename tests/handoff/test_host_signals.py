@@ -1,6 +1,6 @@
-"""The host's signals the handoff connects to are written down once:
-``handoff.apps.DEFAULT_HOST_SIGNALS``, which another host overrides with
-``HANDOFF_HOST_SIGNALS``."""
+"""The host's signals the handoff connects to are named by the host's settings alone
+(``HANDOFF_HOST_SIGNALS``; the handoff knows the hooks, ``handoff.apps.HOST_SIGNALS``, and names
+no host's)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from django.core.exceptions import ImproperlyConfigured
 from django.dispatch import Signal
 from django.utils.module_loading import import_string
 
-from handoff.apps import DEFAULT_HOST_SIGNALS, connect_host_signal
+from handoff.apps import HOST_SIGNALS, connect_host_signal
 
 OTHER_HOST_SIGNAL = Signal()
 
@@ -21,9 +21,10 @@ def _receiver(sender: Any, **kwargs: Any) -> str:
     return "answered"
 
 
-def test_this_hosts_signals_are_named_only_by_the_handoffs_defaults_and_all_connected():
-    assert not hasattr(django_settings, "HANDOFF_HOST_SIGNALS")
-    for name, path in DEFAULT_HOST_SIGNALS.items():
+def test_this_hosts_signals_are_named_by_its_settings_and_all_connected():
+    named = django_settings.HANDOFF_HOST_SIGNALS
+    assert set(named) == set(HOST_SIGNALS)
+    for name, path in named.items():
         assert path is not None
         signal = import_string(path)
         assert signal.has_listeners(), name
@@ -49,6 +50,7 @@ def test_a_hook_the_host_leaves_out_is_not_connected(settings: Any):
     [
         ({"session_done": "host.signals.session_idle"}, "unknown signals \\['session_done'\\]"),
         ({"offline_reply": "host.signals.announce"}, "is not a Signal"),
+        ({"offline_reply": "host.signals.nowhere"}, "HANDOFF_HOST_SIGNALS.*does not import"),
     ],
 )
 def test_a_wrong_name_or_path_is_refused(settings: Any, override: dict[str, str], message: str):

@@ -23,11 +23,18 @@ from host.models import Session
 from host.services import SessionController
 
 
-def test_the_default_is_the_reference_hosts_session(settings: Any) -> None:
-    del settings.HANDOFF_SESSION_MODEL
+def test_the_reference_host_names_its_session(settings: Any) -> None:
     assert session_model_name() == "host.Session"
     assert get_session_model() is Session
     assert HandoffRecord._meta.get_field("source").related_model is Session
+
+
+def test_unset_it_names_no_host_and_the_system_check_says_so(settings: Any) -> None:
+    del settings.HANDOFF_SESSION_MODEL
+    with pytest.raises(ImproperlyConfigured, match="HANDOFF_SESSION_MODEL is not set"):
+        get_session_model()
+    (error,) = check_session_model()
+    assert error.id == "handoff.E001" and "HANDOFF_SESSION_MODEL is not set" in error.msg
 
 
 @pytest.mark.parametrize("value", ["Session", "host.models.Session", 42])
@@ -61,7 +68,7 @@ def test_the_handoff_migrations_reach_the_host_only_through_the_setting() -> Non
     assert handoff
     for migration in handoff:
         for dependency in migration.dependencies:
-            if dependency[0] not in {"handoff", "handoff_settings"}:
+            if dependency[0] != "handoff":
                 assert isinstance(dependency, SwappableTuple), (migration.name, dependency)
                 assert dependency == ("host", "__first__")
 

@@ -3,7 +3,7 @@
 - ``session_idle(sender=Conversation, session=Conversation)``: a conversation turned idle;
 - ``before_step(sender=Conversation, session=Conversation, incoming=list[Line])``: input
   arrived; a receiver's non-``None`` answer takes it away (no turn here);
-- ``conversation_changed(sender=Conversation, conversation_id=UUID, created=bool)``: what a
+- ``conversation_changed(sender=Conversation, conversation_id=its key, created=bool)``: what a
   page shows of the conversation (its row: ``ROW_FIELDS``) changed, or it was created; sent
   inside the writer's transaction (``announce``) by every writer of those fields.
 

@@ -2,13 +2,15 @@
 
 ``Conversation`` is the handoff's session model here: it has the fields
 ``handoff.session_model`` asks for (``title``, ``owner``) and the ``HostSession`` attributes
-(``parent_id``, ``cwd``, ``model``, ``status`` …) as fields or properties.
+(``parent_id``, ``cwd``, ``model``, ``status`` …) as fields or properties. Its primary key is a
+UUID, or an integer with ``PLAIN_HOST_INTEGER_KEYS = True`` (``tests.plain_host.int_settings``,
+whose migrations are ``tests.plain_host.int_keys.migrations``): the handoff takes either.
 """
 
 from __future__ import annotations
 
 import uuid
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from django.conf import settings
 from django.db import models
@@ -17,10 +19,17 @@ if TYPE_CHECKING:
     from django.db.models.fields.related_descriptors import RelatedManager
 
 
+def _primary_key() -> models.Field[Any, Any]:
+    """A UUID key, or an integer one under ``PLAIN_HOST_INTEGER_KEYS``."""
+    if getattr(settings, "PLAIN_HOST_INTEGER_KEYS", False):
+        return models.BigAutoField(primary_key=True)
+    return models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+
+
 class Conversation(models.Model):
     """A chat conversation: one agent, one log (``Line``), idle or running."""
 
-    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    id = _primary_key()
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE)
     title = models.CharField(max_length=300, blank=True)
     cwd = models.CharField(max_length=500, blank=True)

@@ -11,22 +11,26 @@ from dataclasses import dataclass, field
 from typing import Any
 from uuid import UUID
 
+from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import QuerySet, Sum
 
 from tests.plain_host import chat
 from tests.plain_host.models import Conversation, Line
 
-Ref = Conversation | str | UUID
+Ref = Conversation | str | int | UUID
 
 
 def _get(ref: Ref) -> Conversation | None:
+    """The conversation ``ref`` names (itself or its id, of whichever key type), or None for
+    an unknown or malformed id."""
     if isinstance(ref, Conversation):
         ref = ref.pk
     try:
-        return Conversation.objects.filter(pk=UUID(str(ref))).first()
-    except ValueError:
+        key = Conversation._meta.pk.to_python(ref)  # type: ignore[union-attr]
+    except ValidationError:
         return None
+    return Conversation.objects.filter(pk=key).first()
 
 
 def _conversation(ref: Ref) -> Conversation:

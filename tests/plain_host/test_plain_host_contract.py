@@ -1,13 +1,15 @@
 """The host contract (``tests/host_contract.py``) on the plain host (``tests/plain_host``).
 
-Run in a pytest process of its own: ``pytest tests/plain_host --ds=tests.plain_host.settings``
-(``make test`` does).
+Run in a pytest process of its own, once with UUID keys and once with integer keys:
+``pytest tests/plain_host --ds=tests.plain_host.settings`` and
+``--ds=tests.plain_host.int_settings`` (``make test`` does both).
 """
 
 from __future__ import annotations
 
 import sys
 from typing import Any
+from uuid import UUID
 
 import pytest
 from django.contrib.auth import get_user_model
@@ -57,10 +59,12 @@ def chat_host() -> PlainHost:
     return PlainHost()
 
 
-def test_this_process_runs_on_the_plain_hosts_session_model() -> None:
-    from handoff.session_model import get_session_model
+def test_this_process_runs_on_the_plain_hosts_session_model(settings: Any) -> None:
+    from handoff.session_model import get_session_model, session_key_type
 
     assert get_session_model() is Conversation
+    integer_keys = getattr(settings, "PLAIN_HOST_INTEGER_KEYS", False)
+    assert session_key_type() is (int if integer_keys else UUID)
 
 
 def test_no_module_of_the_reference_host_is_loaded() -> None:

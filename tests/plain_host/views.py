@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from uuid import UUID
+from typing import Any
 
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
@@ -12,7 +12,7 @@ from tests.plain_host.models import Conversation
 
 
 @login_required
-def conversation(request: HttpRequest, session_id: UUID) -> HttpResponse:
+def conversation(request: HttpRequest, session_id: Any) -> HttpResponse:
     """Render the conversation ``session_id`` of the signed-in user (404 for anyone else's),
     with the handoff's panel; the follower's baseline middleware reads ``session_id``."""
     found = get_object_or_404(Conversation, pk=session_id, owner=request.user)

@@ -11,7 +11,8 @@ waiting for review and, without ``--json``, its brief as JSON to edit), ``commit
 version 1 (``handoff.export``): the sessions of user U (a username), or of every user without
 ``--user``; to FILE, or standard output without ``--out``.
 
-SESSION is a session UUID or a unique prefix of at least six characters of one. Every action
+SESSION is a session UUID or a unique prefix of at least six characters of one (on a host
+whose session model has other keys, an integer …: the whole id). Every action
 prints the status report (the same report as the API, the composer and the card),
 as JSON with ``--json`` (machine keys, unchanged by the language) or as a short readable block
 in the active language (``LANGUAGE_CODE``), as are the refusals.
@@ -41,6 +42,7 @@ from handoff.attempt import AttemptOutcome, Outcome
 from handoff.core.phases import discarded_note
 from handoff.exceptions import HandoffError
 from handoff.inheritance import OUTCOME_LABELS, detail_text
+from handoff.session_model import session_key, session_path_converter
 from handoff.shapes import BackoffOut, RecordOut, StatusOut
 from handoff.status import record_dict
 
@@ -53,11 +55,16 @@ _UUID_TEXT = re.compile(r"[0-9a-f-]+")
 
 
 def resolve_session(text: str) -> str:
-    """Return the id of the one session whose UUID is ``text`` or starts with it.
+    """Return the id (as text) of the one session ``text`` names.
 
-    Raises ``CommandError`` for a prefix shorter than six characters, one no session id starts
-    with, or one several session ids start with (they are listed).
+    On a host whose session model has UUID keys (``handoff.session_model``) ``text`` is the
+    UUID or a unique prefix of at least six of its characters; on any other, the whole id as
+    its primary key reads it (an integer …). Raises ``CommandError`` for text that is no id (a
+    prefix shorter than six characters), an id or prefix no session has, or a prefix several
+    session ids start with (they are listed); nothing is changed.
     """
+    if session_path_converter() != "uuid":
+        return _whole_id(text)
     wanted = text.strip().lower()
     if len(wanted) < MIN_PREFIX or not _UUID_TEXT.fullmatch(wanted):
         raise CommandError(
@@ -67,12 +74,7 @@ def resolve_session(text: str) -> str:
             )
             % {"text": text, "minimum": MIN_PREFIX}
         )
-    controller = services.session_controller()
-    if controller is None:
-        raise CommandError(
-            gettext("The host provides no session controller: sessions cannot be found.")
-        )
-    matches = controller.ids_starting_with(wanted, limit=5)
+    matches = _controller().ids_starting_with(wanted, limit=5)
     if not matches:
         raise CommandError(gettext("No session id starts with %(prefix)r.") % {"prefix": wanted})
     if len(matches) > 1:
@@ -81,6 +83,26 @@ def resolve_session(text: str) -> str:
             % {"prefix": wanted, "ids": ", ".join(matches)}
         )
     return matches[0]
+
+
+def _whole_id(text: str) -> str:
+    """The id ``text`` names whole, on a host whose keys are no UUIDs."""
+    try:
+        wanted = str(session_key(text.strip()))
+    except ValueError as exc:
+        raise CommandError(gettext("%(text)r is not a session id.") % {"text": text}) from exc
+    if _controller().get(wanted) is None:
+        raise CommandError(gettext("No session %(id)r.") % {"id": wanted})
+    return wanted
+
+
+def _controller() -> services.SessionController:
+    controller = services.session_controller()
+    if controller is None:
+        raise CommandError(
+            gettext("The host provides no session controller: sessions cannot be found.")
+        )
+    return controller
 
 
 def read_brief(path: str) -> Any:
@@ -274,8 +296,8 @@ class Command(BaseCommand):
         parser.add_argument(
             "session",
             nargs="?",
-            help=f"session UUID, or a unique prefix of at least {MIN_PREFIX} characters "
-            "(every action but export)",
+            help=f"session UUID, or a unique prefix of at least {MIN_PREFIX} characters; "
+            "another kind of key whole (every action but export)",
         )
         parser.add_argument("--user", help="with export: only this user's sessions (username)")
         parser.add_argument("--out", metavar="FILE", help="with export: write here, not stdout")
