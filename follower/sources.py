@@ -35,7 +35,7 @@ A source has any of these methods (a missing one contributes nothing):
   before the view (``follower.middleware``);
 - ``language(user_id: int) -> str | None``: the language the user chose (None: not known);
 - ``scripts``: static paths of the app's scripts, loaded on every page after the follower's
-  transport (``{% follower_scripts %}``) and using its ``window.__follower`` and events.
+  transport (``{% follower_scripts %}``) and using its ``window.follower`` object and events.
 """
 
 from __future__ import annotations
