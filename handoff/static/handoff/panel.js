@@ -1,4 +1,4 @@
-// The handoff panel and its review form on a conversation's page (docs/spec.md, Handoff panel;
+// The handoff panel and its review form on a conversation's page (docs/spec.md, Switches;
 // Review), loaded (a module: once per page) by the panel's slot (handoff/slots/panel.html).
 // Over the follower (follower/static/follower/follower.js: window.follower) when the page has
 // one; strings through Django's JavaScript catalog (gettext) when the page loads it.
