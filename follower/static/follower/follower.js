@@ -2,9 +2,10 @@
 // domain: the jump rules (a tab on a handed-off conversation opens its successor) are the
 // handoff's, in handoff/static/handoff/jump.js, loaded after this module.
 //
-// Loaded on every page ({% follower_scripts %} in the host's base template). The page was rendered with a baseline (body
-// data-event-id: the newest event id when the server rendered it); the follower says hello with
-// that id and the server replays every later event, so nothing falls between the render and
+// Loaded on every page ({% follower_scripts %} in the host's base template). The page was
+// rendered with a baseline (body data-event-id: the newest event id when the server rendered
+// it); the follower says hello with that id and the server replays every later event, so
+// nothing falls between the render and
 // the socket. Rules:
 // - events carry what they change, rendered on the server (follower/fragments.py): the
 //   page's fragments (payload.fragments) are swapped in by htmx out of band; what else a

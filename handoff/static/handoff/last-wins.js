@@ -1,5 +1,6 @@
-// The last user action wins (docs/design.md, Live settings, screens and languages), for the handoff's controls that save
-// on change through htmx: the panel's switch and the settings card's fields. A control marked
+// The last user action wins (docs/design.md, Live settings, screens and languages), for the
+// handoff's controls that save on change through htmx: the panel's switch and the settings
+// card's fields. A control marked
 // data-last-wins saves with hx-sync "queue last": when it was changed again while its save was
 // in flight, the older answer is not swapped in (that would replace the control and drop the
 // queued save); the queued save then sends the newer value and its answer is shown. A switch

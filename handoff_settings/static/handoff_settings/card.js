@@ -1,5 +1,5 @@
-// The settings card's page behaviour (docs/design.md, Live settings, screens and languages), loaded (a module: once per
-// page) by the card's template (handoff_settings/card.html), with the handoff's
+// The settings card's page behaviour (docs/design.md, Live settings, screens and languages),
+// loaded (a module: once per page) by the card's template (handoff_settings/card.html), with the handoff's
 // handoff/last-wins.js for its fields. Over the follower (follower/static/follower/follower.js:
 // window.follower) when the page has one; strings through Django's JavaScript catalog (gettext).
 //
