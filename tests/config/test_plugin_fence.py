@@ -145,7 +145,7 @@ def selectors(path: Path) -> Iterator[str]:
 
 
 def test_the_plugin_names_no_host_module_app_or_url() -> None:
-    found = set()
+    found: set[tuple[str, str]] = set()
     for path in files(".py"):
         for text in python_strings(path):
             found.update((relative(path), m.group(0).rstrip(".")) for m in _names(text))
@@ -162,7 +162,7 @@ def _names(text: str) -> Iterator[re.Match[str]]:
 def test_the_plugin_selects_no_host_id_or_class() -> None:
     ids, classes = host_only()
     assert ids and classes  # the host's pages were read
-    found = set()
+    found: set[tuple[str, str]] = set()
     for path in files(".js", ".css", ".html"):
         for selector in selectors(path):
             for sign, name in SELECTOR.findall(selector):
