@@ -35,6 +35,14 @@ CHROMIUM = Path("/usr/bin/chromium")
 TIMEOUT_MS = 15_000
 
 
+def listening(port: int) -> bool:
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+    except OSError:
+        return False
+    return True
+
+
 @pytest.fixture
 def server(transactional_db: None) -> Iterator[str]:
     """Daphne on the plain host and its test database; its base URL."""
@@ -57,15 +65,11 @@ def server(transactional_db: None) -> Iterator[str]:
         stderr=subprocess.DEVNULL,
     )
     try:
-        Client().get("/")  # the app loads in this process too (its checks, its URLs)
         deadline = time.monotonic() + 30
-        while process.poll() is None and time.monotonic() < deadline:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-                break
-            except OSError:
-                time.sleep(0.1)
-        assert process.poll() is None, "daphne exited"
+        while not listening(port):
+            assert process.poll() is None, "daphne exited"
+            assert time.monotonic() < deadline, "daphne did not listen within 30 s"
+            time.sleep(0.1)
         yield f"http://127.0.0.1:{port}"
     finally:
         process.terminate()
