@@ -153,18 +153,25 @@ class SessionController:
         """Return the pks of ``owner_id``'s sessions (a ``values_list`` queryset: a subquery)."""
         return Session.objects.filter(owner_id=owner_id).values_list("pk", flat=True)
 
+    def observed_rows(self, session_id: Session | str | UUID) -> QuerySet[Session, Session]:
+        """Return the session's row with the counts ``observe`` reads annotated
+        (``open_activities``, ``live_subagent_count``, ``team_members``,
+        ``pending_inbox_count``); none for an unknown or malformed id. Not evaluated: a caller
+        may filter it and use it as a subquery (``handoff.services.ObservedRows``)."""
+        key = session_id.pk if isinstance(session_id, Session) else session_id
+        try:
+            pk = UUID(str(key))
+        except ValueError:
+            return Session.objects.none()
+        return Session.objects.annotate(**_FACT_COUNTS).filter(pk=pk)
+
     def observe(self, session_id: Session | str | UUID) -> Observation | None:
         """Return the session and its blocker facts read now, or None (unknown or malformed id).
 
         One query while nothing is in flight and no subagent is live (the four facts are
         counted in subqueries); the kinds and the ids are read only when there are some.
         """
-        key = session_id.pk if isinstance(session_id, Session) else session_id
-        try:
-            pk = UUID(str(key))
-        except ValueError:
-            return None
-        session = Session.objects.annotate(**_FACT_COUNTS).filter(pk=pk).first()
+        session = self.observed_rows(session_id).first()
         if session is None:
             return None
         counts: dict[str, int] = {name: getattr(session, name) for name in _FACT_COUNTS}
