@@ -4,9 +4,10 @@ Building the brief from the whole log costs time that grows with the log (readin
 message, walking every text). So the digest (``handoff.core.digest.Digest``: bounded, a fold
 over the log) is kept in ``SummaryDigest``: at each idle of a session (``refresh``, from the
 ``session_idle`` receiver) and at each summary (``brief``) the stored digest reads the entries
-after its ``seq`` and is stored again when there were any. A compaction (the session's ``compactions`` moved on), a
-new working directory, or a stored digest that cannot be read starts it afresh from the whole
-effective context; either way the brief equals the one built from the whole log at once.
+after its ``seq`` and is stored again when there were any. A compaction (the session's
+``compactions`` moved on), a new working directory, or a stored digest that cannot be read
+starts it afresh from the whole effective context; either way the brief equals the one built
+from the whole log at once.
 
 The digest is stored in one statement (``UPDATE``, or ``INSERT`` for the first): a crash
 half-way leaves the old digest or the new one, never a mix, and the old one is only behind
