@@ -4,7 +4,7 @@ or styles (the handoff's templates bring their own: handoff/static/handoff/,
 handoff_settings/static/handoff_settings/).
 
 Run in the plain host's pytest process (``pytest tests/plain_host
---ds=tests.plain_host.settings``): Daphne serves ``tests/plain_host/asgi.py`` on the test
+--ds=tests.plain_host.settings``, and ``int_settings`` for integer keys): Daphne serves ``tests/plain_host/asgi.py`` on the test
 database (a file) in a process of its own, Debian's Chromium drives it through Playwright.
 """
 
@@ -53,7 +53,8 @@ def server(transactional_db: None) -> Iterator[str]:
         port = probe.getsockname()[1]
     env = {
         **os.environ,
-        "DJANGO_SETTINGS_MODULE": "tests.plain_host.settings",
+        # The settings this run has (UUID or integer keys): the database was made by them.
+        "DJANGO_SETTINGS_MODULE": os.environ["DJANGO_SETTINGS_MODULE"],
         "PLAIN_HOST_DATABASE": str(connections["default"].settings_dict["NAME"]),
     }
     command = [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port)]
