@@ -174,7 +174,7 @@ async def _handoff(site: Site, pages: list[Any], folder: Path) -> Handoff:
     path = f"/s/{source.pk}/"
     for page in pages:
         await page.goto(path)
-        await page.wait_for_function("() => window.__follower?.state === 'connected'")
+        await page.wait_for_function("() => window.follower?.state().connection === 'connected'")
         await page.evaluate("window.__benchShown = undefined")
     requests = [TabRequests() for _ in pages]
     for page, tab in zip(pages, requests, strict=True):

@@ -149,7 +149,9 @@ async def _chromium(site: Site, handoffs: int) -> list[float]:
             source = await in_thread(site.conversation, "bench chromium")
             path = f"/s/{source.pk}/"
             await page.goto(path)
-            await page.wait_for_function("() => window.__follower?.state === 'connected'")
+            await page.wait_for_function(
+                "() => window.follower?.state().connection === 'connected'"
+            )
             asked: list[float] = []
 
             def note(request: Any, into: list[float] = asked) -> None:

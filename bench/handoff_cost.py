@@ -85,8 +85,10 @@ def source_with(messages: int) -> Session:
     """Return an idle main with ``messages`` log entries (requests and answers, alternately)
     whose manual handoff is requested.
 
-    The log is bulk-inserted and the session row and usage projection are set to what
-    appending it one message at a time would have left (revision, turns, the four buckets).
+    The log is bulk-inserted and the session row, usage projection and kept digest are set to
+    what appending it one message at a time would have left (revision, turns, the four
+    buckets; the digest each idle folds the log into, ``handoff.digest.per_session``), so the
+    handoff finds what a handoff at an idle finds.
     """
     session = create_session(_user(), cwd=CWD, title=f"bench {messages}")
     log.select_model(session, MODEL)
@@ -111,7 +113,15 @@ def source_with(messages: int) -> Session:
     )
     store.update_main_state(session.pk, requested=True)
     session.refresh_from_db()
+    per_session.refresh(session, _controller())  # what its last idle left (``on_session_idle``)
     return session
+
+
+def _controller() -> services.SessionController:
+    """The session controller the handoff uses (the benchmark's settings name one)."""
+    host = services.session_controller()
+    assert host is not None
+    return host
 
 
 def handoff(session: Session) -> attempt.AttemptOutcome:
@@ -299,10 +309,7 @@ def summary_time(source: Session, *, kept: bool) -> float:
     ``summarizer.summarize_session``) over ``ROUNDS`` runs: with the digest its idles keep
     (``kept``: read it and the entries after it, build the brief, store it), or with none (read
     the whole effective context, digest it, build the brief, store the digest)."""
-    host = services.session_controller()
-    assert host is not None
-
-    per_session.refresh(source, host)  # what the session's last idle left
+    host = _controller()
     spent = []
     for _ in range(ROUNDS):
         if not kept:

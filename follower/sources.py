@@ -68,7 +68,7 @@ class Source:
     handoff's ``redirect_to`` on the host's session rows, read in the same query)."""
     scripts: ClassVar[tuple[str, ...]] = ()
     """Static paths of the app's scripts, loaded on every page after the follower's transport
-    (``{% follower_scripts %}``) and using its ``window.__follower`` and events."""
+    (``{% follower_scripts %}``) and using its ``window.follower`` object and events."""
 
     def __init__(self, row_columns: Mapping[str, Any]) -> None:
         self.row_columns = dict(row_columns)

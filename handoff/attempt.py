@@ -7,12 +7,14 @@ steps and returning what the next one needs as a typed value: ``Guarded`` (step 
 the draft (7). Steps 1–4 read the stability conditions fresh (the session and its blocker facts
 once, in step 1) and end the attempt without a record (``Stop``); from step 5 on a failure
 fails the record (``Fail``) and every step re-checks ``stable()``
-(``handoff.core.stability``), re-reading the session with its blockers (one
-``SessionController.observe``), the settings store and the main state from storage, so a toggle,
-a new message or a new blocker during summarizing ends the attempt ``failed`` cleanly. The
-summary is checked after the call as well; the commit's last check runs under the main state's
-lock. The writes are grouped into few transactions: mark, prepare (brief, draft, inheritance),
-seed, route, start.
+(``handoff.core.stability``) from storage, so a toggle, a new message or a new blocker during
+summarizing ends the attempt ``failed`` cleanly. The claim (step 5) and the seed re-read the
+session with its blockers (one ``SessionController.observe``), the main state and, for an
+automatic attempt, the settings; the check after the summary and the commit's last one (under
+the main state's lock) are carried by the record's own conditional move, to ``prepared`` and to
+``committed`` (``stable_rows``: one statement, nothing can change between the check and the
+move), and the source is observed only when one fails, to say why. The writes are grouped into
+few transactions: mark, prepare (brief, draft, inheritance), seed, route, start.
 
 Failure outcomes (docs/spec.md, Failure outcomes):
 
@@ -56,6 +58,7 @@ from enum import StrEnum
 from typing import Any, TypeVar
 
 from django.db import DatabaseError, transaction
+from django.db.models import Exists, OuterRef, Q
 from django.dispatch import Signal
 from django.utils import timezone
 from django.utils.translation import gettext_noop
@@ -71,7 +74,7 @@ from handoff import (
     summarizer,
 )
 from handoff.backoff import wait
-from handoff.core.blockers import BlockerFacts, find_blockers
+from handoff.core.blockers import CUSTOM_PRESET, BlockerFacts, find_blockers
 from handoff.core.brief import BriefError, render_brief
 from handoff.core.guard import (
     ALREADY_REDIRECTED,
@@ -90,7 +93,13 @@ from handoff.core.tokens import TokenLabel, TokenReading
 from handoff.core.trigger import Metrics, threshold
 from handoff.exceptions import HandoffError, PhaseError
 from handoff.models import HandoffRecord, MainState
-from handoff.services import PRODUCT_RUNTIME, HostSession, SessionController, SessionObservation
+from handoff.services import (
+    PRODUCT_RUNTIME,
+    HostSession,
+    ObservedRows,
+    SessionController,
+    SessionObservation,
+)
 from handoff.settings_store import SettingsValues
 from handoff.status import record_dict
 
@@ -201,8 +210,8 @@ class Attempt:
 
 @dataclass(frozen=True)
 class Summary:
-    """Step 6's answer: the validated brief, and the source as the re-check after the call read
-    it."""
+    """Step 6's answer: the validated brief, and the source as step 5's check read it (the
+    revision it was written at)."""
 
     brief: dict[str, Any]
     source: HostSession
@@ -374,6 +383,61 @@ def _check(attempt: Attempt, step: str, state: MainState | None = None) -> HostS
         raise Fail(step, f"not stable: {why}", changed=True) from why
 
 
+def stable_rows(claim: Claim, state: MainState | None = None) -> Q | None:
+    """Return ``stable()`` of ``claim`` as a condition a write can carry (``store.move``'s
+    ``only_if``), or ``None`` when it cannot be said so (the controller is no
+    ``ObservedRows``) or fails already on what is known here.
+
+    The same rule as ``stable_source`` (``instability`` and ``find_blockers``): the source idle
+    (so not disposed), at the claim's revision, not archived, nothing in flight, no live
+    subagent, a team of at most one, nothing pending in its inbox, not a custom permission
+    preset unless the attempt is manual; the claim's switch on in the main state (read in the
+    condition, or ``state`` as the caller holds it locked). An automatic attempt reads the
+    settings' ``autoHandoff`` here.
+    """
+    controller = claim.controller
+    if not isinstance(controller, ObservedRows):
+        return None
+    switch = "requested" if claim.reason is Reason.MANUAL else "enabled"
+    if claim.reason is not Reason.MANUAL and not services.load_settings().auto_handoff:
+        return None
+    quiet = Q(
+        status=IDLE,
+        revision=claim.revision,
+        archived=False,
+        open_activities=0,
+        live_subagent_count=0,
+        team_members__lte=1,
+        pending_inbox_count=0,
+    )
+    if not claim.manual:
+        quiet &= ~Q(permission_preset=CUSTOM_PRESET)
+    rows = controller.observed_rows(claim.session_id).filter(quiet)
+    if state is not None:
+        return Q(Exists(rows)) if getattr(state, switch) else None
+    on = MainState.objects.filter(session_id=OuterRef("pk"), **{switch: True})
+    return Q(Exists(rows.filter(Exists(on))))
+
+
+def _moved_while_stable(
+    attempt: Attempt, step: str, phase: Phase, state: MainState | None = None, **fields: Any
+) -> HandoffRecord:
+    """Move the record to ``phase`` (``store.move``) only while ``stable()`` holds: one
+    conditional UPDATE carrying the check (``stable_rows``), so nothing can change between the
+    check and the move. When it fails, the source is observed to say why and the step fails
+    (``changed``); the caller's transaction rolls back what it wrote. Without ``stable_rows``,
+    one ``_check`` before the move."""
+    condition = stable_rows(attempt.claim, state)
+    if condition is None:
+        _check(attempt, step, state)
+        return store.move(attempt.record, phase, **fields)
+    try:
+        return store.move(attempt.record, phase, only_if=condition, **fields)
+    except store.Unmet as unmet:
+        _check(attempt, step, state)
+        raise Fail(step, "not stable: the source changed meanwhile", changed=True) from unmet
+
+
 # --- steps 1–5: up to the record ------------------------------------------------------------
 
 
@@ -536,17 +600,17 @@ def _claim(claim: Claim, measured: Measured, *, recover: bool) -> tuple[HandoffR
 def summarize(attempt: Attempt, source: HostSession) -> Summary:
     """Step 6: one model call (outside any transaction) whose JSON must be a valid brief.
 
-    Step 5 checked ``stable()`` under the lock a moment before; the check that matters here is
-    the one after the call, which a change made while the summary was written fails.
+    Step 5 checked ``stable()`` under the lock a moment before; the check that matters is the
+    one after the call, which a change made while the summary was written fails: step 7's move
+    of the record carries it (``prepare``).
     """
     try:
         _point(attempt, "summarize")
         brief = summarizer.summarize_session(source, attempt.host)
     except Exception as exc:
         raise _failed(Step.SUMMARIZE, exc) from exc
-    summary = Summary(brief, _check(attempt, Step.SUMMARIZE))
     attempt.note(Step.SUMMARIZE, brief["goal"][:120])
-    return summary
+    return Summary(brief, source)
 
 
 def wants_review(guarded: Guarded, measured: Measured) -> bool:
@@ -568,7 +632,9 @@ def prepare(attempt: Attempt, summary: Summary, *, review: bool) -> HostSession:
     """Step 7: the brief is stored (``prepared``) with the successor draft it opens; return the
     draft.
 
-    Follows the summary's own re-check (nothing happens between them). One transaction: the
+    The record's move carries the re-check after the summary (``_moved_while_stable``): a
+    change made while the summary was written fails it (``changed``) and nothing of the
+    transaction stays. One transaction: the
     record's brief, phase, target, inheritance report and, when the brief waits for ``review``,
     ``review_until`` (``settings.HANDOFF_REVIEW_TIMEOUT`` seconds from now, default 86 400: 24 h),
     the draft and its inherited settings land together, so a crash leaves a ``summarizing``
@@ -581,15 +647,16 @@ def prepare(attempt: Attempt, summary: Summary, *, review: bool) -> HostSession:
         with transaction.atomic():
             draft, rows = inheritance.create_successor(attempt.host, source)
             rows += inheritance.apply(attempt.host, source, draft)
-            record = store.move(
-                attempt.record,
+            record = _moved_while_stable(
+                attempt,
+                Step.PREPARE,
                 Phase.PREPARED,
                 brief=summary.brief,
                 target_id=draft.pk,
                 inheritance=rows,
                 review_until=timezone.now() + timeout if review else None,
             )
-    except PhaseError:
+    except (PhaseError, Fail):
         raise
     except Exception as exc:
         raise _failed(Step.PREPARE, exc, "the successor could not be created: ") from exc
@@ -639,21 +706,22 @@ def commit(attempt: Attempt, brief: dict[str, Any], draft: HostSession) -> None:
 
 
 def _route(attempt: Attempt, source: HostSession, draft: HostSession) -> None:
-    """Inside one transaction: title, last check, redirect, ``committed``, main states, notice.
+    """Inside one transaction: title, redirect, last check with ``committed``, main states,
+    notice.
 
     The source is renamed first: writing its row waits for any input being posted to it and
-    holds it off until this commits, so the last stability check sees that input, and input
-    posted after it meets the redirect (invariant 7).
+    holds it off until this commits, so the last stability check (carried by the record's move
+    to ``committed``, ``_moved_while_stable``) sees that input, and input posted after it meets
+    the redirect (invariant 7); a failing check rolls the redirect back with the rest.
     """
     source_id = attempt.session_id
     successor_id = str(draft.pk)
     state = store.lock_main_state(source_id)
     known_as = source.title
     attempt.host.rename(source, handed_off_title(known_as, successor_id))
-    source = _check(attempt, CommitStep.REDIRECT, state)
     _point(attempt, "redirect")
     store.add_redirect(source_id, successor_id, attempt.record, source_title=known_as)
-    attempt.record = store.move(attempt.record, Phase.COMMITTED)
+    attempt.record = _moved_while_stable(attempt, CommitStep.REDIRECT, Phase.COMMITTED, state)
     store.hand_over(state, successor_id)
     # People read the successor's title (the page's banner links it); its id only without one.
     named = f"“{draft.title}”" if draft.title else successor_id

@@ -21,9 +21,10 @@ read through the attributes that protocol names (a Django model instance fits), 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, Protocol, TypeAlias, cast
+from typing import Any, Protocol, TypeAlias, cast, runtime_checkable
 
 from django.core.exceptions import ImproperlyConfigured
+from django.db.models import QuerySet
 from django.utils.module_loading import import_string
 
 from handoff import degradation
@@ -223,6 +224,20 @@ class SessionController(Protocol):
 
     def step_rejected(self, forwarded_to: str, relay_id: str) -> Any:
         """Return the host's ``before_step`` answer meaning "forwarded"."""
+
+
+@runtime_checkable
+class ObservedRows(Protocol):
+    """A session controller that can also say what ``observe`` reads as SQL, so a write can
+    re-check ``stable()`` in its own statement (docs/spec.md, Stability). Optional: without it
+    each such check is one ``observe`` before the write."""
+
+    def observed_rows(self, session_id: str) -> QuerySet[Any, Any]:
+        """Return the session's row (a queryset of at most one; none for an unknown id) with
+        the counts ``observe`` reads annotated: ``open_activities``, ``live_subagent_count``,
+        ``team_members`` and ``pending_inbox_count``; a filter on them and on the session's
+        ``status``, ``revision``, ``archived`` and ``permission_preset`` says what the matching
+        ``SessionObservation`` would."""
 
 
 class WorkspaceRegistry(Protocol):

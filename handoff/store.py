@@ -151,8 +151,9 @@ def _redirect_to(session_id: SessionId) -> SessionId | None:
 def create_record(
     *, source_id: SessionId, reason: Reason, metrics: MetricsOut, source_revision: int
 ) -> HandoffRecord:
-    """Create a record in phase ``summarizing`` (step 5, mark attempt)."""
-    with transaction.atomic():
+    """Create a record in phase ``summarizing`` (step 5, mark attempt); one transaction with
+    its ``record_changed`` (inside a caller's, no savepoint of its own)."""
+    with transaction.atomic(savepoint=False):
         record = HandoffRecord.objects.create(
             source_id=key(source_id),
             phase=Phase.SUMMARIZING,
@@ -164,28 +165,38 @@ def create_record(
     return record
 
 
-def move(record: HandoffRecord, phase: Phase, **fields: Any) -> HandoffRecord:
+class Unmet(Exception):
+    """A move's ``only_if`` condition did not hold: nothing was written."""
+
+
+def move(
+    record: HandoffRecord, phase: Phase, *, only_if: Q | None = None, **fields: Any
+) -> HandoffRecord:
     """Move ``record`` to ``phase`` and set ``fields`` (brief, target, error …); return the moved
     record (a copy of ``record`` with the move applied; ``record`` itself is left as it was).
 
     One conditional UPDATE: it applies only while the stored phase may move to ``phase``, so a
-    concurrent move (recovery, another worker) is seen. Raises ``PhaseError`` when the move
-    would go backwards or out of a final phase, and nothing is written then. One transaction,
-    ``record_changed`` sent inside it.
+    concurrent move (recovery, another worker) is seen, and while ``only_if`` (a condition on
+    other tables, e.g. an ``Exists``) holds. Raises ``PhaseError`` when the move would go
+    backwards or out of a final phase, ``Unmet`` when only ``only_if`` failed; nothing is
+    written then. One transaction, ``record_changed`` sent inside it (inside a caller's, no
+    savepoint of its own: a failing receiver rolls back to the caller's).
     """
     movable_from = [p for p in Phase if can_move(p, phase)]
     changes = {**fields, "phase": phase, "updated": timezone.now()}
-    with transaction.atomic():
-        rows = HandoffRecord.objects.filter(pk=record.pk, phase__in=movable_from)
-        if not rows.update(**changes):
-            current = HandoffRecord.objects.filter(pk=record.pk).values_list("phase", flat=True)
-            found = current.first()
-            raise PhaseError(f"record {record.pk} cannot move from {found} to {phase}")
-        moved = copy.copy(record)
-        for name, value in changes.items():
-            setattr(moved, name, value)
-        record_changed.send(sender=HandoffRecord, record=moved)
-    return moved
+    rows = HandoffRecord.objects.filter(pk=record.pk, phase__in=movable_from)
+    with transaction.atomic(savepoint=False):
+        updated = (rows if only_if is None else rows.filter(only_if)).update(**changes)
+        if updated:
+            moved = copy.copy(record)
+            for name, value in changes.items():
+                setattr(moved, name, value)
+            record_changed.send(sender=HandoffRecord, record=moved)
+            return moved
+    found = HandoffRecord.objects.filter(pk=record.pk).values_list("phase", flat=True).first()
+    if only_if is not None and found in movable_from:
+        raise Unmet(f"record {record.pk} was not moved to {phase}: its condition failed")
+    raise PhaseError(f"record {record.pk} cannot move from {found} to {phase}")
 
 
 def save_fields(record: HandoffRecord, **fields: Any) -> HandoffRecord:

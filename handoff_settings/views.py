@@ -90,13 +90,13 @@ def card(request: HttpRequest) -> HttpResponse:
         "base_template": base_template(),
         "host_sections": card_settings().sections,
     } | activity_context(request.user)
-    return render(request, "settings/card.html", context)
+    return render(request, "handoff_settings/card.html", context)
 
 
 @require_GET
 def activity(request: HttpRequest) -> HttpResponse:
     """The card's activity fragment (polled, and refreshed on follower events)."""
-    return render(request, "settings/_activity.html", activity_context(request.user))
+    return render(request, "handoff_settings/_activity.html", activity_context(request.user))
 
 
 @require_POST
@@ -136,7 +136,7 @@ def save_field(request: HttpRequest, name: str) -> HttpResponse:
         stored_value=getattr(stored, name),
         errors=[str(e) for errs in form.errors.values() for e in errs],
     )
-    return render(request, "settings/_field.html", context, status=422)
+    return render(request, "handoff_settings/_field.html", context, status=422)
 
 
 def _stored_field(
@@ -145,7 +145,7 @@ def _stored_field(
     """The field rendered with its stored value."""
     stored = HandoffSettingsForm(initial=values.as_dict(), only=name)
     context = _field_context(stored, name, values, can_edit=True, version=values.version, **extra)
-    return render(request, "settings/_field.html", context, status=status)
+    return render(request, "handoff_settings/_field.html", context, status=status)
 
 
 def _stale_response(request: HttpRequest, name: str, values: Any) -> HttpResponse:

@@ -23,7 +23,12 @@ class ComposerForm(forms.Form):
         max_length=MAX_MESSAGE_CHARS,
         strip=True,
         widget=forms.Textarea(
-            attrs={"rows": 3, "placeholder": _("Message, or /handoff, /handoff status, /compact…")}
+            attrs={
+                "rows": 3,
+                "placeholder": _("Message, or /handoff, /handoff status, /compact…"),
+                # Unsent text here keeps the tab from following a handoff (the jump's rule).
+                "data-handoff-draft": "",
+            }
         ),
     )
     client_id = forms.CharField(max_length=64, widget=forms.HiddenInput)

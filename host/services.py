@@ -48,7 +48,8 @@ from host.signals import SIDEBAR_FIELDS, StepRejected, announce
 from host.usage import measure, projection_of
 
 DEFAULT_PRESET = "default"
-# What ``effective_context`` returns of each message, and how many rows it fetches at a time.
+# What ``effective_context`` returns of each message, and how many rows it fetches at a time
+# (a log of at most that many entries is fetched at once).
 CONTEXT_FIELDS = ("role", "source_kind", "content", "tool_name", "seq", "tool_error")
 CONTEXT_CHUNK = 200
 # The tools whose calls change files (Claude Code's edits, Codex's ``apply_patch``, and the
@@ -153,18 +154,25 @@ class SessionController:
         """Return the pks of ``owner_id``'s sessions (a ``values_list`` queryset: a subquery)."""
         return Session.objects.filter(owner_id=owner_id).values_list("pk", flat=True)
 
+    def observed_rows(self, session_id: Session | str | UUID) -> QuerySet[Session, Session]:
+        """Return the session's row with the counts ``observe`` reads annotated
+        (``open_activities``, ``live_subagent_count``, ``team_members``,
+        ``pending_inbox_count``); none for an unknown or malformed id. Not evaluated: a caller
+        may filter it and use it as a subquery (``handoff.services.ObservedRows``)."""
+        key = session_id.pk if isinstance(session_id, Session) else session_id
+        try:
+            pk = UUID(str(key))
+        except ValueError:
+            return Session.objects.none()
+        return Session.objects.annotate(**_FACT_COUNTS).filter(pk=pk)
+
     def observe(self, session_id: Session | str | UUID) -> Observation | None:
         """Return the session and its blocker facts read now, or None (unknown or malformed id).
 
         One query while nothing is in flight and no subagent is live (the four facts are
         counted in subqueries); the kinds and the ids are read only when there are some.
         """
-        key = session_id.pk if isinstance(session_id, Session) else session_id
-        try:
-            pk = UUID(str(key))
-        except ValueError:
-            return None
-        session = Session.objects.annotate(**_FACT_COUNTS).filter(pk=pk).first()
+        session = self.observed_rows(session_id).first()
         if session is None:
             return None
         counts: dict[str, int] = {name: getattr(session, name) for name in _FACT_COUNTS}
@@ -203,14 +211,20 @@ class SessionController:
     def effective_context(self, session: Session | str, *, after: int = 0) -> list[dict[str, Any]]:
         """Return the last compaction summary and the later messages, oldest first, the
         summary preceded by the ``FILE_TOOLS`` calls and results it compacted, each marked
-        ``"compacted": True`` (2 queries, 3 after a compaction; messages read in chunks of
-        ``CONTEXT_CHUNK`` rows); each message carries its ``seq``, the summary none. With
-        ``after`` (a ``seq``), only the messages after it (one query)."""
+        ``"compacted": True`` (2 queries, 3 after a compaction); each message carries its
+        ``seq``, the summary none. With ``after`` (a ``seq``), only the messages after it (one
+        query). A log longer than ``CONTEXT_CHUNK`` entries (its ``revision``, the last ``seq``,
+        says so without a query) is read in chunks of that many rows (on PostgreSQL a
+        server-side cursor, one ``DECLARE`` more), so the driver never holds the whole result
+        next to the list; a shorter one in one plain fetch."""
         target = _session(session)
         rows = agent.effective_messages(target).values(*CONTEXT_FIELDS)
         if after:
             return list(rows.filter(seq__gt=after))
-        messages = list(rows.iterator(chunk_size=CONTEXT_CHUNK))
+        if target.revision > CONTEXT_CHUNK:
+            messages = list(rows.iterator(chunk_size=CONTEXT_CHUNK))
+        else:
+            messages = list(rows)
         summary = agent.compaction_summary(target)
         if not summary:
             return messages

@@ -1,4 +1,6 @@
-// Page behaviours of the chat and the settings card (the follower lives in follower/static/follower/follower.js).
+// Page behaviours of the chat (the follower lives in follower/static/follower/follower.js; the
+// handoff's panel, review form and settings card bring their own: handoff/static/handoff/,
+// handoff_settings/static/handoff_settings/).
 // Strings people read go through Django's JavaScript catalog (gettext, loaded by base.html).
 
 // What each page sets up runs when it loads and when the follower brings another page in place
@@ -15,17 +17,6 @@ document.addEventListener("keydown", (event) => {
   if (event.key !== "Enter" || event.shiftKey || event.isComposing) return;
   event.preventDefault();
   if (field.value.trim()) field.form.requestSubmit();
-});
-
-// The settings card's status channel: the follower reports the websocket's state
-// ({detail: {state: "connected" | "unavailable"}}). With no status channel service the card
-// stays "unavailable" (data-service="missing").
-document.addEventListener("follower:status", (event) => {
-  const badge = document.getElementById("status-channel");
-  if (!badge || badge.dataset.service === "missing") return;
-  const connected = event.detail && event.detail.state === "connected";
-  badge.dataset.state = connected ? "connected" : "unavailable";
-  badge.textContent = connected ? gettext("status channel connected") : gettext("status channel unavailable");
 });
 
 // The conversation opens at its latest message and keeps following new ones while the reader
@@ -77,81 +68,6 @@ document.addEventListener("htmx:afterSettle", () => {
   });
 });
 
-// A handoff waiting for review shows its form in the panel, often scrolled out of view: a
-// notice by the composer says so while the form is on the page; its link brings the form into
-// view and puts the focus in its first field.
-function reviewForm() {
-  return document.getElementById("handoff-review-form");
-}
-
-function showReviewNotice() {
-  const notice = document.getElementById("review-notice");
-  if (notice) notice.hidden = !reviewForm();
-}
-
-onPage(showReviewNotice);
-document.addEventListener("htmx:afterSettle", showReviewNotice);
-document.addEventListener("htmx:oobAfterSwap", showReviewNotice);
-document.addEventListener("click", (event) => {
-  const form = reviewForm();
-  if (!form || !event.target.closest("#review-notice a")) return;
-  event.preventDefault();
-  form.scrollIntoView({ block: "start" });
-  form.querySelector("input:not([type=hidden]), textarea")?.focus({ preventScroll: true });
-});
-
-// Settings fields save on change through htmx; Enter in a field must not also submit the form
-// natively (that post carries no CSRF token and would leave the card). Enter commits the value
-// (the browser fires "change", which saves it in place) and nothing else happens.
-document.addEventListener("submit", (event) => {
-  if (event.target instanceof HTMLFormElement && event.target.matches("form.setting")) {
-    event.preventDefault();
-  }
-});
-
-// The last user action wins. A control marked data-last-wins saves through htmx with
-// hx-sync "queue last": when it was changed again while its save was in flight, the older
-// answer is not swapped in (that would replace the control and drop the queued save); the
-// queued save then sends the newer value and its answer is shown.
-const CONTROLS = "input:not([type=hidden]), select";
-
-function lastWinsControl(element) {
-  if (!(element instanceof Element) || !element.hasAttribute("data-last-wins")) return null;
-  return element.matches(CONTROLS) ? element : element.querySelector(CONTROLS);
-}
-
-function controlValue(control) {
-  return control.type === "checkbox" ? String(control.checked) : control.value;
-}
-
-document.addEventListener("htmx:configRequest", (event) => {
-  const control = lastWinsControl(event.detail.elt);
-  if (!control) return;
-  control.dataset.sent = controlValue(control);
-  // A switch posts to the action for the state the user left it in (data-on-url / data-off-url).
-  if (control.dataset.onUrl && control.dataset.offUrl) {
-    event.detail.path = control.checked ? control.dataset.onUrl : control.dataset.offUrl;
-  }
-});
-
-document.addEventListener("htmx:beforeSwap", (event) => {
-  const control = lastWinsControl(event.detail.requestConfig ? event.detail.requestConfig.elt : null);
-  if (control && control.isConnected && control.dataset.sent !== controlValue(control)) {
-    event.detail.shouldSwap = false;
-    adoptRendered(control, event.detail.serverResponse);
-  }
-});
-
-// The dropped answer still says what is stored now: the queued save carries that as the value
-// it was shown (a settings field's "rendered"), so this tab's own earlier save never makes its
-// next one look stale.
-function adoptRendered(control, html) {
-  const shown = control.form && control.form.querySelector("input[name=rendered]");
-  if (!shown || typeof html !== "string") return;
-  const stored = new DOMParser().parseFromString(html, "text/html").querySelector("input[name=rendered]");
-  if (stored) shown.value = stored.value;
-}
-
 // The conversation list as a drawer (phones and tablets, static/css/app.css): the button opens
 // and closes it, focus moves into it and back to the button; Escape, a tap beside it and
 // choosing a conversation close it.
@@ -190,63 +106,6 @@ document.addEventListener("click", (event) => {
 document.addEventListener("keydown", (event) => {
   const app = drawerApp();
   if (event.key === "Escape" && app && app.classList.contains("drawer-open")) setDrawer(false);
-});
-
-// Live settings: a "settings.changed" follower event carries the stored values; every field of
-// the card shows its new value, and the value it sends back with a save ("rendered") becomes
-// the new one. A field being edited (focused) is left alone: its save then carries the old
-// value and is refused (409) with the current one shown, instead of overwriting it silently.
-// So is a field whose save is in flight: its answer shows what was stored.
-document.addEventListener("follower:event", (event) => {
-  if (event.detail.kind !== "settings.changed") return;
-  // The conversation's panel says whether the global switch holds it back: it reloads.
-  if (window.htmx && document.getElementById("handoff-panel")) {
-    window.htmx.trigger(document.body, "handoff:refresh");
-  }
-  for (const [name, value] of Object.entries(event.detail.payload.settings)) {
-    const form = document.getElementById(`setting-${name}`);
-    const control = form && form.querySelector(CONTROLS);
-    if (!control || control === document.activeElement) continue;
-    if (form.classList.contains(window.htmx.config.requestClass)) continue;
-    if (control.type === "checkbox") control.checked = value === true;
-    else control.value = String(value);
-    form.querySelector("input[name=rendered]").value = String(value);
-  }
-});
-
-// The panel answers a refresh by replacing itself (outerHTML). A refresh asked for while the
-// panel's own request is in flight is queued by htmx (hx-sync "queue last") on the panel that
-// the answer replaces, and dropped with it; one asked for while the new panel is settling finds
-// nobody listening. So a refresh is owed from the moment it is asked for until the panel sends
-// a request, and the panel, once in place, asks again for one still owed.
-let panelRefreshOwed = false;
-
-document.addEventListener("handoff:refresh", () => { panelRefreshOwed = true; }, true);
-
-document.addEventListener("htmx:beforeRequest", (event) => {
-  if (event.detail.elt.id === "handoff-panel") panelRefreshOwed = false;
-});
-
-document.addEventListener("htmx:afterSettle", (event) => {
-  if (event.target.id !== "handoff-panel" || !panelRefreshOwed) return;
-  window.htmx.trigger(document.body, "handoff:refresh");
-});
-
-// An answer for the panel that comes after the panel left the page (an event's fragment replaced
-// it while its refresh or a switch's save was out) is dropped. Swapped into nothing, it would
-// still take the live review form out of the page: htmx puts the page's form aside for the
-// answer's copy (hx-preserve), finds no copy in the page, and removes the form. The listener is
-// the panel's own: an element out of the page no longer reaches document's listeners, and htmx
-// takes its own (hx-on) off an element it removes.
-function dropAnswerOutOfPage(event) {
-  if (!event.currentTarget.isConnected) event.detail.shouldSwap = false;
-}
-
-document.addEventListener("htmx:beforeRequest", (event) => {
-  const target = event.detail.target;
-  if (target && target.id === "handoff-panel") {
-    target.addEventListener("htmx:beforeSwap", dropAnswerOutOfPage);
-  }
 });
 
 // A tab left open after signing out elsewhere: an htmx request is sent to the sign-in page.

@@ -1,5 +1,5 @@
-// The host's session list over the follower's transport (follower/static/follower/follower.js, loaded before
-// this module: its window.__follower and events; host.follow.SessionSource.scripts).
+// The host's session list over the follower's transport (follower/static/follower/follower.js,
+// loaded before this module: window.follower; host.follow.SessionSource.scripts).
 //
 // - an event that carries a session's row (payload.row_html, rendered by the server with the
 //   list's own row template) puts it into the session list in place; the list is refetched
@@ -7,13 +7,20 @@
 // - after a resync ("follower:resync") the list and the log ("timeline:refresh") fetch
 //   themselves: the pruned events would have changed them; so does the log when an event says
 //   more lines were appended to this page's session than it carries (payload.refresh).
-// Other scripts may set window.__follower.listHeld (the list is theirs for now: no refresh
-// here) and call __follower.refreshSessionList() (resolves once the new rows are in).
+// It provides "sessionList" (follower.provide): refresh() resolves once the new rows are in;
+// hold(true) leaves the list to another script for now (no refresh here) until hold(false);
+// row(sessionId) is {url, title, blank} of the session's row shown, or null.
 
-const follower = window.__follower;
+const follower = window.follower;
 let current = document.body.dataset.sessionId || null;
-follower.listHeld = false;
-follower.refreshSessionList = refreshSessionList;
+let held = false; // the list is another script's for now (hold)
+follower.provide("sessionList", {
+  refresh: refreshSessionList,
+  hold(on) {
+    held = on;
+  },
+  row: rowOf,
+});
 
 // A move brought another page in: its own session, its own list.
 document.addEventListener("follower:page", () => {
@@ -21,10 +28,9 @@ document.addEventListener("follower:page", () => {
   listVersion += 1;
 });
 
-document.addEventListener("follower:event", (event) => {
-  const payload = event.detail.payload;
+follower.on("*", ({ payload }) => {
   if (payload.row_html !== undefined && !placeRow(payload.session, payload.row_html)) {
-    if (!follower.listHeld) scheduleRefresh();
+    if (!held) scheduleRefresh();
   }
   if (payload.refresh && payload.session_id === current) {
     document.dispatchEvent(new CustomEvent("timeline:refresh"));
@@ -32,9 +38,21 @@ document.addEventListener("follower:event", (event) => {
 });
 
 document.addEventListener("follower:resync", () => {
-  if (!follower.listHeld) scheduleRefresh();
+  if (!held) scheduleRefresh();
   document.dispatchEvent(new CustomEvent("timeline:refresh"));
 });
+
+// The row the list shows for a session: its page, its title, whether it is still blank.
+function rowOf(sessionId) {
+  const link = document.querySelector(`#session-list .session-row[data-session-id="${sessionId}"]`);
+  if (!link) return null;
+  const title = link.querySelector(".row-title");
+  return {
+    url: link.getAttribute("href"),
+    title: title ? title.textContent.trim() : "",
+    blank: link.dataset.blank === "true",
+  };
+}
 
 // Put a session's row, as the server rendered it, into the session list: in place of the row
 // shown, else first in its workspace's group (the newest); a row the list hides goes away,
@@ -87,7 +105,7 @@ function scheduleRefresh() {
   refreshTimer = setTimeout(async () => {
     refreshAgain = false;
     try {
-      if (!follower.listHeld) await refreshSessionList();
+      if (!held) await refreshSessionList();
     } catch (error) {
       console.warn("follower:", error);
     }

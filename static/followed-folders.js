@@ -2,9 +2,8 @@
 // "folder.switched" follower event carries a folder's path and whether the user follows it now;
 // its switch shows that on every open tab. A switch being changed here (its save in flight) is
 // left alone: its answer shows what was stored.
-document.addEventListener("follower:event", (event) => {
-  if (event.detail.kind !== "folder.switched") return;
-  const { path, on } = event.detail.payload;
+window.follower.on("folder.switched", ({ payload }) => {
+  const { path, on } = payload;
   for (const form of document.querySelectorAll("form[data-folder]")) {
     if (form.dataset.folder !== path) continue;
     if (window.htmx && form.classList.contains(window.htmx.config.requestClass)) continue;

@@ -20,7 +20,7 @@ TRANSPORT = "follower/follower.js"
 def follower_scripts() -> SafeString:
     """Return ``<script type="module">`` tags: ``follower.js`` first, then each source's
     ``scripts`` (static paths, in ``FOLLOWER_SOURCES`` order), which run after it and use its
-    ``window.__follower`` and events (the handoff's jump rules: ``handoff/jump.js``)."""
+    ``window.follower`` object and events (the handoff's jump rules: ``handoff/jump.js``)."""
     own = [path for source in sources.sources() for path in getattr(source, "scripts", ())]
     paths = [TRANSPORT, *own]
     return format_html_join(

@@ -8,6 +8,8 @@ from dataclasses import dataclass
 ACTIVE_TEAM_ROSTER = "active-team-roster"
 PENDING_INBOX = "pending-inbox"
 CUSTOM_PERMISSIONS = "custom-permissions-require-manual-transfer"
+CUSTOM_PRESET = "custom"
+"""The permission preset that defers automatic attempts (``CUSTOM_PERMISSIONS``)."""
 
 
 def activity(kind: str) -> str:
@@ -49,6 +51,6 @@ def find_blockers(facts: BlockerFacts, *, manual: bool) -> list[str]:
         found.append(ACTIVE_TEAM_ROSTER)
     if facts.pending_inbox > 0:
         found.append(PENDING_INBOX)
-    if facts.permission_preset == "custom" and not manual:
+    if facts.permission_preset == CUSTOM_PRESET and not manual:
         found.append(CUSTOM_PERMISSIONS)
     return found

@@ -4,9 +4,10 @@ Building the brief from the whole log costs time that grows with the log (readin
 message, walking every text). So the digest (``handoff.digest.fold.Digest``: bounded, a fold
 over the log) is kept in ``SummaryDigest``: at each idle of a session (``refresh``, from the
 ``session_idle`` receiver) and at each summary (``brief``) the stored digest reads the entries
-after its ``seq`` and is stored again. A compaction (the session's ``compactions`` moved on), a
-new working directory, or a stored digest that cannot be read starts it afresh from the whole
-effective context; either way the brief equals the one built from the whole log at once.
+after its ``seq`` and is stored again when there were any. A compaction (the session's
+``compactions`` moved on), a new working directory, or a stored digest that cannot be read
+starts it afresh from the whole effective context; either way the brief equals the one built
+from the whole log at once.
 
 The digest is stored in one statement (``UPDATE``, or ``INSERT`` for the first): a crash
 half-way leaves the old digest or the new one, never a mix, and the old one is only behind
@@ -41,15 +42,6 @@ def stored(session: HostSession) -> Digest | None:
         return None
 
 
-def current(session: HostSession, host: SessionController) -> Digest:
-    """Return the digest of ``session``'s effective context read to its end: the stored one
-    with the entries after its ``seq`` (two queries), else one read from the whole context."""
-    found = stored(session)
-    if found is None:
-        return Digest(cwd=session.cwd).read(host.effective_context(session))
-    return found.read(host.effective_context(session, after=found.seq))
-
-
 def store(session: HostSession, digest: Digest) -> None:
     """Store ``digest`` for ``session`` in one statement (see the module's note on crashes)."""
     values: dict[str, Any] = {
@@ -68,8 +60,18 @@ def store(session: HostSession, digest: Digest) -> None:
 
 
 def refresh(session: HostSession, host: SessionController) -> Digest:
-    """Fold the entries ``session`` logged since its stored digest in and store it; return it."""
-    digest = current(session, host)
+    """Fold the entries ``session`` logged since its stored digest in and store it; return it.
+
+    A stored digest with nothing after it is current: returned as read (two queries, no write).
+    """
+    found = stored(session)
+    if found is None:
+        digest = Digest(cwd=session.cwd).read(host.effective_context(session))
+    else:
+        read_to = found.seq
+        digest = found.read(host.effective_context(session, after=read_to))
+        if digest.seq == read_to:
+            return digest
     store(session, digest)
     return digest
 

@@ -8,7 +8,6 @@ fixtures ``asgi_server`` and ``open_page`` (``conftest.py``) are built on this m
 
 from __future__ import annotations
 
-import json
 import os
 import socket
 import subprocess
@@ -94,10 +93,11 @@ class AsgiServer:
 
 
 def wait_following(page: Any, session: Session | None) -> None:
-    """Wait until the page's follower is connected and has read its snapshot."""
-    seen = f"Object.hasOwn(f.baseline, {json.dumps(str(session.pk))})" if session else "true"
+    """Wait until the page's follower is connected and knows its baseline (rendered with the
+    page, or read from its snapshot)."""
     page.wait_for_function(
-        f"() => {{ const f = window.__follower; return f && f.state === 'connected' && {seen}; }}"
+        "() => { const s = window.follower?.state(); return s?.connection === 'connected'"
+        " && s.loaded; }"
     )
 
 

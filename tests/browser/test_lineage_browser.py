@@ -81,7 +81,7 @@ def test_handoffs_fold_the_chain_into_one_row_on_another_tab(
     assert page.locator("#session-list .session-row:visible").count() == 2
     for session in sessions:  # each row once: the old rows went into the chain's row
         assert page.locator(f"#session-list #row-{session.pk}").count() == 1
-    assert page.evaluate("() => window.__follower.state") == "connected"
+    assert page.evaluate("() => follower.state().connection") == "connected"
 
 
 # Counts the pixels of two same-sized PNGs (base64) whose colours differ by more than

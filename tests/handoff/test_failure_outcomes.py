@@ -228,6 +228,22 @@ def test_source_changed_before_commit_discards_the_draft(at_point):
     )
 
 
+def test_source_changed_after_the_rename_rolls_the_redirect_back(at_point):
+    """The last check is carried by the record's move to ``committed``, after the redirect is
+    written: a message that lands after the source's rename still fails the commit, and the
+    route's transaction (title, redirect) rolls back."""
+    source = make_source()
+    at_point("redirect", lambda attempt: add_turn(source, "And this.", tokens=10))
+    outcome = run_now(source)
+    record = HandoffRecord.objects.get()
+    assert (outcome.outcome, record.phase) == ("failed", Phase.FAILED)
+    assert "redirect: not stable: the session changed" in record.error
+    (draft,) = drafts(source)
+    assert draft.archived is True
+    source.refresh_from_db()
+    assert (source.title, Redirect.objects.count()) == ("Refactor the parser", 0)
+
+
 # Row: redirect throws -> failed; draft discarded.
 
 

@@ -515,7 +515,10 @@ def test_a_continued_title_explains_its_suffix(as_alice: Client, alice: Any):
     source = talked(alice, "Weather CLI · 接续abc123")
     Redirect.objects.create(source=source, destination=talked(alice, "Weather CLI"))
     html = page(as_alice, source)
-    heading = '<h1 id="conv-title" class="conv-title" translate="no">Weather CLI · 接续abc123</h1>'
+    heading = (
+        '<h1 id="conv-title" class="conv-title" data-handoff-title translate="no">'
+        "Weather CLI · 接续abc123</h1>"
+    )
     assert heading in html
     assert 'id="conv-hint" class="conv-hint muted small"' in html
     assert "接续 = continued in a successor</span> · what is posted here is forwarded" in html

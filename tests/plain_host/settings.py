@@ -1,16 +1,18 @@
 """Settings of the plain host (``tests/plain_host``): the handoff on a host of its own.
 
-Its own apps, its own session model, its own test database (SQLite in memory); the handoff's
+Its own apps, its own session model, its own test database (SQLite, a file); the handoff's
 apps are the engine (``handoff``), its pages (``handoff.web``) and its settings row's old home
 (``handoff_settings``, which the engine's migrations name), and the follower feeds its page
 from its own source and the handoff's (``FOLLOWER_SOURCES``); nothing of ``host``.
 """
 
+import os
+import tempfile
 from pathlib import Path
 
 SECRET_KEY = "plain-host-tests-only"  # noqa: S105 - a test host
 DEBUG = False
-ALLOWED_HOSTS = ["testserver"]
+ALLOWED_HOSTS = ["testserver", "127.0.0.1"]
 USE_TZ = True
 ROOT_URLCONF = "tests.plain_host.urls"
 LOGIN_URL = "/login/"
@@ -50,7 +52,18 @@ STATIC_URL = "/static/"
 # ships its transport in its app (follower/static/).
 STATICFILES_DIRS = [Path(__file__).resolve().parents[2] / "static"]
 CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
-DATABASES = {"default": {"ENGINE": "django.db.backends.sqlite3", "NAME": ":memory:"}}
+# The test database is a file (the test runner makes and drops it): the browser test serves it
+# from a Daphne process (tests/plain_host/asgi.py), which opens it as PLAIN_HOST_DATABASE.
+DATABASES = {
+    "default": {
+        "ENGINE": "django.db.backends.sqlite3",
+        "NAME": os.environ.get("PLAIN_HOST_DATABASE", ":memory:"),
+        "OPTIONS": {"timeout": 20, "transaction_mode": "IMMEDIATE"},
+        "TEST": {
+            "NAME": str(Path(tempfile.gettempdir()) / f"plain-host-test-{os.getpid()}.sqlite3")
+        },
+    }
+}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 TASKS = {"default": {"BACKEND": "django_tasks.backends.immediate.ImmediateBackend"}}
 

@@ -2,9 +2,10 @@
 // domain: the jump rules (a tab on a handed-off conversation opens its successor) are the
 // handoff's, in handoff/static/handoff/jump.js, loaded after this module.
 //
-// Loaded by base.html on every page. The page was rendered with a baseline (body
-// data-event-id: the newest event id when the server rendered it); the follower says hello with
-// that id and the server replays every later event, so nothing falls between the render and
+// Loaded on every page ({% follower_scripts %} in the host's base template). The page was
+// rendered with a baseline (body data-event-id: the newest event id when the server rendered
+// it); the follower says hello with that id and the server replays every later event, so
+// nothing falls between the render and
 // the socket. Rules:
 // - events carry what they change, rendered on the server (follower/fragments.py): the
 //   page's fragments (payload.fragments) are swapped in by htmx out of band; what else a
@@ -18,20 +19,35 @@
 // - reconnect with exponential backoff, sending the last applied id; on "resync" read a fresh
 //   snapshot (a read that fails, or has no answer within fetchTimeout ms, reconnects and
 //   reads again).
-// Events for other scripts, on document: "follower:status" {state: "connected" |
-// "unavailable"}; "follower:arriving" {id, kind, payload} before an event is applied (a script
-// that moves the tab decides there); "follower:event" {id, kind, payload} once its fragments
-// are in the page (listeners run in the order the scripts loaded: FOLLOWER_SOURCES order);
-// "follower:snapshot" {snapshot, covered: the queued events the snapshot already reflects},
-// before the queued events are applied; "follower:resync" when events were missed (what they
-// would have shown fetches itself: the apps' scripts listen). Other scripts may add to
-// window.__follower (the host's list: refreshSessionList, listHeld) and move the tab with
-// __follower.leave(url) (it stops following, then brings the page of url in place, or opens it;
-// either way __follower.followed is set on the page shown), after __follower.ahead(url) if they
-// know the page early (its render is asked for at once); __follower.hold() keeps the events'
-// changes from the page until __follower.release() (a page about to be left); "follower:page"
-// {url} after a move swapped another page in: the scripts set the new page up as they do on
-// load. Tests read window.__follower and may set window.__followerConfig before the page loads.
+//
+// The page's follower object, window.follower (as htmx is window.htmx), and its API:
+// - follower.on(kind, handler) / follower.off(kind, handler): handler({id, kind, payload}) for
+//   each event of that kind ("*": every kind), once its fragments are in the page; handlers run
+//   in the order they subscribed (the scripts load in FOLLOWER_SOURCES order); on returns the
+//   handler. follower.before(kind, handler): the same, before the event is applied (a script
+//   that moves the tab decides there: a page that leaves swaps nothing more in);
+// - follower.hold() keeps the events' changes from the page until follower.release() (a page
+//   about to be left); the events still arrive (before);
+// - follower.leave(url) moves the tab: it stops following, then brings the page of url in place,
+//   or opens it (state().followed is true on the page shown); follower.ahead(url) asks for that
+//   page early, when a script knows it before the move;
+// - follower.provide(name, value) / follower.provided(name) (null when none): what one app's
+//   script offers another's; the host's session list provides "sessionList":
+//   {refresh(): a promise resolved once the new rows are in, hold(held: boolean): the list is
+//   another script's for now (no refresh of its own), row(sessionId): {url, title, blank} or
+//   null when the list does not show that session};
+// - follower.state(): a read-only copy {connection: "connecting" | "connected" | "unavailable",
+//   lastId: the newest event id applied (null: none yet), loaded: the page's baseline is known,
+//   followed: the page shown was brought by a move}; for tests and diagnostics;
+// - follower.config: the settings below, merged with window.__followerConfig when a test sets
+//   it before the page loads.
+// DOM events on document, for what concerns the page rather than one kind of event:
+// "follower:status" {state: "connected" | "unavailable"}; "follower:event" {id, kind, payload}
+// after the handlers of its kind ran; "follower:snapshot" {snapshot, covered: the queued events
+// the snapshot already reflects}, before the queued events are applied; "follower:resync" when
+// events were missed (what they would have shown fetches itself: the apps' scripts listen);
+// "follower:page" {url} after a move swapped another page in: the scripts set the new page up
+// as they do on load.
 
 const config = {
   socketPath: "/ws/follow/",
@@ -54,12 +70,59 @@ const config = {
 };
 
 const UNAUTHENTICATED = 4401;
-const follower = { state: "connecting", config };
-follower.leave = leave;
-follower.ahead = ahead;
-follower.hold = hold;
-follower.release = release;
-window.__follower = follower;
+const ALL = "*";
+const before = []; // [kind, handler]: run before an event of that kind is applied
+const after = []; // [kind, handler]: run once its fragments are in the page
+const provisions = new Map(); // name → what a script provides (follower.provide)
+
+function subscribe(table, kind, handler) {
+  if (typeof handler !== "function") throw new TypeError(`follower: a handler for ${kind}`);
+  table.push([kind, handler]);
+  return handler;
+}
+
+function unsubscribe(table, kind, handler) {
+  const index = table.findIndex(([k, h]) => k === kind && h === handler);
+  if (index !== -1) table.splice(index, 1);
+}
+
+// The handlers of the frame's kind or of every kind, in the order they subscribed; one that
+// throws is reported and the others still run (as DOM event listeners do).
+function notify(table, frame) {
+  for (const [kind, handler] of [...table]) {
+    if (kind !== frame.kind && kind !== ALL) continue;
+    try {
+      handler(frame);
+    } catch (error) {
+      reportError(error);
+    }
+  }
+}
+
+const follower = Object.freeze({
+  config,
+  on: (kind, handler) => subscribe(after, kind, handler),
+  before: (kind, handler) => subscribe(before, kind, handler),
+  off(kind, handler) {
+    unsubscribe(before, kind, handler);
+    unsubscribe(after, kind, handler);
+  },
+  hold,
+  release,
+  leave,
+  ahead,
+  provide(name, value) {
+    provisions.set(name, value);
+  },
+  provided: (name) => provisions.get(name) ?? null,
+  state: () => ({ connection, lastId, loaded, followed }),
+});
+window.follower = follower;
+
+let connection = "connecting"; // the socket's state (follower:status)
+let lastId = null; // the newest event id applied
+let followed = false; // the page shown was brought by a move (leave)
+let socket = null; // the socket this page listens to
 
 // What the page shown was rendered with (read again when a move swaps another page in).
 let body; // the body's dataset: the signed-in user, the session shown, the baseline
@@ -78,8 +141,8 @@ let opening = null; // the pending open of a page's socket, brought in place (vi
 function readPage() {
   body = document.body.dataset;
   current = body.sessionId || null;
-  follower.lastId = body.eventId ? Number(body.eventId) : null;
-  loaded = follower.lastId !== null;
+  lastId = body.eventId ? Number(body.eventId) : null;
+  loaded = lastId !== null;
   pending = [];
   stale = false;
   leaving = false;
@@ -87,8 +150,8 @@ function readPage() {
 }
 
 function setState(state) {
-  if (follower.state === state) return;
-  follower.state = state;
+  if (connection === state) return;
+  connection = state;
   document.dispatchEvent(new CustomEvent("follower:status", { detail: { state } }));
 }
 
@@ -96,23 +159,23 @@ function connect() {
   const scheme = location.protocol === "https:" ? "wss" : "ws";
   // The server refuses (4401) a page rendered for someone else than who is signed in now.
   const user = encodeURIComponent(body.userId);
-  const socket = new WebSocket(`${scheme}://${location.host}${config.socketPath}?user=${user}`);
-  follower.socket = socket;
-  socket.onopen = () => {
-    hello(socket);
-    heartbeat = setInterval(() => ping(socket), config.heartbeatInterval);
+  const opened = new WebSocket(`${scheme}://${location.host}${config.socketPath}?user=${user}`);
+  socket = opened;
+  opened.onopen = () => {
+    hello(opened);
+    heartbeat = setInterval(() => ping(opened), config.heartbeatInterval);
   };
-  socket.onmessage = (message) => {
+  opened.onmessage = (message) => {
     clearTimeout(awaiting); // any frame shows the socket is alive
     awaiting = null;
     receive(JSON.parse(message.data));
   };
-  socket.onclose = (close) => closed(close.code);
+  opened.onclose = (close) => closed(close.code);
 }
 
 // Ask for every event after the last one applied (answered by them, then "ready" or "resync").
 function hello(socket) {
-  socket.send(JSON.stringify({ type: "hello", last_event_id: follower.lastId }));
+  socket.send(JSON.stringify({ type: "hello", last_event_id: lastId }));
 }
 
 function closed(code) {
@@ -152,14 +215,14 @@ function receive(frame) {
     setState("connected");
     if (frame.type === "resync") stale = true;
     if (frame.type === "resync" || !loaded) {
-      follower.lastId = Math.max(follower.lastId ?? 0, frame.last_event_id);
+      lastId = Math.max(lastId ?? 0, frame.last_event_id);
       loadSnapshot();
     }
   } else if (frame.type === "event") {
     if (loaded) apply(frame);
     else pending.push(frame);
   } else if (frame.type === "pong") {
-    if (loaded && frame.last_event_id > (follower.lastId ?? 0)) hello(follower.socket);
+    if (loaded && frame.last_event_id > (lastId ?? 0)) hello(socket);
   } else if (frame.type === "error") {
     console.warn("follower:", frame.detail);
   }
@@ -180,7 +243,7 @@ async function loadSnapshot() {
     // shown them; the other scripts learn which (a transition this page saw happen).
     const covered = queued.filter((frame) => frame.id <= snapshot.last_event_id);
     if (covered.length) stale = true;
-    follower.lastId = Math.max(follower.lastId ?? 0, snapshot.last_event_id);
+    lastId = Math.max(lastId ?? 0, snapshot.last_event_id);
     document.dispatchEvent(new CustomEvent("follower:snapshot", { detail: { snapshot, covered } }));
     loaded = true;
     queued.forEach(apply);
@@ -191,16 +254,16 @@ async function loadSnapshot() {
     }
   } catch (error) {
     console.warn("follower:", error);
-    follower.socket.close(); // reconnect with backoff; the next "ready" reads it again
+    socket.close(); // reconnect with backoff; the next "ready" reads it again
   }
 }
 
 function apply(frame) {
-  if (leaving || frame.id <= follower.lastId) return;
-  follower.lastId = frame.id;
+  if (leaving || frame.id <= lastId) return;
+  lastId = frame.id;
   // A script that moves the tab on this event (the handoff's jump) decides first: a page that
   // leaves does not swap in, and lay out, what it will no longer show.
-  document.dispatchEvent(new CustomEvent("follower:arriving", { detail: frame }));
+  notify(before, frame);
   if (leaving) return;
   if (held !== null) held.push(frame);
   else show(frame);
@@ -208,13 +271,14 @@ function apply(frame) {
 
 function show(frame) {
   applyFragments(frame.payload.fragments);
+  notify(after, frame);
   document.dispatchEvent(new CustomEvent("follower:event", { detail: frame }));
 }
 
 // A page likely to be left in a moment (the handoff's source, waiting for its successor to
 // start) holds what the events bring instead of laying it out: on five tabs sharing two cores,
 // a long log laid out and painted again just before the move held the new page's first frame
-// back by up to a second. The events still arrive ("follower:arriving"); release()
+// back by up to a second. The events still arrive (follower.before); release()
 // shows what was held, in order; a move drops it.
 function hold() {
   held ??= [];
@@ -267,7 +331,7 @@ async function leave(url) {
   clearInterval(heartbeat);
   clearTimeout(awaiting);
   clearTimeout(reconnect);
-  if (follower.socket) stopListening(follower.socket);
+  if (socket) stopListening(socket);
   const target = marked(url);
   const asked = early?.href === target.href ? early.page : null;
   early = null;
@@ -319,7 +383,7 @@ function visit(page, url) {
   history.pushState({ followed: true }, "", new URL(url, location.href));
   window.scrollTo(0, 0);
   readPage();
-  follower.followed = true;
+  followed = true;
   shown = here();
   window.htmx?.process(document.body);
   document.dispatchEvent(new CustomEvent("follower:page", { detail: { url: location.href } }));
@@ -350,7 +414,7 @@ function unmark() {
   if (!address.searchParams.has(FOLLOWED)) return;
   address.searchParams.delete(FOLLOWED);
   history.replaceState(history.state, "", address);
-  follower.followed = true;
+  followed = true;
 }
 
 function here() {

@@ -1,6 +1,6 @@
-// The handoff's jump rules (docs/spec.md, Follower rules), over
-// the page-wide follower's transport (follower/static/follower/follower.js, loaded before this module: its
-// window.__follower, its "follower:arriving" and "follower:snapshot" events).
+// The handoff's jump rules (docs/spec.md, Follower rules), over the page-wide follower's
+// transport (follower/static/follower/follower.js, loaded before this module: window.follower,
+// its before/on subscriptions and its "follower:snapshot" event).
 //
 // - baseline: the page was rendered with where its session led (body data-redirect-to); only a
 //   transition of the current session from no redirect to a destination acts (a page rendered
@@ -11,20 +11,26 @@
 //   no such event comes, the seed's rule: refresh the session list, open the row once it is
 //   there and not blank, else try again (retryInterval ms apart, retryLimit tries), then give
 //   up quietly. Other pages only update their session list (the transport does);
-// - a page whose composer holds unsent text does not move: it shows a banner linking to the
-//   successor; a page that moved says so on the next page ("Moved here from …", aria-live),
+// - a page whose unsent text (the field marked data-handoff-draft: the host's composer) is not
+//   empty does not move: it shows a banner linking to the successor, first in the page's
+//   <main>; a page that moved says so on the next page ("Moved here from …", aria-live),
 //   naming the conversation as the person knew it: the title its redirect event carries from
-//   before the handoff renamed it (payload.source_title);
+//   before the handoff renamed it (payload.source_title), else the heading marked
+//   data-handoff-title;
 // - after a resync the handoff panel fetches itself ("handoff:refresh");
 // - the successor's page is the URL its redirect event names (payload.url: the host's
 //   HANDOFF_SESSION_URL); one this page saw no event for is this page's URL with the session's
-//   id in place of the current one. The session list (the host's script, when the page has
-//   one: __follower.refreshSessionList) is what the retry rule refreshes.
-// Tests read window.__follower.jump ("waiting", "retrying", "opening", "held", "gave-up") and
-// window.__follower.tries.
+//   id in place of the current one. The session list (follower.provided("sessionList"), when
+//   the host's page has one) is what the retry rule refreshes and reads the row from.
+// The jump's state, for tests: the root element's data-handoff-jump ("waiting", "retrying",
+// "opening", "held", "gave-up"; absent when none) and data-handoff-tries.
 
-const follower = window.__follower;
+const follower = window.follower;
 const config = follower.config;
+const root = document.documentElement.dataset;
+let jump = null; // the jump's state (setJump)
+let tries = 0; // the retry rule's tries so far (root.handoffTries)
+let baseline; // where each session seen led when first seen, by session id
 let current; // the session the page shows
 let pages; // the successors' page URLs, by session id, from their redirect events
 let knownAs; // the sources' titles before their handoffs renamed them, by session id
@@ -36,9 +42,9 @@ function readPage() {
   pages = {};
   knownAs = {};
   setJump(null);
-  follower.tries = 0;
-  follower.baseline = {};
-  if (current && body.eventId) follower.baseline[current] = body.redirectTo || null;
+  setTries(0);
+  baseline = {};
+  if (current && body.eventId) baseline[current] = body.redirectTo || null;
   announceMove();
 }
 
@@ -47,9 +53,16 @@ document.addEventListener("follower:page", readPage);
 // The transport refreshes the session list itself unless the jump drives it (retrying) or the
 // page is leaving (opening).
 function setJump(state) {
-  follower.jump = state;
-  follower.listHeld = state === "retrying" || state === "opening";
+  jump = state;
+  if (state === null) delete root.handoffJump;
+  else root.handoffJump = state;
+  follower.provided("sessionList")?.hold(state === "retrying" || state === "opening");
   if (state !== "waiting" && state !== "opening") follower.release();
+}
+
+function setTries(count) {
+  tries = count;
+  root.handoffTries = String(count);
 }
 
 document.addEventListener("follower:snapshot", (event) => {
@@ -60,8 +73,8 @@ document.addEventListener("follower:snapshot", (event) => {
     if (frame.kind !== "redirect.committed") continue;
     const { source, previous } = frame.payload;
     remember(frame.payload);
-    if (previous !== undefined && !Object.hasOwn(follower.baseline, source)) {
-      follower.baseline[source] = previous;
+    if (previous !== undefined && !Object.hasOwn(baseline, source)) {
+      baseline[source] = previous;
     }
   }
   for (const row of snapshot.sessions || []) see(row.id, row.redirect_to);
@@ -72,24 +85,25 @@ document.addEventListener("follower:resync", () => {
 });
 
 // Before the event's fragments go in: a page that opens the successor now swaps in nothing more.
-document.addEventListener("follower:arriving", (event) => {
-  const { kind, payload } = event.detail;
-  if (kind === "session.added" || kind === "session.updated") {
-    see(payload.session.id, payload.session.redirect_to);
-    const jumping = follower.jump === "waiting" || follower.jump === "retrying";
-    if (jumping && payload.session.id === destination()) {
-      openIfStarted(payload.session);
-    }
-  } else if (kind === "redirect.committed") {
-    pages[payload.destination] = payload.url;
-    remember(payload);
-    const waiting = follower.jump === "waiting";
-    see(payload.source, payload.destination, payload.session);
-    // Events are rendered after their commit: the source's row renamed in the route's burst
-    // already leads to the successor and started the jump without the successor's row, which
-    // this event brings.
-    if (waiting && payload.session) meet(payload.session);
+function sessionSeen({ payload }) {
+  see(payload.session.id, payload.session.redirect_to);
+  const jumping = jump === "waiting" || jump === "retrying";
+  if (jumping && payload.session.id === destination()) {
+    openIfStarted(payload.session);
   }
+}
+
+follower.before("session.added", sessionSeen);
+follower.before("session.updated", sessionSeen);
+follower.before("redirect.committed", ({ payload }) => {
+  pages[payload.destination] = payload.url;
+  remember(payload);
+  const waiting = jump === "waiting";
+  see(payload.source, payload.destination, payload.session);
+  // Events are rendered after their commit: the source's row renamed in the route's burst
+  // already leads to the successor and started the jump without the successor's row, which
+  // this event brings.
+  if (waiting && payload.session) meet(payload.session);
 });
 
 // The name the source had before its handoff (null: the event did not carry it).
@@ -101,11 +115,8 @@ function remember({ source, source_title: title }) {
 // (its heading, its row) in the same burst as the redirect, before this page learns that it
 // moves: from then on the page holds what events change (follower.js, hold), for at most
 // holdLimit unless the jump takes over.
-document.addEventListener("follower:event", (event) => {
-  const { kind, payload } = event.detail;
-  if (kind === "handoff.phase" && payload.source === current && payload.phase === "prepared") {
-    holdAWhile();
-  }
+follower.on("handoff.phase", ({ payload }) => {
+  if (payload.source === current && payload.phase === "prepared") holdAWhile();
 });
 
 // Hold what events change while this page is likely to be left (follower.js, hold): a page
@@ -113,25 +124,25 @@ document.addEventListener("follower:event", (event) => {
 function holdAWhile() {
   follower.hold();
   setTimeout(() => {
-    if (follower.jump !== "opening") follower.release();
+    if (jump !== "opening") follower.release();
   }, Math.min(config.holdLimit, config.retryInterval));
 }
 
 // The baseline rule: record the first sight, act only on none → destination.
 function see(sessionId, redirectTo, row) {
-  const known = Object.hasOwn(follower.baseline, sessionId);
-  const before = follower.baseline[sessionId];
-  follower.baseline[sessionId] = redirectTo || null;
+  const known = Object.hasOwn(baseline, sessionId);
+  const before = baseline[sessionId];
+  baseline[sessionId] = redirectTo || null;
   if (known && !before && redirectTo && sessionId === current) startJump(row);
 }
 
 // Where the current session's redirects lead, following the chain as far as it is known.
 function destination() {
   const seen = new Set([current]);
-  let id = follower.baseline[current];
-  while (follower.baseline[id] && !seen.has(id)) {
+  let id = baseline[current];
+  while (baseline[id] && !seen.has(id)) {
     seen.add(id);
-    id = follower.baseline[id];
+    id = baseline[id];
   }
   return id;
 }
@@ -139,14 +150,14 @@ function destination() {
 // The event carried the successor's row: open it when started, else wait for its start and
 // fall back on the seed's refresh-and-retry when that does not come in time.
 function startJump(row) {
-  if (["retrying", "opening", "held"].includes(follower.jump)) return;
-  follower.tries = 0;
+  if (["retrying", "opening", "held"].includes(jump)) return;
+  setTries(0);
   if (row && openIfStarted(row)) return;
   setJump("waiting");
   if (row) askAhead(row);
   holdAWhile();
   setTimeout(() => {
-    if (follower.jump === "waiting") {
+    if (jump === "waiting") {
       setJump("retrying");
       tryOpen();
     }
@@ -187,7 +198,7 @@ const untitled = gettext("Untitled conversation");
 // named it (a page that only saw a snapshot without it).
 function movedFrom() {
   if (Object.hasOwn(knownAs, current)) return knownAs[current];
-  const heading = document.querySelector(".conv-title");
+  const heading = document.querySelector("[data-handoff-title]");
   return heading ? heading.textContent.trim() : document.title;
 }
 
@@ -203,7 +214,7 @@ function titleText(title, fallback) {
 }
 
 function unsentText() {
-  const field = document.querySelector("#composer textarea");
+  const field = document.querySelector("[data-handoff-draft]");
   return field !== null && field.value.trim() !== "";
 }
 
@@ -230,7 +241,7 @@ function holdBanner(url, title) {
   const [before, after] = gettext("This conversation continues in %(link)s.").split("%(link)s");
   banner.append(before ?? "", link, after ?? "");
   banner.append(" ", gettext("Your unsent text stays here; what you send here is forwarded."));
-  const main = document.getElementById("main") || document.body;
+  const main = document.querySelector("main") || document.body;
   main.prepend(banner);
 }
 
@@ -256,20 +267,20 @@ readPage();
 // The retry rule: refresh the list first (the server recomputes blank), open only a row that
 // is there and not blank, give up quietly after retryLimit tries.
 async function tryOpen() {
-  if (follower.jump !== "retrying") return;
-  follower.tries += 1;
+  if (jump !== "retrying") return;
+  setTries(tries + 1);
   const target = destination();
+  const list = follower.provided("sessionList");
   try {
-    if (follower.refreshSessionList) await follower.refreshSessionList();
+    if (list) await list.refresh();
   } catch (error) {
     console.warn("follower:", error);
   }
-  if (follower.jump !== "retrying") return;
-  const row = document.querySelector(`#session-list .session-row[data-session-id="${target}"]`);
-  if (row && row.dataset.blank !== "true") {
-    const title = row.querySelector(".row-title");
-    open(row.getAttribute("href") || pageOf(target), title ? title.textContent.trim() : "");
-  } else if (follower.tries >= config.retryLimit) {
+  if (jump !== "retrying") return;
+  const row = list?.row(target);
+  if (row && !row.blank) {
+    open(row.url || pageOf(target), row.title);
+  } else if (tries >= config.retryLimit) {
     setJump("gave-up");
   } else {
     setTimeout(tryOpen, config.retryInterval);
