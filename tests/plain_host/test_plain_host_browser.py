@@ -4,8 +4,9 @@ or styles (the handoff's templates bring their own: handoff/static/handoff/,
 handoff_settings/static/handoff_settings/).
 
 Run in the plain host's pytest process (``pytest tests/plain_host
---ds=tests.plain_host.settings``, and ``int_settings`` for integer keys): Daphne serves ``tests/plain_host/asgi.py`` on the test
-database (a file) in a process of its own, Debian's Chromium drives it through Playwright.
+--ds=tests.plain_host.settings``, and ``int_settings`` for integer keys): Daphne serves
+``tests/plain_host/asgi.py`` on the test database (a file) in a process of its own, Debian's
+Chromium drives it through Playwright.
 """
 
 from __future__ import annotations
@@ -154,6 +155,12 @@ def test_the_panel_and_the_card_work_on_the_plain_host(
     following(page)
     panel = page.locator("#handoff-panel")
     expect(panel.get_by_label("Review before the successor starts")).to_be_checked()
+
+    # With review on, "Hand off now" stops at prepared: the panel shows the review form.
+    panel.get_by_role("button", name="Hand off now").click()
+    form = page.locator("#handoff-review-form")
+    expect(form.get_by_role("button", name="Commit the brief")).to_be_visible()
+    expect(page.locator("#handoff-panel")).to_have_attribute("data-phase", "prepared")
 
     # The card, styled by its own stylesheet; a change in one tab shows in the other at once,
     # and the conversation's panel reloads.
