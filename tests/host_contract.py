@@ -7,7 +7,7 @@ process of its own (its settings, its session model, its test database). Each gi
 its input path, its page); the handoff is reached only through its public operations.
 
 Covers the docs/spec.md tables the seam carries: trigger, the transaction, a failure outcome,
-forwarding, inheritance, ownership (``HANDOFF_SESSION_MODEL`` and
+forwarding, inheritance, review (the panel's switch), ownership (``HANDOFF_SESSION_MODEL`` and
 ``SessionController.owned_by``), and the follower events a page of the host gets (docs/spec.md,
 Follower rules: the handoff's ``FOLLOWER_SOURCES`` entry beside the host's own, read as the page
 reads them: its baseline, the snapshot, the socket's replay).
@@ -412,3 +412,42 @@ def test_the_json_api_takes_the_hosts_own_ids_and_refuses_bad_ones(
     assert act(unknown, "enable").status_code == 404
     assert client.get("/api/handoffs", {"session": "not-an-id"}).status_code == 422
     assert list(MainState.objects.values_list("session_id", "enabled").order_by("pk")) == states
+
+
+# --- review ----------------------------------------------------------------------------------
+
+
+@pytest.mark.django_db
+def test_with_review_switched_on_in_the_panel_now_waits_at_prepared_then_commits(
+    chat_host: ChatHost, settle: Callable[[], Any], client: Client
+) -> None:
+    """docs/spec.md, Review: the panel's "Review before the successor starts" switch (its
+    ``review-on`` button) makes "Hand off now" stop at ``prepared`` with the successor's draft
+    unstarted; committing the review starts it."""
+    alice = chat_host.user("alice")
+    source = chat_host.conversation(alice, tokens=HIGH_TOKENS)
+    client.force_login(alice)
+
+    def press(action: str) -> None:
+        url = reverse("handoff_web:session_action", args=[source.pk, action])
+        with settle():
+            response = client.post(url, HTTP_HX_REQUEST="true")
+        assert response.status_code == 200, response.content.decode()
+
+    press("review-on")
+    press("now")
+    (record,) = HandoffRecord.objects.filter(source_id=source.pk)
+    assert record.phase == "prepared" and record.review_until is not None
+    assert not Redirect.objects.filter(source_id=source.pk).exists()
+    draft = _read(record.target_id)
+    assert chat_host.log(draft) == []  # the draft is unstarted: no brief, no answer
+    assert _read(source.pk).title == "Refactor the parser"
+    panel = client.get(reverse("handoff_web:panel", args=[source.pk])).content.decode()
+    assert 'id="handoff-review-form"' in panel  # the panel offers the review
+    with settle():
+        operations.commit_review(source.pk, record.brief)
+    record.refresh_from_db()
+    assert record.phase == "started"
+    assert Redirect.objects.get(source_id=source.pk).destination_id == draft.pk
+    successor_log = chat_host.log(draft)
+    assert "Refactor the parser" in successor_log[0][1] and successor_log[-1][0] == "assistant"

@@ -156,6 +156,12 @@ def test_the_panel_and_the_card_work_on_the_plain_host(
     panel = page.locator("#handoff-panel")
     expect(panel.get_by_label("Review before the successor starts")).to_be_checked()
 
+    # With review on, "Hand off now" stops at prepared: the panel shows the review form.
+    panel.get_by_role("button", name="Hand off now").click()
+    form = page.locator("#handoff-review-form")
+    expect(form.get_by_role("button", name="Commit the brief")).to_be_visible()
+    expect(page.locator("#handoff-panel")).to_have_attribute("data-phase", "prepared")
+
     # The card, styled by its own stylesheet; a change in one tab shows in the other at once,
     # and the conversation's panel reloads.
     field = card.locator("#setting-auto_handoff")
