@@ -166,7 +166,7 @@ TASKS = {
 }
 # True when that backend runs each task inside ``enqueue()`` (django-tasks' immediate backend)
 # instead of queueing it: an agent turn's task is then enqueued once the caller's transaction
-# commits, so no model call runs inside it (host.runtime). A queueing backend leaves it False:
+# commits, so no model call runs inside it (host.lifecycle). A queueing backend leaves it False:
 # the turn and its task row commit together.
 HOST_TASKS_RUN_IN_CALLER = _env_bool("HOST_TASKS_RUN_IN_CALLER", False)
 

@@ -20,7 +20,7 @@ from dataclasses import asdict, dataclass
 from django.db import IntegrityError, transaction
 
 from common import sql
-from host import compaction, log, runtime
+from host import compaction, lifecycle, log
 from host.models import (
     InboxItem,
     InboxStage,
@@ -261,7 +261,7 @@ def _start_or_queue(session: Session, message: Message) -> None:
             session=session, stage=InboxStage.NEXT_TURN, content=message.content, message=message
         )
     else:
-        runtime.start_user_turn(session, message)
+        lifecycle.start_user_turn(session, message)
 
 
 def _post_compact(session: Session, client_id: str | None) -> PostResult:

@@ -25,7 +25,7 @@ from django.db.models import Count, IntegerField, OuterRef, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 
 from common.reads import once
-from host import agent, compaction, log, runtime, sessions
+from host import agent, compaction, lifecycle, log, sessions
 from host.conf import host_settings
 from host.models import (
     Activity,
@@ -290,13 +290,13 @@ class SessionController:
         _save(_session(session), archived=True)
 
     def start(self, session: Session | str) -> bool:
-        """Wake the session on its seed (``host.runtime.start_agent``) and return True; raises
+        """Wake the session on its seed (``host.lifecycle.start_agent``) and return True; raises
         on failure. A session another runtime runs (Claude Code, Codex) starts there: return
         False, its first turn shows in its log."""
         target = _session(session)
         if target.runtime != Runtime.PRODUCT:
             return False
-        runtime.start_agent(target)
+        lifecycle.start_agent(target)
         return True
 
     def relay(self, session: Session | str, *, role: str, content: str, relay_id: str) -> bool:
@@ -320,9 +320,9 @@ class SessionController:
                 )
                 try:
                     if target.archived:
-                        raise runtime.TurnRefused(f"session {target.pk} is archived")
-                    runtime.start_user_turn(target, message)
-                except runtime.TurnRefused:
+                        raise lifecycle.TurnRefused(f"session {target.pk} is archived")
+                    lifecycle.start_user_turn(target, message)
+                except lifecycle.TurnRefused:
                     InboxItem.objects.create(
                         session=target,
                         stage=InboxStage.NEXT_TURN,

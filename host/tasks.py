@@ -10,7 +10,7 @@ import logging
 
 from django_tasks import task
 
-from host import agent, log, runtime, turn_lease
+from host import agent, lifecycle, log, turn_lease
 from host.models import Activity, ActivityKind, Role, Session, SessionStatus, SourceKind
 
 logger = logging.getLogger(__name__)
@@ -30,7 +30,7 @@ def run_agent_turn(session_id: str, turn_id: int | None = None) -> None:
     A failing reply (model error, timeout) ends the turn all the same, with a system notice in
     the log saying what failed, so the session always goes idle again. A session that is gone
     or no longer running is left alone. A crash before ``end_turn`` leaves the turn open until
-    its lease runs out; the task worker's sweep then ends it (``runtime.end_lost_turns``).
+    its lease runs out; the task worker's sweep then ends it (``lifecycle.end_lost_turns``).
     """
     session = Session.objects.filter(pk=session_id).first()
     if session is None or session.status != SessionStatus.RUNNING:
@@ -48,9 +48,9 @@ def run_agent_turn(session_id: str, turn_id: int | None = None) -> None:
             turn.pk,
             session_id,
         )
-        runtime.end_lost_turn(turn)
+        lifecycle.end_lost_turn(turn)
         return
-    runtime.end_turn(session, turn)
+    lifecycle.end_turn(session, turn)
 
 
 def _answer(session: Session) -> None:

@@ -6,7 +6,7 @@ the agent runs (``heartbeat``: a thread beside the agent's call). A turn whose l
 lost — its worker was killed, the database was gone longer than the lease, the task died
 somewhere nothing caught — unless its task is still waiting in the queue (a busy queue is not a
 death): ``lost_turns`` lists those, and the task worker's sweeper (``host.worker``) ends them
-with ``host.runtime.end_lost_turns`` every third of the lease. So a turn whose worker was killed
+with ``host.lifecycle.end_lost_turns`` every third of the lease. So a turn whose worker was killed
 is ended at most 1⅓ leases (20 s by default) after its last renewal, and a live turn is never
 ended however long its agent takes. A lease that ran out is never renewed, and the turn's
 writes check it (``hold``): a turn that lost its lease writes nothing more. Leases are written

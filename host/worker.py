@@ -13,7 +13,7 @@ restart of the server, ``too many clients`` — and a task row whose worker was 
   marked failed with ``WorkerLost``: at start-up, after each outage and, while tasks run, at
   most once every ``SWEEP_SECONDS``;
 - agent turns whose lease ran out (``host.turn_lease``: their worker was killed, or the
-  database was gone longer than the lease) are ended (``host.runtime.end_lost_turns``): at
+  database was gone longer than the lease) are ended (``host.lifecycle.end_lost_turns``): at
   start-up, after each outage, and every third of the lease from a thread of their own, so a
   worker busy with a long turn still sweeps.
 
@@ -46,7 +46,7 @@ from django_tasks_db.compat import TaskResultStatus
 from django_tasks_db.management.commands.db_worker import Worker
 from django_tasks_db.models import DBTaskResult
 
-from host import runtime, turn_lease
+from host import lifecycle, turn_lease
 from host.periodic import Repeating, drop_connections
 from host.wake import Waiter
 
@@ -206,9 +206,9 @@ class ResilientWorker(Worker):
 
 
 def sweep_lost_turns() -> int:
-    """End the agent turns whose lease ran out (``host.runtime.end_lost_turns``); return how
+    """End the agent turns whose lease ran out (``host.lifecycle.end_lost_turns``); return how
     many, logging them."""
-    ended = runtime.end_lost_turns()
+    ended = lifecycle.end_lost_turns()
     if ended:
         logger.warning("ended %d lost agent turn(s)", ended)
     return ended

@@ -283,7 +283,7 @@ class SessionWriter:
             )
             messages.append(message)
             if item.starts_turn:
-                # As host.runtime logs a live turn: the prompt, then its turn-start entry.
+                # As host.lifecycle logs a live turn: the prompt, then its turn-start entry.
                 turn = {"user_initiated": item.role == Role.USER, "message_seq": message.seq}
                 events.append(self._event(next(seqs), SessionEventKind.TURN_START, turn))
         log.append_entries(self.session, messages, events)

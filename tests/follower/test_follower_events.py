@@ -41,7 +41,7 @@ from handoff import store
 from handoff.core.phases import Phase, Reason
 from handoff.shapes import MetricsOut
 from handoff.web.follow import Kind as HandoffKind
-from host import runtime
+from host import lifecycle
 from host.follow import Kind as SessionKind
 from host.log import append_message
 from host.models import Session, Workspace
@@ -321,9 +321,9 @@ def test_renaming_and_archiving_are_session_updated(ada):
 def test_a_turn_is_session_updated_when_it_starts_and_ends(ada):
     created = session(ada)
     message = append_message(created, role="user", source_kind="user", content="go")
-    runtime.begin_turn(created, user_initiated=True, message=message)
+    lifecycle.begin_turn(created, user_initiated=True, message=message)
     deliver(ada.pk)  # what the start's commit runs
-    runtime.end_turn(created)
+    lifecycle.end_turn(created)
     rows = [f["payload"]["session"] for f in row_frames(ada, 1)]
     assert [(r["status"], r["blank"]) for r in rows] == [("running", False), ("idle", False)]
 

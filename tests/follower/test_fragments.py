@@ -19,7 +19,7 @@ from handoff.attempt import Outcome
 from handoff.core.phases import Phase, Reason
 from handoff.shapes import MetricsOut
 from handoff.web.follow import Kind as HandoffKind
-from host import runtime
+from host import lifecycle
 from host.follow import Kind as SessionKind
 from host.log import append_message, select_model
 from host.models import Session
@@ -66,7 +66,7 @@ def test_a_turn_start_and_an_early_model_selection_publish_no_entry(ada):
     select_model(session, "gpt-5")
     message = append_message(session, role="user", source_kind="user", content="go")
     before = replayed(ada)[-1]["id"]
-    runtime.begin_turn(session, user_initiated=True, message=message)
+    lifecycle.begin_turn(session, user_initiated=True, message=message)
     kinds = [f["kind"] for f in replayed(ada, before)]
     assert SessionKind.SESSION_ENTRY not in kinds
     assert kinds == [SessionKind.SESSION_UPDATED]
@@ -85,7 +85,7 @@ def test_an_import_publishes_no_entries(ada):
 def test_a_session_event_carries_its_row_and_the_working_line(ada):
     session = talked(ada)
     before = replayed(ada)[-1]["id"]
-    runtime.begin_turn(session, user_initiated=False)
+    lifecycle.begin_turn(session, user_initiated=False)
     [frame] = replayed(ada, before)
     assert frame["kind"] == SessionKind.SESSION_UPDATED
     row = frame["payload"]["row_html"]

@@ -19,7 +19,7 @@ from handoff import attempt as attempts
 from handoff import operations, recovery, services, store
 from handoff.core.phases import Phase
 from handoff.models import HandoffRecord, MainState, Redirect
-from host import runtime
+from host import lifecycle
 from host.models import Session
 from host.sessions import create_session
 
@@ -84,7 +84,7 @@ def test_guard_refusal_makes_no_record(setup, refusal):
 
 def test_blockers_make_no_record_and_are_written_into_deferred():
     source = make_source()
-    runtime.begin_activity(source, "job")
+    lifecycle.begin_activity(source, "job")
     outcome = run_now(source)
     assert outcome.outcome == "deferred"
     assert outcome.blockers == ["activity:job"]
@@ -290,7 +290,7 @@ def test_a_draft_that_was_woken_is_not_discarded(at_point):
 
     def wake_and_change(attempt: attempts.Attempt) -> None:
         assert attempt.draft is not None
-        runtime.begin_turn(Session.objects.get(pk=attempt.draft.pk), user_initiated=False)
+        lifecycle.begin_turn(Session.objects.get(pk=attempt.draft.pk), user_initiated=False)
         add_turn(source, "Changed my mind.", tokens=10)
 
     at_point("before_commit", wake_and_change)

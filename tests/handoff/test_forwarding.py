@@ -178,14 +178,14 @@ def test_a_chain_stored_unflattened_is_followed_to_its_end():
 
 
 def test_a_relay_to_a_busy_destination_waits_in_its_inbox(handed_off):
-    from host import runtime
+    from host import lifecycle
     from host.models import InboxItem
 
     source, successor = handed_off
-    runtime.begin_turn(successor, user_initiated=False)
+    lifecycle.begin_turn(successor, user_initiated=False)
     result = post_message(source, content="When you are done: also update the docs.")
     item = InboxItem.objects.get(session=successor, taken=False)
     assert item.message is not None and item.message.relay_id == result.relay_id
-    runtime.end_turn(successor)
+    lifecycle.end_turn(successor)
     item.refresh_from_db()
     assert item.taken is True

@@ -17,7 +17,7 @@ from handoff.core.phases import Phase, Reason
 from handoff.exceptions import PhaseError
 from handoff.models import HandoffRecord, MainState
 from handoff.shapes import MetricsOut
-from host import runtime
+from host import lifecycle
 from host.services import SessionController
 
 NO_METRICS = MetricsOut(tokens=0, turns=0, compactions=0, capacity=0)
@@ -83,7 +83,7 @@ def test_prepared_with_a_draft_and_no_redirect_discards_the_draft_and_fails():
 
 def test_prepared_with_a_woken_draft_keeps_it_and_fails():
     record = record_in(Phase.PREPARED, draft=True)
-    runtime.begin_turn(target_of(record), user_initiated=False)
+    lifecycle.begin_turn(target_of(record), user_initiated=False)
     recover_later()
     record.refresh_from_db()
     assert record.phase == Phase.FAILED
@@ -118,7 +118,7 @@ def test_committed_whose_successor_was_woken_becomes_started():
     record = record_in(Phase.COMMITTED, draft=True, routed=True)
     successor = target_of(record)
     SessionController().seed(successor, "# Handoff brief")
-    runtime.start_agent(successor)
+    lifecycle.start_agent(successor)
     recover_later()
     record.refresh_from_db()
     assert record.phase == Phase.STARTED
@@ -253,7 +253,7 @@ def test_the_draft_discard_archives_a_draft_only_while_it_is_unwoken(woken, said
     record = record_in(Phase.PREPARED, draft=True)
     draft = target_of(record)
     if woken:
-        runtime.begin_turn(draft, user_initiated=False)
+        lifecycle.begin_turn(draft, user_initiated=False)
     assert recovery.discard_draft(record.source_id, draft.pk) == (not woken, said.format(draft.pk))
     draft.refresh_from_db()
     assert draft.archived is not woken

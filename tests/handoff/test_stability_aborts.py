@@ -17,7 +17,7 @@ from handoff import attempt as attempts
 from handoff import inheritance, operations, services, store
 from handoff.core.phases import Phase
 from handoff.models import HandoffRecord, MainState, Redirect
-from host import runtime
+from host import lifecycle
 from host.models import InboxItem, Session, Team
 from host.sessions import create_session
 
@@ -75,7 +75,7 @@ def test_new_message_during_summarizing(at_point):
 
 def test_blocker_appearing_during_summarizing(at_point):
     source = make_source()
-    during_summary(at_point, lambda a: runtime.begin_activity(source, "job", "indexing"))
+    during_summary(at_point, lambda a: lifecycle.begin_activity(source, "job", "indexing"))
     operations.run_attempt(source.pk, manual=True)
     aborted(source, "blocked by activity:job")
 
@@ -90,7 +90,7 @@ def test_session_archived_during_summarizing(at_point):
 
 def test_session_disposed_during_summarizing(at_point):
     source = make_source()
-    during_summary(at_point, lambda a: runtime.dispose(source))
+    during_summary(at_point, lambda a: lifecycle.dispose(source))
     operations.run_attempt(source.pk, manual=True)
     record = HandoffRecord.objects.get()
     assert (record.phase, "the session was disposed" in record.error) == (Phase.FAILED, True)

@@ -15,7 +15,7 @@ from handoff import operations, services, store
 from handoff.core.phases import Phase
 from handoff.exceptions import AlreadyHandedOff, NotAMain, SessionNotFound
 from handoff.models import HandoffRecord, MainState, Redirect
-from host import log, runtime
+from host import lifecycle, log
 from host.intake import post_message
 from host.models import Message, Session
 from host.sessions import create_session
@@ -164,7 +164,7 @@ def test_failed_automatic_attempt_runs_again_at_once_after_enable(immediate_task
 def test_deferred_attempt_is_retried_on_the_next_idle(immediate_tasks):
     auto_handoff(True)
     source = make_source()
-    activity = runtime.begin_activity(source, "compaction")
+    activity = lifecycle.begin_activity(source, "compaction")
     report = operations.enable(source.pk)
     assert report["deferred"] == ["activity:compaction"]
     activity.ended = activity.started
@@ -179,12 +179,12 @@ def test_now_on_a_running_session_waits_for_idle(
 ):
     # docs/spec.md, Switches: no mid-turn migration; the handoff waits for idle.
     source = make_source()
-    runtime.begin_turn(source, user_initiated=False)
+    lifecycle.begin_turn(source, user_initiated=False)
     report = operations.request_now(source.pk)
     assert report["requested"] is True
     assert not HandoffRecord.objects.exists()
     with django_capture_on_commit_callbacks(execute=True):
-        runtime.end_turn(source)
+        lifecycle.end_turn(source)
     assert HandoffRecord.objects.get(source=source).phase == Phase.STARTED
     assert MainState.objects.get(session=source).requested is False
 
@@ -197,7 +197,7 @@ def test_deferred_attempt_is_retried_when_a_blocker_clears(
     helper = create_session(make_user(), cwd=source.cwd, parent=source)
     assert operations.enable(source.pk)["deferred"] == [f"owned-agent:{helper.pk}"]
     with django_capture_on_commit_callbacks(execute=True):
-        runtime.dispose(helper)
+        lifecycle.dispose(helper)
     assert HandoffRecord.objects.get(source=source).phase == Phase.STARTED
 
 
@@ -205,11 +205,11 @@ def test_deferred_manual_request_stays_requested_and_is_retried(
     immediate_tasks, django_capture_on_commit_callbacks
 ):
     source = make_source()
-    activity = runtime.begin_activity(source, "job")
+    activity = lifecycle.begin_activity(source, "job")
     report = operations.request_now(source.pk)
     assert (report["requested"], report["deferred"]) == (True, ["activity:job"])
     with django_capture_on_commit_callbacks(execute=True):
-        runtime.end_activity(activity)
+        lifecycle.end_activity(activity)
     assert HandoffRecord.objects.get().phase == Phase.STARTED
     assert MainState.objects.get(session=source).requested is False
 
@@ -288,7 +288,7 @@ def test_deferred_is_cleared_when_a_blocker_clears_and_no_attempt_can_run(
     assert operations.enable(source.pk)["deferred"] == [f"owned-agent:{helper.pk}"]
     auto_handoff(False)
     with django_capture_on_commit_callbacks(execute=True):
-        runtime.dispose(helper)
+        lifecycle.dispose(helper)
     assert not HandoffRecord.objects.exists()
     assert operations.status(source.pk)["deferred"] == []
 

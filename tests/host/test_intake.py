@@ -10,7 +10,7 @@ import pytest
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import connection
 
-from host import log, runtime
+from host import lifecycle, log
 from host.intake import InvalidInput, PostResult, post_message
 from host.models import (
     InboxItem,
@@ -103,7 +103,7 @@ def test_turns_count_only_user_initiated_exchanges(
 ):
     log.append_message(session, role="user", source_kind=SourceKind.PLUGIN, content="# Brief")
     with django_capture_on_commit_callbacks(execute=True):
-        runtime.start_agent(session)
+        lifecycle.start_agent(session)
     post(session, django_capture_on_commit_callbacks, role="assistant", content="a note")
     post(session, django_capture_on_commit_callbacks, role="system", content="a notice")
     post(session, django_capture_on_commit_callbacks, content="first question")
@@ -214,7 +214,7 @@ def test_a_message_to_a_running_session_waits_in_the_inbox_and_is_taken_after(
 
     cleared = capture_signal(blocker_cleared)
     first = log.append_message(session, role="user", source_kind="user", content="first")
-    runtime.begin_turn(session, user_initiated=True, message=first)
+    lifecycle.begin_turn(session, user_initiated=True, message=first)
 
     queued = post(session, django_capture_on_commit_callbacks, content="one more thing")
 
@@ -224,7 +224,7 @@ def test_a_message_to_a_running_session_waits_in_the_inbox_and_is_taken_after(
     assert Session.objects.get(pk=session.pk).turns == 1
 
     with django_capture_on_commit_callbacks(execute=True):
-        runtime.end_turn(session)
+        lifecycle.end_turn(session)
 
     item.refresh_from_db()
     assert item.taken
@@ -329,7 +329,7 @@ def test_slash_compact_with_nothing_to_compact_is_refused(session: Session):
 
 def test_slash_compact_on_a_running_session_is_refused(session: Session):
     log.append_message(session, role="user", source_kind="user", content="work")
-    runtime.begin_turn(session, user_initiated=False)
+    lifecycle.begin_turn(session, user_initiated=False)
     with pytest.raises(InvalidInput, match="runs when idle"):
         post_message(session, content="/compact")
     assert Message.objects.filter(session=session).count() == 1

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from django.contrib.auth.models import AbstractBaseUser
 
-from host import log, runtime, tasks
+from host import lifecycle, log, tasks
 from host.models import Message, Session, SessionStatus
 from host.sessions import create_session
 
@@ -19,7 +19,7 @@ def session(django_user_model: Any) -> Session:
     owner: AbstractBaseUser = django_user_model.objects.create_user("ada")
     session = create_session(owner)
     message = log.append_message(session, role="user", source_kind="user", content="hello")
-    runtime.begin_turn(session, user_initiated=True, message=message)
+    lifecycle.begin_turn(session, user_initiated=True, message=message)
     return session
 
 
@@ -42,6 +42,6 @@ def test_a_failing_agent_ends_the_turn_with_a_notice(session: Session, fake_llm:
 
 
 def test_a_session_that_is_not_running_is_left_alone(session: Session):
-    runtime.end_turn(session)
+    lifecycle.end_turn(session)
     tasks.run_agent_turn.call(str(session.pk))
     assert not Message.objects.filter(session=session, role="assistant").exists()

@@ -1,4 +1,4 @@
-"""host.turn_lease and runtime.end_lost_turns: a turn whose runner died ends.
+"""host.turn_lease and lifecycle.end_lost_turns: a turn whose runner died ends.
 
 The turns here are queued on the database backend (the default), as ``make run`` queues them;
 the tests play the worker: they claim a turn's task row, renew or let its lease run out, and
@@ -17,7 +17,7 @@ from django.utils import timezone
 from django_tasks_db.compat import TaskResultStatus
 from django_tasks_db.models import DBTaskResult
 
-from host import agent, intake, runtime, tasks, turn_lease
+from host import agent, intake, lifecycle, tasks, turn_lease
 from host.models import Activity, ActivityKind, Message, Role, Session, SessionStatus
 from host.sessions import create_session
 from host.signals import session_idle
@@ -71,7 +71,7 @@ def test_a_lost_turn_ends_with_a_notice_and_the_queued_inputs_become_turns(sessi
     intake.post_message(session, content="second")
     intake.post_message(session, content="third")
 
-    assert runtime.end_lost_turns() == 1
+    assert lifecycle.end_lost_turns() == 1
 
     (notice,) = texts(session, Role.SYSTEM)
     assert "stopped without finishing" in notice and "message #1" in notice
@@ -95,7 +95,7 @@ def test_the_session_goes_idle_when_nothing_is_queued(
     expire(claimed(open_turn(session)))
 
     with django_capture_on_commit_callbacks(execute=True):
-        runtime.end_lost_turns()
+        lifecycle.end_lost_turns()
 
     session.refresh_from_db()
     assert session.status == SessionStatus.IDLE
@@ -110,7 +110,7 @@ def test_a_turn_whose_lease_is_renewed_is_not_ended(session: Session):
     assert turn_lease.renew(turn.pk)
     time.sleep(1.1)  # the lease it had would have run out by now
 
-    assert runtime.end_lost_turns() == 0
+    assert lifecycle.end_lost_turns() == 0
     assert open_turn(session).pk == turn.pk
 
 
@@ -118,7 +118,7 @@ def test_a_turn_whose_task_still_waits_in_the_queue_is_not_ended(session: Sessio
     intake.post_message(session, content="waiting for a worker")
     expire(open_turn(session))  # queued longer than a lease: every worker is busy
 
-    assert runtime.end_lost_turns() == 0
+    assert lifecycle.end_lost_turns() == 0
     assert Session.objects.get(pk=session.pk).status == SessionStatus.RUNNING
 
 
@@ -126,7 +126,7 @@ def test_the_late_task_of_a_lost_turn_leaves_the_next_turn_alone(session: Sessio
     intake.post_message(session, content="first")
     lost = expire(claimed(open_turn(session)))
     intake.post_message(session, content="second")
-    runtime.end_lost_turns()
+    lifecycle.end_lost_turns()
     next_turn = open_turn(session)
 
     tasks.run_agent_turn.call(str(session.pk), lost.pk)

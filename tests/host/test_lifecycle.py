@@ -1,4 +1,4 @@
-"""host.runtime: the turn lifecycle and the signals plugins hear (after commit only)."""
+"""host.lifecycle: the turn lifecycle and the signals plugins hear (after commit only)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
-from host import intake, log, runtime, tasks
+from host import intake, lifecycle, log, tasks
 from host.models import (
     Activity,
     InboxItem,
@@ -39,7 +39,7 @@ def user_message(session: Session, content: str = "question") -> Message:
 
 def test_begin_turn_user_initiated_counts_a_turn_and_clears_blank(session: Session):
     message = user_message(session)
-    activity = runtime.begin_turn(session, user_initiated=True, message=message)
+    activity = lifecycle.begin_turn(session, user_initiated=True, message=message)
 
     session.refresh_from_db()
     assert (session.status, session.blank, session.turns) == (SessionStatus.RUNNING, False, 1)
@@ -50,30 +50,30 @@ def test_begin_turn_user_initiated_counts_a_turn_and_clears_blank(session: Sessi
 
 
 def test_begin_turn_by_a_plugin_clears_blank_but_counts_no_turn(session: Session):
-    runtime.begin_turn(session, user_initiated=False)
+    lifecycle.begin_turn(session, user_initiated=False)
     session.refresh_from_db()
     assert (session.status, session.blank, session.turns) == (SessionStatus.RUNNING, False, 0)
 
 
 def test_a_second_turn_is_refused_while_one_runs(session: Session):
-    runtime.begin_turn(session, user_initiated=False)
-    with pytest.raises(runtime.TurnRefused, match="running"):
-        runtime.begin_turn(session, user_initiated=False)
+    lifecycle.begin_turn(session, user_initiated=False)
+    with pytest.raises(lifecycle.TurnRefused, match="running"):
+        lifecycle.begin_turn(session, user_initiated=False)
     assert Activity.objects.filter(session=session).count() == 1
 
 
 def test_a_user_initiated_turn_needs_its_message(session: Session):
     with pytest.raises(ValueError, match="user message"):
-        runtime.begin_turn(session, user_initiated=True)
+        lifecycle.begin_turn(session, user_initiated=True)
 
 
 @pytest.mark.django_db(transaction=True)
 def test_session_idle_is_sent_after_commit_only(session: Session, capture_signal: Listen):
     idle = capture_signal(session_idle)
-    runtime.begin_turn(session, user_initiated=False)
+    lifecycle.begin_turn(session, user_initiated=False)
 
     with transaction.atomic():
-        runtime.end_turn(session)
+        lifecycle.end_turn(session)
         assert idle == []
         assert Session.objects.get(pk=session.pk).status == SessionStatus.IDLE
 
@@ -84,10 +84,10 @@ def test_session_idle_is_sent_after_commit_only(session: Session, capture_signal
 @pytest.mark.django_db(transaction=True)
 def test_a_rolled_back_end_turn_sends_nothing(session: Session, capture_signal: Listen):
     idle = capture_signal(session_idle)
-    runtime.begin_turn(session, user_initiated=False)
+    lifecycle.begin_turn(session, user_initiated=False)
 
     with pytest.raises(RuntimeError), transaction.atomic():
-        runtime.end_turn(session)
+        lifecycle.end_turn(session)
         raise RuntimeError("crash before commit")
 
     assert idle == []
@@ -99,11 +99,11 @@ def test_end_turn_takes_the_inbox_into_the_next_turn(
 ):
     idle = capture_signal(session_idle)
     cleared = capture_signal(blocker_cleared)
-    runtime.begin_turn(session, user_initiated=False)
+    lifecycle.begin_turn(session, user_initiated=False)
     InboxItem.objects.create(session=session, stage="next-turn", content="queued by a peer")
 
     with django_capture_on_commit_callbacks(execute=True):
-        runtime.end_turn(session)
+        lifecycle.end_turn(session)
 
     session.refresh_from_db()
     assert session.status == SessionStatus.IDLE
@@ -125,8 +125,8 @@ def test_dispose_tells_the_main_its_owned_agent_is_gone(
     subagent = create_session(owner, parent=session)
 
     with django_capture_on_commit_callbacks(execute=True):
-        runtime.dispose(subagent)
-        runtime.dispose(subagent)
+        lifecycle.dispose(subagent)
+        lifecycle.dispose(subagent)
 
     assert Session.objects.get(pk=subagent.pk).status == SessionStatus.DISPOSED
     assert [(c["session"].pk, c["blocker"]) for c in cleared] == [
@@ -139,7 +139,7 @@ def test_disposing_a_main_sends_no_blocker(
 ):
     cleared = capture_signal(blocker_cleared)
     with django_capture_on_commit_callbacks(execute=True):
-        runtime.dispose(session)
+        lifecycle.dispose(session)
     assert cleared == []
 
 
@@ -147,10 +147,10 @@ def test_a_turn_ending_after_dispose_keeps_the_session_disposed(
     session: Session, capture_signal: Listen, django_capture_on_commit_callbacks: Any
 ):
     idle = capture_signal(session_idle)
-    runtime.begin_turn(session, user_initiated=False)
-    runtime.dispose(session)
+    lifecycle.begin_turn(session, user_initiated=False)
+    lifecycle.dispose(session)
     with django_capture_on_commit_callbacks(execute=True):
-        runtime.end_turn(session)
+        lifecycle.end_turn(session)
     assert Session.objects.get(pk=session.pk).status == SessionStatus.DISPOSED
     assert not Activity.objects.filter(session=session, ended__isnull=True).exists()
     assert idle == []
@@ -160,11 +160,11 @@ def test_end_activity_clears_its_blocker_once(
     session: Session, capture_signal: Listen, django_capture_on_commit_callbacks: Any
 ):
     cleared = capture_signal(blocker_cleared)
-    activity = runtime.begin_activity(session, "job", "indexing")
+    activity = lifecycle.begin_activity(session, "job", "indexing")
 
     with django_capture_on_commit_callbacks(execute=True):
-        runtime.end_activity(activity)
-        runtime.end_activity(activity)
+        lifecycle.end_activity(activity)
+        lifecycle.end_activity(activity)
 
     assert activity.ended is not None
     assert [(c["session"].pk, c["blocker"]) for c in cleared] == [(session.pk, "activity:job")]
@@ -172,7 +172,7 @@ def test_end_activity_clears_its_blocker_once(
 
 def test_begin_activity_refuses_an_unknown_kind(session: Session):
     with pytest.raises(ValueError, match="unknown activity kind"):
-        runtime.begin_activity(session, "nap")
+        lifecycle.begin_activity(session, "nap")
     assert not Activity.objects.exists()
 
 
@@ -183,7 +183,7 @@ def test_start_agent_wakes_a_seeded_draft_and_the_offline_agent_acknowledges_the
     log.append_message(session, role="user", source_kind="plugin", content=brief)
 
     with django_capture_on_commit_callbacks(execute=True):
-        runtime.start_agent(session)
+        lifecycle.start_agent(session)
 
     session.refresh_from_db()
     assert (session.status, session.blank, session.turns) == (SessionStatus.IDLE, False, 0)
@@ -194,8 +194,8 @@ def test_start_agent_wakes_a_seeded_draft_and_the_offline_agent_acknowledges_the
 
 
 def test_start_agent_refuses_an_empty_session(session: Session):
-    with pytest.raises(runtime.TurnRefused, match="no message"):
-        runtime.start_agent(session)
+    with pytest.raises(lifecycle.TurnRefused, match="no message"):
+        lifecycle.start_agent(session)
     session.refresh_from_db()
     assert (session.status, session.blank) == (SessionStatus.IDLE, True)
 
@@ -203,8 +203,8 @@ def test_start_agent_refuses_an_empty_session(session: Session):
 def test_start_agent_refuses_an_archived_session(session: Session):
     log.append_message(session, role="user", source_kind="plugin", content="# Brief")
     Session.objects.filter(pk=session.pk).update(archived=True)
-    with pytest.raises(runtime.TurnRefused, match="archived"):
-        runtime.start_agent(session)
+    with pytest.raises(lifecycle.TurnRefused, match="archived"):
+        lifecycle.start_agent(session)
     assert Session.objects.get(pk=session.pk).blank
 
 
@@ -220,10 +220,10 @@ def test_a_failing_enqueue_leaves_the_session_unstarted(
 ):
     settings.HOST_TASKS_RUN_IN_CALLER = False  # a queueing backend: enqueued in the transaction
     log.append_message(session, role="user", source_kind="plugin", content="# Brief")
-    monkeypatch.setattr(runtime.tasks, "run_agent_turn", RefusingQueue())
+    monkeypatch.setattr(lifecycle.tasks, "run_agent_turn", RefusingQueue())
 
     with pytest.raises(ConnectionError):
-        runtime.start_agent(session)
+        lifecycle.start_agent(session)
 
     session.refresh_from_db()
     assert (session.status, session.blank) == (SessionStatus.IDLE, True)
