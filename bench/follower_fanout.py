@@ -29,6 +29,7 @@ from typing import Any
 from django.db import connection
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.asyncio.server import broadcast, serve
+from websockets.exceptions import ConnectionClosed
 
 from bench.follower_site import Site, in_thread, measured, percentile
 from follower.events import publish
@@ -67,13 +68,33 @@ async def _idiom_tab(site: Site, rendered: int) -> ClientConnection:
     return socket_
 
 
-async def _open(site: Site, count: int, opener: Opener = _hub_tab) -> list[ClientConnection]:
+async def _open(
+    site: Site, count: int, opener: Opener = _hub_tab
+) -> tuple[list[ClientConnection], int]:
+    """Open ``count`` sockets, ``BATCH`` at a time, opening again those the server refused
+    (closed before ready: the idiom's 1011 when its ``group_add`` finds channels-redis' pool of
+    connections empty); return them and the number of refusals.
+
+    Raises ``RuntimeError`` when more than ``count`` were refused.
+    """
     rendered = await in_thread(site.event_id)
     sockets: list[ClientConnection] = []
-    for start in range(0, count, BATCH):
-        batch = min(BATCH, count - start)
-        sockets += await asyncio.gather(*(opener(site, rendered) for _ in range(batch)))
-    return sockets
+    refused = 0
+    while len(sockets) < count:
+        batch = min(BATCH, count - len(sockets))
+        opened = await asyncio.gather(
+            *(opener(site, rendered) for _ in range(batch)), return_exceptions=True
+        )
+        for socket_ in opened:
+            if isinstance(socket_, ConnectionClosed):
+                refused += 1
+            elif isinstance(socket_, BaseException):
+                raise socket_
+            else:
+                sockets.append(socket_)
+        if refused > count:
+            raise RuntimeError(f"{refused} sockets refused while opening {count}")
+    return sockets, refused
 
 
 async def _one_event_to_all(site: Site, sockets: list[ClientConnection]) -> float:
@@ -89,20 +110,21 @@ async def _one_event_to_all(site: Site, sockets: list[ClientConnection]) -> floa
     return time.monotonic() - start
 
 
-async def _fan_out(site: Site, path: str, sockets: list[ClientConnection]) -> None:
+async def _fan_out(site: Site, path: str, sockets: list[ClientConnection], refused: int) -> None:
     """Publish ``EVENTS`` events one after the other (stopping at the first not delivered) and
-    print the path's row: sockets, p50 and p95 ms, events, load average after."""
+    print the path's row: sockets, p50 and p95 ms, events, sockets refused while opening them,
+    load average after."""
     times: list[float] = []
     while len(times) < EVENTS and (not times or times[-1] != float("inf")):
         times.append(await _one_event_to_all(site, sockets))
-    _row(path, len(sockets), times)
+    _row(path, len(sockets), times, refused)
 
 
-def _row(path: str, sockets: int, times: list[float]) -> None:
+def _row(path: str, sockets: int, times: list[float], refused: int = 0) -> None:
     figures = f"{measured(percentile(times, 0.5)):>7} {measured(percentile(times, 0.95)):>7}"
     if times[-1] == float("inf"):
         figures = f"{f'none in {NOT_DELIVERED:.0f} s':>15}"
-    figures += f" {len(times):>7}"
+    figures += f" {len(times):>7} {refused:>7}"
     print(f"{path:<28} {sockets:>7} {figures} {os.getloadavg()[0]:>5.1f}", flush=True)
 
 
@@ -158,20 +180,23 @@ def _idle_database() -> tuple[str, str]:
 
 async def _measure(site: Site) -> None:
     base = site.rss_kib()
-    few = await _open(site, FEW)
+    few, refused = await _open(site, FEW)
     few_idle = await in_thread(_idle_database)
-    print(f"{'path':<28} {'sockets':>7} {'p50 ms':>7} {'p95 ms':>7} {'events':>7} {'load':>5}")
-    await _fan_out(site, "hub (/ws/follow/)", few)
-    many = few + await _open(site, SOCKETS - FEW)
+    columns = ("sockets", "p50 ms", "p95 ms", "events", "refused")
+    print(f"{'path':<28} {' '.join(f'{c:>7}' for c in columns)} {'load':>5}")
+    await _fan_out(site, "hub (/ws/follow/)", few, refused)
+    more, more_refused = await _open(site, SOCKETS - FEW)
+    many = few + more
     await asyncio.sleep(1)
     per_socket = (site.rss_kib() - base) / SOCKETS
     many_idle = await in_thread(_idle_database)
-    await _fan_out(site, "hub (/ws/follow/)", many)
+    await _fan_out(site, "hub (/ws/follow/)", many, refused + more_refused)
     await asyncio.gather(*(s.close() for s in many))
-    idiom = await _open(site, FEW, _idiom_tab)
-    await _fan_out(site, "plain idiom (/ws/idiom/)", idiom)
-    idiom += await _open(site, SOCKETS - FEW, _idiom_tab)
-    await _fan_out(site, "plain idiom (/ws/idiom/)", idiom)
+    idiom, refused = await _open(site, FEW, _idiom_tab)
+    await _fan_out(site, "plain idiom (/ws/idiom/)", idiom, refused)
+    more, more_refused = await _open(site, SOCKETS - FEW, _idiom_tab)
+    idiom += more
+    await _fan_out(site, "plain idiom (/ws/idiom/)", idiom, refused + more_refused)
     await asyncio.gather(*(s.close() for s in idiom))
     _row("bare websockets broadcast", SOCKETS, [await _bare_broadcast(SOCKETS)])
     print(f"{'sockets':>8} {'idle DB connections':>20} {'idle transactions/s':>20}")
