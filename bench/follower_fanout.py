@@ -4,7 +4,7 @@ One Daphne worker and 1 000 open tabs of one user (websocket clients in this pro
 loopback). Printed, side by side with 10 tabs where it matters:
 
 - one event, published from this process (as the task worker would: stored, committed, then
-  sent), until every socket has it, ``EVENTS`` times at 10 and at 1 000 sockets (p50/p95 ms,
+  sent), until every socket has it, ``EVENTS`` times at 10, 200 and 1 000 sockets (p50/p95 ms,
   with the load average after each row), through three paths in one run: the project's
   (``/ws/follow/``, ``follower.hub``), the plain Channels idiom served by the same Daphne worker
   on the same channel layer (``/ws/idiom/``, ``bench/idiom_asgi.py``: each socket in its user's
@@ -37,6 +37,8 @@ from handoff.web.follow import Kind as HandoffKind
 
 SOCKETS = 1_000
 FEW = 10
+TABS = 200
+"""The page mode's largest tab count (``bench/follower_pages.py``), measured here as sockets."""
 BATCH = 100
 """Sockets opened at once."""
 EVENTS = 20
@@ -45,6 +47,8 @@ NOT_DELIVERED = 5.0
 """Seconds after which an event that has not reached every socket counts as not delivered."""
 IDLE_SECONDS = 5.0
 IDIOM = "bench.idiom_asgi:application"
+HUB_PATH = "hub (/ws/follow/)"
+IDIOM_PATH = "plain idiom (/ws/idiom/)"
 
 Opener = Callable[[Site, int], Awaitable[ClientConnection]]
 """Opens one socket of a path for a page rendered at the given event id; returns when ready."""
@@ -178,25 +182,35 @@ def _idle_database() -> tuple[str, str]:
     return str(connections), f"{max(0, after - before - 2) / IDLE_SECONDS:.1f}"
 
 
+async def _grow(
+    site: Site, sockets: list[ClientConnection], refused: int, count: int, opener: Opener
+) -> tuple[list[ClientConnection], int]:
+    """Open sockets of ``opener``'s path until there are ``count``; return them all and the
+    refusals so far (``_open``)."""
+    more, more_refused = await _open(site, count - len(sockets), opener)
+    return sockets + more, refused + more_refused
+
+
 async def _measure(site: Site) -> None:
     base = site.rss_kib()
-    few, refused = await _open(site, FEW)
-    few_idle = await in_thread(_idle_database)
     columns = ("sockets", "p50 ms", "p95 ms", "events", "refused")
     print(f"{'path':<28} {' '.join(f'{c:>7}' for c in columns)} {'load':>5}")
-    await _fan_out(site, "hub (/ws/follow/)", few, refused)
-    more, more_refused = await _open(site, SOCKETS - FEW)
-    many = few + more
+    hub, refused = await _open(site, FEW)
+    few_idle = await in_thread(_idle_database)
+    await _fan_out(site, HUB_PATH, hub, refused)
+    hub, refused = await _grow(site, hub, refused, TABS, _hub_tab)
+    await _fan_out(site, HUB_PATH, hub, refused)
+    hub, refused = await _grow(site, hub, refused, SOCKETS, _hub_tab)
     await asyncio.sleep(1)
     per_socket = (site.rss_kib() - base) / SOCKETS
     many_idle = await in_thread(_idle_database)
-    await _fan_out(site, "hub (/ws/follow/)", many, refused + more_refused)
-    await asyncio.gather(*(s.close() for s in many))
-    idiom, refused = await _open(site, FEW, _idiom_tab)
-    await _fan_out(site, "plain idiom (/ws/idiom/)", idiom, refused)
-    more, more_refused = await _open(site, SOCKETS - FEW, _idiom_tab)
-    idiom += more
-    await _fan_out(site, "plain idiom (/ws/idiom/)", idiom, refused + more_refused)
+    await _fan_out(site, HUB_PATH, hub, refused)
+    await asyncio.gather(*(s.close() for s in hub))
+    idiom: list[ClientConnection] = []
+    refused = 0
+    for count in (FEW, TABS, SOCKETS):
+        idiom, refused = await _grow(site, idiom, refused, count, _idiom_tab)
+        await _fan_out(site, IDIOM_PATH, idiom, refused)
     await asyncio.gather(*(s.close() for s in idiom))
     _row("bare websockets broadcast", SOCKETS, [await _bare_broadcast(SOCKETS)])
     print(f"{'sockets':>8} {'idle DB connections':>20} {'idle transactions/s':>20}")
