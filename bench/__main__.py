@@ -44,13 +44,13 @@ GROUPS = {
     "follower": ("follower_tabs", "follower_pages", "chromium_tabs", "follower_fanout"),
     "pages": ("follower_pages",),
     "chromium": ("chromium_tabs",),
-    "fanout": ("follower_fanout",),
     "handoff": ("handoff_cost",),
     "briefs": ("briefs",),
     "import": ("import_rate",),
     "follow": ("follow",),
     "hooks": ("hooks",),
     "hook-stop": ("hook_stop",),
+    "fanout": ("follower_fanout",),
 }
 """The benchmarks one name runs (modules of ``bench``, each with ``run()``), in order."""
 EVERYTHING = (
