@@ -8,7 +8,9 @@ only what one handoff costs (``bench/handoff_cost.py``, about ten seconds), ``im
 import rate beside a read-only parse (``bench/import_rate.py``, under a minute), ``briefs`` only the
 brief evaluation (``bench/briefs.py``: each log's brief against its probes, under a minute),
 ``soak`` the outage soak (``bench/soak.py``: private PostgreSQL and Redis cut under load),
-``chromium`` five real Chromium tabs on a long imported log (``bench/chromium_tabs.py``),
+``fanout`` only its 1 000 sockets on one worker, the project's path beside the plain Channels
+idiom (``bench/follower_fanout.py``), ``chromium`` five real Chromium tabs on a long imported
+log (``bench/chromium_tabs.py``),
 ``follow`` following live logs (``bench/follow.py``: append → event, idle CPU, first scan),
 ``hooks`` the hook round trip (``bench/hooks.py``: the real hook command against the project's
 server, beside a bare interpreter start; about a minute, not part of the full run).
@@ -48,6 +50,7 @@ GROUPS = {
     "follow": ("follow",),
     "hooks": ("hooks",),
     "hook-stop": ("hook_stop",),
+    "fanout": ("follower_fanout",),
 }
 """The benchmarks one name runs (modules of ``bench``, each with ``run()``), in order."""
 EVERYTHING = (

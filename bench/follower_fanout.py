@@ -3,9 +3,14 @@
 One Daphne worker and 1 000 open tabs of one user (websocket clients in this process, on
 loopback). Printed, side by side with 10 tabs where it matters:
 
-- one event, published from this process (as the task worker would), until every socket has
-  it: the median of three events, and the same through a bare ``websockets`` broadcast server
-  (the floor a Python server sets) with the ratio;
+- one event, published from this process (as the task worker would: stored, committed, then
+  sent), until every socket has it, ``EVENTS`` times at 10, 200 and 1 000 sockets (p50/p95 ms,
+  with the load average after each row), through three paths in one run: the project's
+  (``/ws/follow/``, ``follower.hub``), the plain Channels idiom served by the same Daphne worker
+  on the same channel layer (``/ws/idiom/``, ``bench/idiom_asgi.py``: each socket in its user's
+  group), and a bare ``websockets`` broadcast server (the floor a Python server sets; one
+  event). A path that has not delivered within ``NOT_DELIVERED`` seconds is shown as such (the
+  idiom on the in-memory layer: another process's ``group_send`` never reaches it);
 - the server's resident memory per socket;
 - while idle, the server's database connections and transactions per second (read from
   PostgreSQL's statistics; on SQLite there is no server to ask, and the table says so).
@@ -14,43 +19,117 @@ loopback). Printed, side by side with 10 tabs where it matters:
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
-import statistics
+import os
 import time
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from django.db import connection
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.asyncio.server import broadcast, serve
+from websockets.exceptions import ConnectionClosed
 
-from bench.follower_site import Site, in_thread, measured
+from bench.follower_site import Site, in_thread, measured, percentile
 from follower.events import publish
 from handoff.web.follow import Kind as HandoffKind
 
 SOCKETS = 1_000
 FEW = 10
+TABS = 200
+"""The page mode's largest tab count (``bench/follower_pages.py``), measured here as sockets."""
 BATCH = 100
 """Sockets opened at once."""
-EVENTS = 3
+EVENTS = 20
+"""Events published per path and socket count."""
+NOT_DELIVERED = 5.0
+"""Seconds after which an event that has not reached every socket counts as not delivered."""
 IDLE_SECONDS = 5.0
+IDIOM = "bench.idiom_asgi:application"
+HUB_PATH = "hub (/ws/follow/)"
+IDIOM_PATH = "plain idiom (/ws/idiom/)"
+
+Opener = Callable[[Site, int], Awaitable[ClientConnection]]
+"""Opens one socket of a path for a page rendered at the given event id; returns when ready."""
 
 
-async def _open(site: Site, count: int) -> list[ClientConnection]:
+async def _hub_tab(site: Site, rendered: int) -> ClientConnection:
+    return await site.open_tab(rendered)
+
+
+async def _idiom_tab(site: Site, rendered: int) -> ClientConnection:
+    """Open a socket of the plain idiom (``bench/idiom_asgi.py``); return once it joined."""
+    socket_ = await connect(
+        f"ws://127.0.0.1:{site.port}/ws/idiom/",
+        origin=site.origin,  # type: ignore[arg-type]
+        additional_headers={"Cookie": site.cookie},
+        compression=None,
+        open_timeout=60,
+    )
+    while json.loads(await socket_.recv())["type"] != "ready":
+        pass
+    return socket_
+
+
+async def _open(
+    site: Site, count: int, opener: Opener = _hub_tab
+) -> tuple[list[ClientConnection], int]:
+    """Open ``count`` sockets, ``BATCH`` at a time, opening again those the server refused
+    (closed before ready: the idiom's 1011 when its ``group_add`` finds channels-redis' pool of
+    connections empty); return them and the number of refusals.
+
+    Raises ``RuntimeError`` when more than ``count`` were refused.
+    """
     rendered = await in_thread(site.event_id)
     sockets: list[ClientConnection] = []
-    for start in range(0, count, BATCH):
-        batch = min(BATCH, count - start)
-        sockets += await asyncio.gather(*(site.open_tab(rendered) for _ in range(batch)))
-    return sockets
+    refused = 0
+    while len(sockets) < count:
+        batch = min(BATCH, count - len(sockets))
+        opened = await asyncio.gather(
+            *(opener(site, rendered) for _ in range(batch)), return_exceptions=True
+        )
+        for socket_ in opened:
+            if isinstance(socket_, ConnectionClosed):
+                refused += 1
+            elif isinstance(socket_, BaseException):
+                raise socket_
+            else:
+                sockets.append(socket_)
+        if refused > count:
+            raise RuntimeError(f"{refused} sockets refused while opening {count}")
+    return sockets, refused
 
 
 async def _one_event_to_all(site: Site, sockets: list[ClientConnection]) -> float:
-    """Seconds from publishing one event until the last socket received it."""
+    """Seconds from publishing one event until the last socket received it (inf: not within
+    ``NOT_DELIVERED``)."""
     waiting = [asyncio.create_task(s.recv()) for s in sockets]
     start = time.monotonic()
     await in_thread(publish, site.user.pk, HandoffKind.HANDOFF_PHASE, {"bench": True})
-    await asyncio.wait_for(asyncio.gather(*waiting), timeout=30)
+    try:
+        await asyncio.wait_for(asyncio.gather(*waiting), timeout=NOT_DELIVERED)
+    except TimeoutError:
+        return float("inf")
     return time.monotonic() - start
+
+
+async def _fan_out(site: Site, path: str, sockets: list[ClientConnection], refused: int) -> None:
+    """Publish ``EVENTS`` events one after the other (stopping at the first not delivered) and
+    print the path's row: sockets, p50 and p95 ms, events, sockets refused while opening them,
+    load average after."""
+    times: list[float] = []
+    while len(times) < EVENTS and (not times or times[-1] != float("inf")):
+        times.append(await _one_event_to_all(site, sockets))
+    _row(path, len(sockets), times, refused)
+
+
+def _row(path: str, sockets: int, times: list[float], refused: int = 0) -> None:
+    figures = f"{measured(percentile(times, 0.5)):>7} {measured(percentile(times, 0.95)):>7}"
+    if times[-1] == float("inf"):
+        figures = f"{f'none in {NOT_DELIVERED:.0f} s':>15}"
+    figures += f" {len(times):>7} {refused:>7}"
+    print(f"{path:<28} {sockets:>7} {figures} {os.getloadavg()[0]:>5.1f}", flush=True)
 
 
 async def _bare_broadcast(count: int) -> float:
@@ -103,33 +182,47 @@ def _idle_database() -> tuple[str, str]:
     return str(connections), f"{max(0, after - before - 2) / IDLE_SECONDS:.1f}"
 
 
+async def _grow(
+    site: Site, sockets: list[ClientConnection], refused: int, count: int, opener: Opener
+) -> tuple[list[ClientConnection], int]:
+    """Open sockets of ``opener``'s path until there are ``count``; return them all and the
+    refusals so far (``_open``)."""
+    more, more_refused = await _open(site, count - len(sockets), opener)
+    return sockets + more, refused + more_refused
+
+
 async def _measure(site: Site) -> None:
     base = site.rss_kib()
-    few = await _open(site, FEW)
+    columns = ("sockets", "p50 ms", "p95 ms", "events", "refused")
+    print(f"{'path':<28} {' '.join(f'{c:>7}' for c in columns)} {'load':>5}")
+    hub, refused = await _open(site, FEW)
     few_idle = await in_thread(_idle_database)
-    many = few + await _open(site, SOCKETS - FEW)
+    await _fan_out(site, HUB_PATH, hub, refused)
+    hub, refused = await _grow(site, hub, refused, TABS, _hub_tab)
+    await _fan_out(site, HUB_PATH, hub, refused)
+    hub, refused = await _grow(site, hub, refused, SOCKETS, _hub_tab)
     await asyncio.sleep(1)
     per_socket = (site.rss_kib() - base) / SOCKETS
     many_idle = await in_thread(_idle_database)
-    times = [await _one_event_to_all(site, many) for _ in range(EVENTS)]
-    ours = statistics.median(times)
-    await asyncio.gather(*(s.close() for s in many))
-    bare = await _bare_broadcast(SOCKETS)
+    await _fan_out(site, HUB_PATH, hub, refused)
+    await asyncio.gather(*(s.close() for s in hub))
+    idiom: list[ClientConnection] = []
+    refused = 0
+    for count in (FEW, TABS, SOCKETS):
+        idiom, refused = await _grow(site, idiom, refused, count, _idiom_tab)
+        await _fan_out(site, IDIOM_PATH, idiom, refused)
+    await asyncio.gather(*(s.close() for s in idiom))
+    _row("bare websockets broadcast", SOCKETS, [await _bare_broadcast(SOCKETS)])
     print(f"{'sockets':>8} {'idle DB connections':>20} {'idle transactions/s':>20}")
     print(f"{FEW:>8} {few_idle[0]:>20} {few_idle[1]:>20}")
     print(f"{SOCKETS:>8} {many_idle[0]:>20} {many_idle[1]:>20}")
-    print(
-        f"one event to {SOCKETS} sockets: {measured(ours)} ms (each of {EVENTS}: "
-        f"{', '.join(measured(t) for t in times)} ms); bare websockets broadcast "
-        f"{measured(bare)} ms; ours/bare {ours / bare:.1f}"
-    )
     print(f"server memory per socket: {per_socket:.0f} KiB")
 
 
 def run() -> None:
     """Print the 1 000-socket figures (see the module docstring)."""
     print(f"follower: {SOCKETS} sockets on one Daphne worker")
-    site = Site("bench-fanout")
+    site = Site("bench-fanout", application=IDIOM)
     try:
         asyncio.run(_measure(site))
     finally:

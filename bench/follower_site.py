@@ -1,10 +1,10 @@
 """What the follower benchmarks share: a Daphne worker on loopback, a signed-in user, tabs.
 
-``Site`` starts one Daphne process (``config.asgi``) on a free 127.0.0.1 port against the
-benchmark's database and channel layer (``DATABASE_URL`` / ``REDIS_URL`` as set), signs a user
-in (its session cookie), and opens follower sockets as a page does (``Origin`` of the site,
-``hello`` with the id the page was rendered with). All traffic stays on loopback; every
-socket and the server are closed by ``Site.close``.
+``Site`` starts one Daphne process (``config.asgi``, or the ASGI application named) on a free
+127.0.0.1 port against the benchmark's database and channel layer (``DATABASE_URL`` /
+``REDIS_URL`` as set), signs a user in (its session cookie), and opens follower sockets as a
+page does (``Origin`` of the site, ``hello`` with the id the page was rendered with). All
+traffic stays on loopback; every socket and the server are closed by ``Site.close``.
 """
 
 from __future__ import annotations
@@ -97,7 +97,9 @@ def database_url() -> str:
 class Site:
     """One Daphne worker and one signed-in user of it (see the module docstring)."""
 
-    def __init__(self, username: str, port: int | None = None) -> None:
+    def __init__(
+        self, username: str, port: int | None = None, application: str = "config.asgi:application"
+    ) -> None:
         # A new user each run: its channel-layer group is fresh too.
         self.user = get_user_model().objects.create_user(f"{username}-{uuid.uuid4().hex[:8]}")
         self.cookie = self.sign_in()
@@ -106,7 +108,7 @@ class Site:
         self.env = {**os.environ, "DATABASE_URL": database_url(), "DJANGO_DEBUG": "false"}
         command = [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(self.port)]
         self.process = subprocess.Popen(
-            [*command, "config.asgi:application"],
+            [*command, application],
             cwd=ROOT,
             env=self.env,
             stdout=subprocess.DEVNULL,
