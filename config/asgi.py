@@ -16,11 +16,8 @@ from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from django.conf import settings  # noqa: E402
 
 from config.body_limit import BodyLimitMiddleware  # noqa: E402
-from follower.daphne import close_oversized_frames  # noqa: E402
 from follower.origin import SiteOriginValidator  # noqa: E402
 from follower.routing import websocket_urlpatterns  # noqa: E402
-
-close_oversized_frames()
 
 application = ProtocolTypeRouter(
     {

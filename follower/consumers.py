@@ -16,7 +16,9 @@ Protocol, one JSON object per frame:
   ``follower.events``), in id order, each once, only the signed-in user's own.
 - server → client ``{"type": "error", "detail": str}`` for a bad frame (not JSON, not an
   object of a known type, nested too deep, longer than ``MAX_FRAME`` characters); nothing else
-  changes and the socket stays open. Daphne closes a frame over 1 MiB with 1009.
+  changes and the socket stays open. Daphne refuses a frame over 1 MiB by dropping the
+  connection (autobahn's ``failByDrop``; the page sees 1006 and reconnects); the page never sends
+  one.
 
 Anonymous sockets are accepted and closed at once with code 4401, so the page can tell
 "signed out" from "network down"; so are sockets of a page rendered for another user than the
