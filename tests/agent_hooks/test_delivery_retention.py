@@ -30,6 +30,7 @@ def test_deliveries_past_retention_go_and_the_rows_naming_them_stay(claude):
     claude.hook("user_prompt_submit", log, prompt=PROMPT)
     successor_log, _ = clear(claude, log)
     claim = Choice.objects.get(record=record).claim_id
+    assert claim is not None
     forwarded = claude.post("user_prompt_submit", log, prompt=FORWARDED)
     forward_delivery = claude.sent[-1]
     carried = claude.hook("user_prompt_submit", successor_log, prompt="Go on.")
@@ -63,6 +64,7 @@ def test_the_claim_of_a_brief_still_waiting_is_kept(claude):
     log, _, record = prepared(claude)
     successor_log, _ = clear(claude, log, late=True)
     claim = Choice.objects.get(record=record).claim_id
+    assert claim is not None
     age(days=8)
     deliveries.prune()
     assert Delivery.objects.filter(pk=claim).exists()
