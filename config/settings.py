@@ -180,6 +180,8 @@ LANGUAGE_CODE = "en"
 # then the browser's Accept-Language (host.middleware.UserLocaleMiddleware).
 LANGUAGES = [("en", "English"), ("zh-hans", "简体中文")]
 LOCALE_PATHS = [BASE_DIR / "locale"]
+# Django's zh_Hans groups digits by four with no separator; the site's groups by three with a comma.
+FORMAT_MODULE_PATH = ["config.formats"]
 TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 from django.dispatch import Signal
+from django.utils import translation
 
 PLAIN_HOST_SETTINGS = (
     "tests.plain_host.settings",
@@ -58,6 +59,14 @@ def fresh_status_channel() -> None:
     from follower import channel
 
     channel._answers.clear()
+
+
+@pytest.fixture(autouse=True)
+def default_language_after() -> Iterator[None]:
+    """Each test starts in ``LANGUAGE_CODE``: a page request leaves the language it negotiated
+    (a Chinese page's) active in the thread, where the next test's own calls would read it."""
+    yield
+    translation.deactivate()
 
 
 @pytest.fixture

@@ -16,7 +16,7 @@ from uuid import UUID
 from django.utils.functional import Promise
 from django.utils.translation import gettext_lazy as _
 
-from handoff import operations, store
+from handoff import operations, services, store
 from handoff.core.naming import SUFFIX
 from handoff.core.phases import COMMITTED_PHASES, UNFINISHED_PHASES, Phase, discarded_note
 from handoff.core.terminal import new_terminal_command
@@ -123,7 +123,8 @@ def session_panel(session: Any) -> dict[str, Any]:
     redirect was removed by ``disable``, or None), ``steps``, ``deferred`` (phrases),
     ``polling`` (an attempt is unfinished or requested, and not waiting for review),
     ``review_form`` (the brief of the handoff waiting for review as a ``BriefReview``, or None),
-    ``terminal_command`` (``terminal_command``: a terminal session's way to its successor).
+    ``terminal_command`` and ``terminal_hooked`` (``terminal_way``: a terminal session's way
+    to its successor).
     """
     context: dict[str, Any] = {
         "session": session,
@@ -153,16 +154,51 @@ def session_panel(session: Any) -> dict[str, Any]:
         "deferred": [describe_blocker(b) for b in report["deferred"]],
         "polling": report["requested"] or unfinished,
         "review_form": BriefReview(last["brief"] or {}) if waiting and last else None,
-        "terminal_command": terminal_command(session, last["id"]) if waiting and last else "",
+        **terminal_way(session, last["id"] if waiting and last else None),
     }
+
+
+REVIEW_HERE = _("read its brief, then commit or discard it")
+REVIEW_BY_CLEAR = _("type /clear in its terminal, or open the successor in a new terminal")
+REVIEW_IN_NEW_TERMINAL = _("open the successor in a new terminal with its command, or discard it")
+
+
+def hooked(session: Any) -> bool:
+    """Whether ``session`` runs in another runtime that runs the product's hooks for it
+    (``SessionObservation.hooked``; False for a session of this product, an unknown one, or
+    without a session controller)."""
+    if session.runtime == PRODUCT_RUNTIME:
+        return False
+    controller = services.session_controller()
+    observed = controller.observe(str(session.pk)) if controller is not None else None
+    return observed is not None and observed.hooked
+
+
+def review_notice(session: Any) -> Promise:
+    """What the composer's notice of a brief waiting for review asks of the user (docs/spec.md,
+    Review): commit or discard it here; for a terminal session with the product's hooks,
+    ``/clear`` in its terminal or the new-terminal command; without them, that command (the
+    marker in the new log claims the brief: ``agent_hooks.claim``) or discard."""
+    if session.runtime == PRODUCT_RUNTIME:
+        return REVIEW_HERE
+    return REVIEW_BY_CLEAR if hooked(session) else REVIEW_IN_NEW_TERMINAL
+
+
+def terminal_way(session: Any, record_id: Any) -> dict[str, Any]:
+    """The review form's way to the successor of the brief ``record_id`` waiting for a
+    terminal session: ``terminal_command`` (``terminal_command``; "" for a session of this
+    product or no record) and ``terminal_hooked`` (``hooked``: ``/clear`` also works there)."""
+    command = terminal_command(session, record_id) if record_id is not None else ""
+    return {"terminal_command": command, "terminal_hooked": bool(command) and hooked(session)}
 
 
 def terminal_command(session: Any, record_id: Any) -> str:
     """The command that opens the successor of a terminal session's waiting brief in a new
-    terminal ("" for a session of this product): the page says it beside ``/clear``
-    (``handoff.core.terminal``); such a brief is claimed in the terminal, not committed here.
-    Its prompt names the brief's file (written now, ``handoff.terminal_brief``): a successor
-    without the product's hooks reads the brief there."""
+    terminal ("" for a session of this product): the page says it, beside ``/clear`` when the
+    runtime runs the product's hooks (``handoff.core.terminal``); such a brief is claimed in
+    the terminal, not committed here. Its prompt names the brief's file (written now,
+    ``handoff.terminal_brief``): a successor without the product's hooks reads the brief
+    there."""
     if session.runtime == PRODUCT_RUNTIME:
         return ""
     record_key = UUID(str(record_id))  # a record's own id: always a UUID

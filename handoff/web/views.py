@@ -30,7 +30,7 @@ from handoff.operations import Action
 from handoff.refusals import refusal_text
 from handoff.session_model import SessionId
 from handoff.web.host_pages import base_template
-from handoff.web.panel import hint_context, session_panel, terminal_command
+from handoff.web.panel import hint_context, session_panel, terminal_way
 from handoff.web.review_form import BriefReview
 
 # What the panel's buttons post (reading the status is the panel itself).
@@ -99,12 +99,11 @@ def _review_form(
     request: HttpRequest, session: Any, form: BriefReview, error: str = "", status: int = 200
 ) -> HttpResponse:
     record = review.waiting(session.pk)
-    command = terminal_command(session, record.pk) if record is not None else ""
     context = {
         "session": session,
         "review_form": form,
         "review_error": error,
-        "terminal_command": command,
+        **terminal_way(session, record.pk if record is not None else None),
     }
     return render(request, "handoff/_review_form.html", context, status=status)
 

@@ -10,6 +10,8 @@ carried-over prompt, the record commits on the acknowledgement and starts with t
 
 from __future__ import annotations
 
+import html
+
 import pytest
 from hook_scenarios import (
     PROMPT,
@@ -244,3 +246,28 @@ def test_now_asked_on_the_page_commits_through_clear(claude):
     assert goal_of(record) in output["hookSpecificOutput"]["additionalContext"]
     record.refresh_from_db()
     assert record.phase == Phase.COMMITTED, record.error
+
+
+@pytest.mark.parametrize(
+    ("language", "asks", "form_says"),
+    [
+        (
+            "en",
+            "type /clear in its terminal, or open the successor in a new terminal",
+            "type /clear there",
+        ),
+        ("zh-hans", "在它的终端中输入 /clear，或在新终端中打开后继会话", "在那里输入 /clear"),
+    ],
+)
+def test_the_page_of_a_hooked_session_asks_for_clear_not_commit(
+    claude, hooked_user, language, asks, form_says
+):
+    _, session, record = prepared(claude)
+    claude.client.force_login(hooked_user)
+    page = claude.client.get(f"/s/{session.pk}/", headers={"Accept-Language": language})
+    text = html.unescape(page.content.decode())
+    notice = text.split('id="review-notice"')[1].split("</p>")[0]
+    assert asks in notice
+    assert form_says in text
+    assert "commit or discard" not in text and "提交或丢弃" not in text
+    assert f"claude --session-id {successor_session_id(record.pk)}" in text

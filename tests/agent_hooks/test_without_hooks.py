@@ -132,3 +132,28 @@ def test_handoff_now_in_the_composer_prepares_the_brief(claude, hooked_user):
     )
     assert answer.status_code == 200, answer.content
     assert HandoffRecord.objects.get(source_id=session.pk).phase == Phase.PREPARED
+
+
+@pytest.mark.parametrize(
+    ("language", "asks", "form_says"),
+    [
+        (
+            "en",
+            "open the successor in a new terminal with its command, or discard it",
+            "without the product's hooks",
+        ),
+        ("zh-hans", "用它的命令在新终端中打开后继会话，或丢弃它", "没有运行本产品的钩子"),
+    ],
+)
+def test_the_page_of_a_hookless_session_asks_for_the_new_terminal_not_clear(
+    claude, hooked_user, language, asks, form_says
+):
+    _, session, record, _ = asked_now(claude, hooked_user)
+    page = claude.client.get(f"/s/{session.pk}/", headers={"Accept-Language": language})
+    text = html.unescape(page.content.decode())
+    notice = text.split('id="review-notice"')[1].split("</p>")[0]
+    assert asks in notice
+    assert "/clear" not in text
+    assert form_says in text
+    assert "commit or discard" not in text and "提交或丢弃" not in text
+    assert f"claude --session-id {successor_session_id(record.pk)}" in text

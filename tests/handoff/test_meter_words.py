@@ -28,32 +28,32 @@ CASES = [
     (
         at(22_920, 6),
         "Hands off at 24,000 tokens: 1,080 to go, about 1 turn at this pace.",
-        "在 24000 个 token 时接续：还差 1080，按当前速度约 1 轮。",
+        "在 24,000 个 token 时接续：还差 1,080，按当前速度约 1 轮。",
     ),
     (
         at(6_000, 6),
         "Hands off at 24,000 tokens: 18,000 to go, about 18 turns at this pace.",
-        "在 24000 个 token 时接续：还差 18000，按当前速度约 18 轮。",
+        "在 24,000 个 token 时接续：还差 18,000，按当前速度约 18 轮。",
     ),
     (
         at(6_000, 2),
         "Hands off at 24,000 tokens: 18,000 to go, about 6 turns at this pace; not before turn 4.",
-        "在 24000 个 token 时接续：还差 18000，按当前速度约 6 轮；不早于第 4 轮。",
+        "在 24,000 个 token 时接续：还差 18,000，按当前速度约 6 轮；不早于第 4 轮。",
     ),
     (
         at(30_000, 2),
         "Hands off after 2 more turns: 24,000 tokens reached.",
-        "再过 2 轮后接续：已达到 24000 个 token。",
+        "再过 2 轮后接续：已达到 24,000 个 token。",
     ),
     (
         at(30_000, 3),
         "Hands off after 1 more turn: 24,000 tokens reached.",
-        "再过 1 轮后接续：已达到 24000 个 token。",
+        "再过 1 轮后接续：已达到 24,000 个 token。",
     ),
     (
         at(25_080, 9),
         "Due: hands off at the next idle moment (24,000 tokens reached).",
-        "已到期：将在下一个空闲时刻接续（已达到 24000 个 token）。",
+        "已到期：将在下一个空闲时刻接续（已达到 24,000 个 token）。",
     ),
     (
         at(9_000, 9, 3),
@@ -64,7 +64,7 @@ CASES = [
         at(30_000, 9, hold=Hold.SESSION_OFF),
         "Hands off only when asked (/handoff now): this conversation's own switch is off; "
         "once it is on, at 24,000 tokens.",
-        "仅在请求时接续（/handoff now）：此会话自己的开关已关闭；打开后在 24000 个 token 时接续。",
+        "仅在请求时接续（/handoff now）：此会话自己的开关已关闭；打开后在 24,000 个 token 时接续。",
     ),
     (
         at(0, 9, label="unavailable"),

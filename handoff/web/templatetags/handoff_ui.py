@@ -1,5 +1,6 @@
 """``{% handoff_panel session %}``: the handoff panel on the conversation page;
 ``{% handoff_title_hint session %}``: the line under its title saying what ``· 接续`` means.
+``{{ session|review_notice }}``: what the composer's notice of a waiting brief asks of the user.
 ``{% handoff_meter session_id meter %}``: its context meter (docs/design.md, The context meter);
 ``{{ meter|meter_summary }}``: the meter's sentence in the reader's language;
 ``{% handoff_lineage session %}``: links to its predecessor, successor and lineage page (§3).
@@ -33,6 +34,7 @@ from handoff.web.panel import (
     TOKEN_LABELS,
     continued_note,
     hint_context,
+    review_notice,
     session_panel,
 )
 from handoff.words.meter import summary
@@ -52,6 +54,13 @@ def handoff_title_hint(session: Any, oob: bool = False) -> dict[str, Any]:
     """Render the title's hint (``handoff.web.panel.title_hint``); ``oob`` swaps it in place
     from a panel response (the hint changes when ``disable`` stops forwarding)."""
     return hint_context(session, oob)
+
+
+@register.filter(name="review_notice")
+def review_notice_words(session: Any) -> object:
+    """What the notice of a brief waiting for review asks (``panel.review_notice``): commit or
+    discard it here, or its terminal's way to the successor."""
+    return review_notice(session)
 
 
 @register.filter

@@ -1,0 +1,1 @@
+"""The site's number and date formats per language (``FORMAT_MODULE_PATH``), over Django's."""

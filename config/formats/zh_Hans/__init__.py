@@ -1,0 +1,1 @@
+"""Simplified Chinese formats (``formats``)."""
