@@ -40,9 +40,10 @@ from django.contrib.auth import get_user_model
 from django.db import connection, reset_queries, transaction
 from django.db.models import Sum
 from django.db.models.functions import Length
-from django.db.transaction import Atomic
 from django.test.utils import CaptureQueriesContext
 
+from bench import sql_replay
+from bench.sql_replay import NOT_WRITES, TransactionCounter
 from follower import events
 from handoff import attempt, services, store, summarizer
 from handoff.digest import per_session
@@ -144,42 +145,7 @@ def _timed(action: Callable[[], object]) -> float:
     return time.perf_counter() - start
 
 
-# Statements that write nothing themselves (reads and transaction control).
-_NOT_WRITES = ("SELECT", "BEGIN", "SAVEPOINT", "RELEASE", "COMMIT", "ROLLBACK")
 _SAVEPOINTS = ("SAVEPOINT", "RELEASE", "ROLLBACK TO")
-
-
-class TransactionCounter:
-    """Counts the transactions run inside it: outermost ``atomic`` blocks (``blocks``), plus
-    each write statement autocommitted outside one (``count``: both)."""
-
-    def __init__(self) -> None:
-        self.count = 0
-        self.blocks = 0
-        self._enter = Atomic.__enter__
-
-    def __enter__(self) -> TransactionCounter:
-        enter, counter = self._enter, self
-
-        def counting_enter(atomic: Atomic) -> None:
-            if not connection.in_atomic_block:
-                counter.count += 1
-                counter.blocks += 1
-            enter(atomic)
-
-        Atomic.__enter__ = counting_enter  # type: ignore[method-assign]
-        self._wrapper = connection.execute_wrapper(self._autocommitted)
-        self._wrapper.__enter__()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._wrapper.__exit__(None, None, None)
-        Atomic.__enter__ = self._enter  # type: ignore[method-assign]
-
-    def _autocommitted(self, execute: Any, sql: str, params: Any, many: bool, context: Any) -> Any:
-        if not connection.in_atomic_block and not sql.lstrip().upper().startswith(_NOT_WRITES):
-            self.count += 1
-        return execute(sql, params, many, context)
 
 
 @dataclass(frozen=True)
@@ -201,7 +167,7 @@ def statements_of(action: Callable[[], object]) -> Count:
         action()
     sent = [q["sql"].lstrip().upper() for q in captured.captured_queries]
     savepoints = [sql for sql in sent if sql.startswith(_SAVEPOINTS)]
-    writes = [sql for sql in sent if not sql.startswith(_NOT_WRITES)]
+    writes = [sql for sql in sent if not sql.startswith(NOT_WRITES)]
     # Not on the captured cursor: each transaction's COMMIT, and psycopg's own BEGIN.
     uncaptured = transactions.blocks * (2 if connection.vendor == "postgresql" else 1)
     return Count(len(sent) + uncaptured, len(savepoints), len(writes), transactions.count)
@@ -222,21 +188,24 @@ def floor(count: Count) -> None:
 
 class DeliveryClock:
     """Adds up the seconds spent in ``follower.events.deliver`` while in effect (the
-    after-commit calls find the function by its module's name)."""
+    after-commit calls find the function by its module's name); ``inside`` says whether a
+    delivery is running now."""
 
     def __init__(self) -> None:
         self.seconds = 0.0
+        self.inside = False
         self._deliver = events.deliver
 
     def __enter__(self) -> DeliveryClock:
         real, clock = self._deliver, self
 
         def timed(user_id: int) -> list[dict[str, Any]]:
-            start = time.perf_counter()
+            start, clock.inside = time.perf_counter(), True
             try:
                 return real(user_id)
             finally:
                 clock.seconds += time.perf_counter() - start
+                clock.inside = False
 
         events.deliver = timed
         return self
@@ -247,11 +216,12 @@ class DeliveryClock:
 
 @dataclass(frozen=True)
 class Result:
-    """Best seconds of one handoff (and of it, the follower's deliveries), the baseline and the
-    writes-only floor, and the count."""
+    """Best seconds of one handoff (and of it, the follower's deliveries), of its own
+    statements sent bare (``sql``), the baseline and the writes-only floor, and the count."""
 
     handoff: float
     delivery: float
+    sql: float
     baseline: float
     floor: float
     count: Count
@@ -264,32 +234,43 @@ def _timed_handoff(source: Session) -> tuple[float, float]:
     return spent, clock.seconds
 
 
+def recorded(source: Session) -> sql_replay.Recording:
+    """The statements one handoff of ``source`` sends itself (its deliveries' left out)."""
+    with DeliveryClock() as clock:
+        return sql_replay.record(partial(handoff, source), leave_out=lambda: clock.inside)
+
+
 def measure(messages: int) -> Result:
-    """Measure one log size. Handoffs, baselines and floors alternate, so a machine busy with
-    other work slows them alike; the best of each is kept (the handoff with its deliveries)."""
-    sources = [source_with(messages) for _ in range(ROUNDS + 1)]
-    counted = sources.pop()
+    """Measure one log size. Handoffs, their statements replayed bare, baselines and floors
+    alternate, so a machine busy with other work slows them alike; the best of each is kept
+    (the handoff with its deliveries)."""
+    sources = [source_with(messages) for _ in range(ROUNDS + 2)]
+    counted, taped = sources.pop(), sources.pop()
     count = statements_of(partial(handoff, counted))
+    recording = recorded(taped)
     spent: list[tuple[float, float]] = []
-    bare, least = [], []
+    bare, least, replayed = [], [], []
     for source in sources:
         bare += [_timed(baseline) for _ in range(BASELINES_PER_ROUND)]
         least.append(_timed(partial(floor, count)))
         spent.append(_timed_handoff(source))
+        replayed.append(_timed(recording.replay({taped.pk: source_with(messages).pk})))
+        events.deliver(_user().pk)  # the replay's events, so the next handoff delivers its own
     best, delivery = min(spent)
-    return Result(best, delivery, min(bare), min(least), count)
+    return Result(best, delivery, min(replayed), min(bare), min(least), count)
 
 
 def run() -> None:
     """Print the side-by-side table for each log size."""
     vendor = connection.vendor
     print(f"handoff cost on {vendor}: one offline handoff vs create session + insert message")
-    print("  (floor: the handoff's own writes as bare single-row INSERTs, same transactions)")
+    print("  (floor: the handoff's own writes as bare single-row INSERTs, same transactions;")
+    print("   sql: the handoff's own statements, recorded, sent again through the cursor)")
     print(
         f"{'messages':>9} {'handoff ms':>11} {'delivery ms':>12} {'own ms':>8} "
         f"{'baseline ms':>12} {'ratio':>6} {'floor ms':>9} {'floor ratio':>12} "
-        f"{'own/floor':>10} {'statements':>11} {'savepoints':>11} {'writes':>7} "
-        f"{'transactions':>13}"
+        f"{'own/floor':>10} {'sql ms':>7} {'sql/floor':>10} {'statements':>11} "
+        f"{'savepoints':>11} {'writes':>7} {'transactions':>13}"
     )
     handoff(source_with(2))  # the first attempt of a process creates the settings row
     for n in SIZES:
@@ -298,7 +279,8 @@ def run() -> None:
         print(
             f"{n:>9} {r.handoff * 1e3:>11.2f} {r.delivery * 1e3:>12.2f} {own * 1e3:>8.2f} "
             f"{r.baseline * 1e3:>12.2f} {r.handoff / r.baseline:>6.1f} {r.floor * 1e3:>9.2f} "
-            f"{r.floor / r.baseline:>12.1f} {own / r.floor:>10.1f} {r.count.statements:>11} "
+            f"{r.floor / r.baseline:>12.1f} {own / r.floor:>10.1f} {r.sql * 1e3:>7.2f} "
+            f"{r.sql / r.floor:>10.2f} {r.count.statements:>11} "
             f"{r.count.savepoints:>11} {r.count.writes:>7} {r.count.transactions:>13}"
         )
     summary_scaling()

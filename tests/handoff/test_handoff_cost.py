@@ -19,12 +19,12 @@ from django.test.utils import CaptureQueriesContext
 from handoff_support import make_source, record_of
 from shared_files import SAMPLES
 
-from bench.handoff_cost import CWD, handoff, source_with, statements_of
+from bench.handoff_cost import CWD, handoff, recorded, source_with, statements_of
 from follower import events
 from handoff import operations, store
 from handoff.core.phases import Phase
 from handoff.models import HandoffRecord
-from host.models import Activity, InboxItem, Session, Team
+from host.models import Activity, InboxItem, Session, SessionStatus, Team
 from host.services import SessionController
 from host.sessions import create_session
 
@@ -186,3 +186,17 @@ def test_a_failing_prepare_leaves_no_draft(monkeypatch):
     assert record.phase == "failed" and "disk full" in record.error
     assert record.brief is None and record.target_id is None
     assert Session.objects.count() == before
+
+
+def test_a_handoffs_statements_replayed_bare_hand_off_another_source():
+    """The benchmark's ``sql`` column replays one handoff's own statements on a fresh source;
+    the replay must do what the handoff did, or the column would time nothing."""
+    handoff(source_with(10))
+    taped, source = source_with(10), source_with(10)
+    recording = recorded(taped)
+    recording.replay({taped.pk: source.pk})()
+    moved = HandoffRecord.objects.get(source_id=source.pk)
+    assert moved.phase == Phase.STARTED
+    redirect = store.redirect_of(source.pk)
+    assert redirect is not None and redirect.destination_id == moved.target_id
+    assert Session.objects.get(pk=moved.target_id).status == SessionStatus.RUNNING
