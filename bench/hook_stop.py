@@ -17,6 +17,7 @@ Target (the hook flow): Stop → prepared under 1 s on a 5 000-message log. ``ru
 from __future__ import annotations
 
 import json
+import os
 import statistics
 import tempfile
 import time
@@ -104,10 +105,17 @@ def _one(folder: Path, seed: int, *, switched_on: bool) -> float:
 
 
 def run() -> None:
-    """Print the two medians and their ratio (module docstring)."""
-    with override_settings(TASKS=IMMEDIATE), tempfile.TemporaryDirectory() as scratch:
+    """Print the two medians and their ratio (module docstring). The logs are written where
+    Claude Code writes them (``$CLAUDE_CONFIG_DIR/projects``, a scratch folder here): the route
+    reads no log outside the runtimes' folders."""
+    with (
+        override_settings(TASKS=IMMEDIATE),
+        tempfile.TemporaryDirectory() as scratch,
+        patch.dict(os.environ, {"CLAUDE_CONFIG_DIR": scratch}),
+    ):
         services.settings_store().save(auto_handoff=True, handoff_tokens=10_000)
-        folder = Path(scratch)
+        folder = Path(scratch) / "projects" / "-work-bench"
+        folder.mkdir(parents=True)
         catch_up = [_one(folder, 100 + i, switched_on=False) for i in range(ROUNDS)]
         prepared = [_one(folder, 200 + i, switched_on=True) for i in range(ROUNDS)]
     plain, handed = statistics.median(catch_up), statistics.median(prepared)

@@ -18,6 +18,7 @@ from django.db.utils import load_backend
 from shared_files import ROOT
 
 from bench import __main__ as runner
+from bench import hook_stop
 from bench.chromium_tabs import LONG_LOG, import_long_log
 from bench.synthetic_logs import write_claude_log, write_codex_rollout
 from host.importers import import_report, import_transcript
@@ -162,3 +163,14 @@ def test_the_import_benchmarks_logs_import_with_the_messages_they_claim(
 
     assert [import_report(session)["messages"] for session in imported] == claimed
     assert [session.compactions for session in imported] == [1, 0]
+
+
+@pytest.mark.django_db
+def test_the_hook_stop_benchmark_runs_to_its_table(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Its logs must sit where a runtime writes them: the route reads no other log."""
+    monkeypatch.setattr(hook_stop, "MESSAGES", 40)
+    monkeypatch.setattr(hook_stop, "ROUNDS", 1)
+    hook_stop.run()
+    assert "Stop -> prepared" in capsys.readouterr().out
