@@ -19,7 +19,10 @@ page shows), so no handoff can cost less than the floor.
 The handoff's time includes the follower's deliveries after its commits (``delivery ms``:
 numbering its events and rendering their rows and fragments from the committed state,
 ``follower.events.deliver``); ``own ms`` is the rest, the handoff's own transactions, and
-``own/floor`` their ratio to the floor.
+``own/floor`` their ratio to the floor. ``sql ms`` is the handoff's own statements (its
+deliveries' left out), recorded once and sent again bare through the cursor on a fresh source
+(``bench.sql_replay``): what the database costs for its SQL, without the ORM's query building
+and the attempt's Python; ``sql/floor`` its ratio to the floor.
 
 Last, the offline summary alone (target: at 5 000 messages at most 1.5× its time at 100):
 with the digest the session's idles keep (``handoff.digest.per_session``), and with none kept.
