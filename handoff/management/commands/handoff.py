@@ -45,6 +45,7 @@ from handoff.inheritance import OUTCOME_LABELS, detail_text
 from handoff.session_model import session_key, session_path_converter
 from handoff.shapes import BackoffOut, RecordOut, StatusOut
 from handoff.status import record_dict
+from handoff.words.review import REVIEW_HERE, review_notice
 
 MIN_PREFIX = 6
 EXPORT = "export"
@@ -167,12 +168,19 @@ def _inheritance_lines(rows: list[dict[str, Any]]) -> list[str]:
 
 
 def _review_line(report: StatusOut) -> str:
+    """The switch, then the brief waiting for review, if one does, with what the user is asked
+    to do with it: the composer's words (``handoff.words.review``), so a terminal session's
+    brief is not offered a commit."""
     line = _on(report["review"])
     last = report["last"]
     if last is None or not last["review_until"]:
         return line
-    return line + gettext(" · a handoff waits for review until %(until)s (commit or discard)") % {
-        "until": last["review_until"]
+    controller = services.session_controller()
+    session = controller.get(report["session"]) if controller is not None else None
+    asks = review_notice(session) if session is not None else REVIEW_HERE
+    return line + gettext(" · a handoff waits for review until %(until)s (%(asks)s)") % {
+        "until": last["review_until"],
+        "asks": asks,
     }
 
 

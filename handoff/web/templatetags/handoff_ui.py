@@ -34,11 +34,11 @@ from handoff.web.panel import (
     TOKEN_LABELS,
     continued_note,
     hint_context,
-    review_notice,
     session_panel,
 )
 from handoff.words.meter import summary
 from handoff.words.record import PHASE_WORDS, REASON_WORDS
+from handoff.words.review import review_notice
 
 register = template.Library()
 
@@ -58,8 +58,8 @@ def handoff_title_hint(session: Any, oob: bool = False) -> dict[str, Any]:
 
 @register.filter(name="review_notice")
 def review_notice_words(session: Any) -> object:
-    """What the notice of a brief waiting for review asks (``panel.review_notice``): commit or
-    discard it here, or its terminal's way to the successor."""
+    """What the notice of a brief waiting for review asks (``handoff.words.review``): commit
+    or discard it here, or its terminal's way to the successor."""
     return review_notice(session)
 
 
