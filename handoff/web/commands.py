@@ -41,7 +41,7 @@ class CommandReply:
 
 
 REPLIES: dict[Action, Promise] = {
-    Action.NOW: _("Handoff requested: the brief is being written."),
+    Action.NOW: _("Handoff requested: the panel above shows how it goes."),
     Action.ENABLE: _("Automatic handoff enabled for this conversation."),
     Action.DISABLE: _("Automatic handoff disabled for this conversation."),
     Action.STATUS: _("Handoff status"),

@@ -69,10 +69,12 @@ def test_discarding_a_review_on_a_live_tab_says_so_without_a_script_error(
     composer.fill("/handoff now")
     composer.press("Enter")
     feedback = page.locator("#composer-feedback")
-    feedback.get_by_text("the brief is being written").wait_for()
+    feedback.get_by_text("Handoff requested").wait_for()
     off_loop(lambda: operations.run_attempt(source.pk, manual=True))
     form = page.locator("#handoff-review-form")
     form.get_by_role("heading", name="A handoff is ready for review").wait_for()
+    # The brief waits, written: the request's answer does not say it is being written.
+    assert "being written" not in feedback.inner_text()
 
     form.get_by_role("button", name="Discard").click()
 
@@ -83,7 +85,7 @@ def test_discarding_a_review_on_a_live_tab_says_so_without_a_script_error(
         " && e.payload.phase === 'failed')"
     )
     assert form.count() == 0
-    assert "the brief is being written" not in feedback.inner_text()
+    assert "Handoff requested" not in feedback.inner_text()
     assert [p for p in page.problems if "re-target" in p or "targetError" in p] == []
 
 
