@@ -179,3 +179,14 @@ def test_the_status_command_of_a_hookless_session_asks_what_its_page_asks(
     shown = out.getvalue()
     assert asks in shown
     assert "commit or discard" not in shown and "提交或丢弃" not in shown
+
+
+def test_now_wait_on_a_hookless_session_prints_the_new_terminal_way_not_commit(claude, hooked_user):
+    followed(claude, hooked_user)
+    session = session_of(SOURCE)
+    out = StringIO()
+    call_command("handoff", "now", str(session.pk), "--wait", stdout=out)
+    shown = out.getvalue()
+    assert HandoffRecord.objects.get(source_id=session.pk).phase == Phase.PREPARED
+    assert "open the successor in a new terminal with its command, or discard it" in shown
+    assert "handoff commit" not in shown

@@ -35,6 +35,7 @@ from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.utils.functional import Promise
 from django.utils.translation import gettext, ngettext, pgettext
 
 from handoff import export, operations, services
@@ -175,11 +176,28 @@ def _review_line(report: StatusOut) -> str:
     last = report["last"]
     if last is None or not last["review_until"]:
         return line
-    controller = services.session_controller()
-    session = controller.get(report["session"]) if controller is not None else None
-    asks = review_notice(session) if session is not None else REVIEW_HERE
     return line + gettext(" · a handoff waits for review until %(until)s (%(asks)s)") % {
         "until": last["review_until"],
+        "asks": _asks(report["session"]),
+    }
+
+
+def _asks(session_id: str) -> Promise:
+    """What the user is asked to do with the brief of ``session_id`` waiting for review, as its
+    page asks it (``handoff.words.review``; a session no longer found: commit or discard)."""
+    controller = services.session_controller()
+    session = controller.get(session_id) if controller is not None else None
+    return review_notice(session) if session is not None else REVIEW_HERE
+
+
+def _waiting_line(record: RecordOut) -> str:
+    """A record waiting for review: until when, and the command that commits or discards it;
+    a terminal session's brief is claimed in its terminal instead, as its page says."""
+    asks = _asks(record["source"])
+    if asks is REVIEW_HERE:
+        return gettext("waiting until %(review_until)s: handoff commit|discard %(source)s") % record
+    return gettext("waiting until %(until)s: %(asks)s") % {
+        "until": record["review_until"],
         "asks": asks,
     }
 
@@ -278,13 +296,7 @@ def format_record(record: RecordOut) -> str:
     if record["error"]:
         lines.append(_line(pgettext("status label", "error"), record["error"]))
     if record["review_until"]:
-        lines.append(
-            _line(
-                pgettext("status label", "review"),
-                gettext("waiting until %(review_until)s: handoff commit|discard %(source)s")
-                % record,
-            )
-        )
+        lines.append(_line(pgettext("status label", "review"), _waiting_line(record)))
     lines += _inheritance_lines(record["inheritance"])
     return "\n".join(lines)
 
