@@ -190,3 +190,13 @@ def test_now_wait_on_a_hookless_session_prints_the_new_terminal_way_not_commit(c
     assert HandoffRecord.objects.get(source_id=session.pk).phase == Phase.PREPARED
     assert "open the successor in a new terminal with its command, or discard it" in shown
     assert "handoff commit" not in shown
+
+
+def test_review_on_a_hookless_session_prints_the_brief_without_a_commit_to_run(claude, hooked_user):
+    _, session, record, _ = asked_now(claude, hooked_user)
+    out = StringIO()
+    call_command("handoff", "review", str(session.pk), stdout=out)
+    shown = out.getvalue()
+    assert goal_of(record) in shown
+    assert "open the successor in a new terminal with its command, or discard it" in shown
+    assert "handoff commit" not in shown

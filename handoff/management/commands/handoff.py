@@ -389,17 +389,20 @@ class Command(BaseCommand):
 
     def _print_waiting_brief(self, report: StatusOut) -> None:
         """Print the brief waiting for review as indented JSON, the file ``commit --brief``
-        takes back once edited; nothing when no brief waits."""
+        takes back once edited (a terminal session's: with its page's way to the successor
+        instead); nothing when no brief waits."""
         last = report["last"]
         if last is None or not last["review_until"] or last["brief"] is None:
             return
-        self.stdout.write(
-            gettext(
+        asks = _asks(report["session"])
+        if asks is REVIEW_HERE:
+            heading = gettext(
                 "The brief waiting for review; to change it, save it to a file, edit it and run "
                 "handoff commit %(session)s --brief FILE:"
-            )
-            % {"session": report["session"]}
-        )
+            ) % {"session": report["session"]}
+        else:  # a terminal session's brief: claimed in its terminal, not committed here
+            heading = gettext("The brief waiting for review (%(asks)s):") % {"asks": asks}
+        self.stdout.write(heading)
         self.stdout.write(json.dumps(last["brief"], ensure_ascii=False, indent=2))
 
     def _print_record(self, record: RecordOut, as_json: bool) -> None:
