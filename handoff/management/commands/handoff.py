@@ -41,6 +41,7 @@ from django.utils.translation import gettext, ngettext, pgettext
 from handoff import export, operations, services
 from handoff.attempt import AttemptOutcome, Outcome
 from handoff.core.phases import discarded_note
+from handoff.core.tokens import TokenLabel, TokensOut
 from handoff.exceptions import HandoffError
 from handoff.inheritance import OUTCOME_LABELS, detail_text
 from handoff.session_model import session_key, session_path_converter
@@ -168,6 +169,14 @@ def _inheritance_lines(rows: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
+def _tokens_text(tokens: TokensOut) -> str:
+    """The token figure with its basis and label ("150000 (context, exact)"); "unavailable
+    (context)" when nothing measured it, as the page says, not a 0 that reads as a count."""
+    if tokens["label"] == TokenLabel.UNAVAILABLE:
+        return gettext("unavailable (%(basis)s)") % {"basis": tokens["basis"]}
+    return f"{tokens['value']} ({tokens['basis']}, {tokens['label']})"
+
+
 def _review_line(report: StatusOut) -> str:
     """The switch, then the brief waiting for review, if one does, with what the user is asked
     to do with it: the composer's words (``handoff.words.review``), so a terminal session's
@@ -225,7 +234,6 @@ def format_status(report: StatusOut) -> str:
     from and went (lineage), deferred blockers, the last record with its inheritance report,
     plan mode and compaction availability, and the service notices.
     """
-    tokens = report["tokens"]
     switches = gettext(
         "enabled: %(enabled)s · requested: %(requested)s · autoHandoff: %(auto)s"
     ) % {
@@ -236,10 +244,7 @@ def format_status(report: StatusOut) -> str:
     lines = [
         gettext("Session %(session)s") % {"session": report["session"]},
         _line(pgettext("status label", "switches"), switches),
-        _line(
-            pgettext("status label", "tokens"),
-            f"{tokens['value']} ({tokens['basis']}, {tokens['label']})",
-        ),
+        _line(pgettext("status label", "tokens"), _tokens_text(report["tokens"])),
         _line(
             pgettext("status label", "turns"),
             gettext("%(turns)s · compactions: %(compactions)s")
