@@ -151,3 +151,24 @@ def test_a_commit_answered_after_the_tab_moved_leaves_the_successors_panel(
     assert page.locator("#handoff-panel .banner").count() == 0
     expect(page.locator("#handoff-panel")).not_to_contain_text("This conversation continues in")
     assert page.problems == []
+
+
+def test_committing_with_the_composers_command_moves_the_tab_to_the_successor(
+    make_user: Callable[..., Any], open_page: Callable[..., Any]
+):
+    """``/handoff commit`` is sent, not unsent text: the route it installs (before its answer
+    comes back) moves the tab, with no "Your unsent text stays here" banner."""
+    ada = make_user("ada")
+    source = conversation(ada, "Weather CLI")
+    off_loop(lambda: operations.review_on(source.pk))
+    off_loop(lambda: operations.run_attempt(source.pk, manual=True))
+    page = open_page(ada, source)
+    composer = page.get_by_role("textbox", name="Message")
+    composer.fill("/handoff commit")
+    composer.press("Enter")
+
+    record = HandoffRecord.objects.get(source=source)
+    page.wait_for_url(f"**/s/{record.target_id}/")
+    page.get_by_text("Moved here from").wait_for()
+    assert page.locator("#follow-held").count() == 0
+    assert page.problems == []
