@@ -688,6 +688,23 @@ def test_composer_compact(as_alice: Client, alice: Any):
     assert "<span>1 compaction</span>" in html
 
 
+@pytest.mark.parametrize(
+    ("language", "says"),
+    [
+        ("en", "This conversation has nothing to compact yet."),
+        ("zh-hans", "此会话还没有可压缩的内容。"),
+    ],
+)
+def test_composer_compact_with_nothing_to_compact_says_so_in_the_page_language(
+    as_alice: Client, alice: Any, language: str, says: str
+):
+    session = create_session(alice, title="Empty")
+    as_alice.defaults["HTTP_ACCEPT_LANGUAGE"] = language
+    html = compose(as_alice, session, "/compact").content.decode()
+    assert says in html
+    assert f"session {session.pk}" not in html
+
+
 def test_compact_is_a_command_not_a_message_like_handoff(as_alice: Client, alice: Any):
     session = talked(alice, "Chat")
     compose(as_alice, session, "/compact", client_id="c1")
