@@ -132,6 +132,20 @@ def test_a_chinese_sentence_ending_in_a_link_ends_with_a_full_stop(chinese: Any)
     assert sentence(review, '<p class="panel-note">全局开关').endswith("设置。")
 
 
+def test_an_unknown_handoff_action_is_answered_in_chinese(chinese: Any):
+    client, _source, successor = chinese
+    answer = client.post(
+        reverse("chat:compose", args=[successor.pk]),
+        {"text": "/handoff frob", "client_id": "frob-zh"},
+        headers={"HX-Request": "true"},
+    ).content.decode()
+
+    feedback = text_of(answer)
+    assert "未知的 /handoff 操作「frob」。用法：/handoff [now | enable" in feedback
+    assert "Use /handoff" not in feedback
+    assert "/handoff [now | enable | disable | status" in feedback
+
+
 def test_the_card_and_the_admin_name_the_token_basis_alike(chinese: Any, django_user_model):
     client, _source, _successor = chinese
     card = text_of(client.get(reverse("handoff_settings:card")).content.decode())
