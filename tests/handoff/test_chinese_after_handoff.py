@@ -126,7 +126,7 @@ def test_a_chinese_sentence_ending_in_a_link_ends_with_a_full_stop(chinese: Any)
     review = client.get(reverse("chat:session", args=[waiting.pk])).content.decode()
 
     assert sentence(old, '<div class="banner" role="status">').startswith(
-        "此会话接续在 天气命令行。"
+        "此会话接续在 天气命令行。在此发送的消息会转发到那里。"
     )
     assert sentence(review, '<p id="review-notice"').endswith("阅读其简报，然后提交或丢弃。")
     assert sentence(review, '<p class="panel-note">全局开关').endswith("设置。")
