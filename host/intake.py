@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 
 from django.db import IntegrityError, transaction
+from django.utils.translation import gettext
 
 from common import sql
 from host import compaction, lifecycle, log
@@ -277,9 +278,9 @@ def _post_compact(session: Session, client_id: str | None) -> PostResult:
             return message
         _require_open(session)
         if session.status != SessionStatus.IDLE:
-            raise InvalidInput(f"session {session.pk} is {session.status}; /compact runs when idle")
+            raise InvalidInput(gettext("/compact runs when idle: the conversation is busy now."))
         if not compaction.compactable(session):
-            raise InvalidInput(f"session {session.pk} has nothing to compact yet")
+            raise InvalidInput(gettext("This conversation has nothing to compact yet."))
     try:
         compaction.compact(session, trigger="manual")
     except Exception as exc:

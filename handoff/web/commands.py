@@ -16,7 +16,6 @@ from typing import Any
 
 from django.template.loader import render_to_string
 from django.utils.functional import Promise
-from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from handoff import operations, store
@@ -41,7 +40,7 @@ class CommandReply:
 
 
 REPLIES: dict[Action, Promise] = {
-    Action.NOW: _("Handoff requested: the brief is being written."),
+    Action.NOW: _("Handoff requested: the panel above shows how it goes."),
     Action.ENABLE: _("Automatic handoff enabled for this conversation."),
     Action.DISABLE: _("Automatic handoff disabled for this conversation."),
     Action.STATUS: _("Handoff status"),
@@ -53,7 +52,9 @@ REPLIES: dict[Action, Promise] = {
 }
 # The actions whose reply shows the status report.
 REPORTED = frozenset({Action.STATUS, Action.REVIEW})
-USAGE = f"Use /handoff [{' | '.join(REPLIES)}]."
+# The actions' names are the command's, in every language: "/handoff [now | enable | …]".
+COMMAND_FORM = f"/handoff [{' | '.join(REPLIES)}]"
+UNKNOWN = _("Unknown /handoff action “%(action)s”. Use %(command)s.")
 FORWARDING_STOPPED = _(
     "Forwarding stopped: messages posted here are answered here again, and automatic handoff "
     "is off for this conversation."
@@ -78,8 +79,8 @@ def handoff_command(
         return None
     action = argument or Action.NOW
     if action not in REPLIES:
-        unknown = gettext("Unknown /handoff action “%(action)s”.") % {"action": argument}
-        return CommandReply(f"{unknown} {USAGE}", ok=False)
+        unknown = str(UNKNOWN) % {"action": argument, "command": COMMAND_FORM}
+        return CommandReply(unknown, ok=False)
     message = str(REPLIES[Action(action)])
     if action == Action.DISABLE and store.redirect_of(str(session.pk)) is not None:
         message = str(FORWARDING_STOPPED)

@@ -16,7 +16,7 @@ from uuid import UUID
 from django.utils.functional import Promise
 from django.utils.translation import gettext_lazy as _
 
-from handoff import operations, services, store
+from handoff import operations, store
 from handoff.core.naming import SUFFIX
 from handoff.core.phases import COMMITTED_PHASES, UNFINISHED_PHASES, Phase, discarded_note
 from handoff.core.terminal import new_terminal_command
@@ -26,6 +26,7 @@ from handoff.refusals import refusal_text
 from handoff.services import PRODUCT_RUNTIME
 from handoff.terminal_brief import brief_file
 from handoff.web.review_form import BriefReview
+from handoff.words.review import hooked
 
 # The phases an attempt goes through on success, in order (docs/spec.md, The transaction).
 PHASE_STEPS: tuple[tuple[Phase, Promise], ...] = (
@@ -156,32 +157,6 @@ def session_panel(session: Any) -> dict[str, Any]:
         "review_form": BriefReview(last["brief"] or {}) if waiting and last else None,
         **terminal_way(session, last["id"] if waiting and last else None),
     }
-
-
-REVIEW_HERE = _("read its brief, then commit or discard it")
-REVIEW_BY_CLEAR = _("type /clear in its terminal, or open the successor in a new terminal")
-REVIEW_IN_NEW_TERMINAL = _("open the successor in a new terminal with its command, or discard it")
-
-
-def hooked(session: Any) -> bool:
-    """Whether ``session`` runs in another runtime that runs the product's hooks for it
-    (``SessionObservation.hooked``; False for a session of this product, an unknown one, or
-    without a session controller)."""
-    if session.runtime == PRODUCT_RUNTIME:
-        return False
-    controller = services.session_controller()
-    observed = controller.observe(str(session.pk)) if controller is not None else None
-    return observed is not None and observed.hooked
-
-
-def review_notice(session: Any) -> Promise:
-    """What the composer's notice of a brief waiting for review asks of the user (docs/spec.md,
-    Review): commit or discard it here; for a terminal session with the product's hooks,
-    ``/clear`` in its terminal or the new-terminal command; without them, that command (the
-    marker in the new log claims the brief: ``agent_hooks.claim``) or discard."""
-    if session.runtime == PRODUCT_RUNTIME:
-        return REVIEW_HERE
-    return REVIEW_BY_CLEAR if hooked(session) else REVIEW_IN_NEW_TERMINAL
 
 
 def terminal_way(session: Any, record_id: Any) -> dict[str, Any]:

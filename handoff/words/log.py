@@ -11,6 +11,7 @@ Text they do not know is returned as it is.
 from __future__ import annotations
 
 import re
+from html import unescape
 from typing import Any
 
 from django.utils.html import escape
@@ -28,6 +29,7 @@ _HEADING = re.compile(
 )
 _BY_ENGLISH = {english: HEADINGS[name] for name, english in ENGLISH_HEADINGS.items()}
 _GOAL = "<strong>Goal:</strong>"
+_TITLE = re.compile(r"<h1>(?P<title>Handoff brief[^<]*)</h1>")
 
 
 def in_reader_language(text: str) -> str:
@@ -45,8 +47,23 @@ def in_reader_language(text: str) -> str:
 def brief_headings(html: SafeString, session: Any) -> SafeString:
     """A brief card's HTML (escaped Markdown) with its section headings and "Goal:" in the
     active language; any other plugin card's HTML unchanged."""
+    return brief_words(html)
+
+
+def _title(escaped: str) -> str:
+    """A brief's title (escaped HTML) in the active language, escaped."""
+    return escape(in_reader_language(unescape(escaped)))
+
+
+def brief_words(html: SafeString) -> SafeString:
+    """A brief's HTML (escaped Markdown, ``render_brief`` rendered) with its title, section
+    headings and "Goal:" in the active language (the lineage page shows it whole); HTML
+    without a brief's "Goal:" unchanged."""
     if _GOAL not in html:
         return html
-    translated = _HEADING.sub(lambda h: f"<h2>{escape(_BY_ENGLISH[h['heading']])}</h2>", html)
+    titled = _TITLE.sub(
+        lambda t: f"<h1>{escape(in_reader_language(unescape(t['title'])))}</h1>", html
+    )
+    translated = _HEADING.sub(lambda h: f"<h2>{escape(_BY_ENGLISH[h['heading']])}</h2>", titled)
     goal = f"<strong>{escape(gettext('Goal:'))}</strong>"
     return mark_safe(translated.replace(_GOAL, goal, 1))  # noqa: S308 - escaped above

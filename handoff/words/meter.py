@@ -59,7 +59,7 @@ def _sentence(meter: MeterFigures) -> str:
     if verdict == Verdict.SESSION_OFF:
         return gettext(
             "Hands off only when asked (/handoff now): this conversation's own switch is off; "
-            "once it is on, at %(point)s tokens."
+            "with it and the global switch in Settings on, at %(point)s tokens."
         )
     if verdict == Verdict.GLOBAL_OFF:
         return gettext(

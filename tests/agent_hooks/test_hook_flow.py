@@ -11,8 +11,11 @@ carried-over prompt, the record commits on the acknowledgement and starts with t
 from __future__ import annotations
 
 import html
+from io import StringIO
 
 import pytest
+from django.core.management import call_command
+from django.utils import translation
 from hook_scenarios import (
     PROMPT,
     SOURCE,
@@ -271,3 +274,20 @@ def test_the_page_of_a_hooked_session_asks_for_clear_not_commit(
     assert form_says in text
     assert "commit or discard" not in text and "提交或丢弃" not in text
     assert f"claude --session-id {successor_session_id(record.pk)}" in text
+
+
+@pytest.mark.parametrize(
+    ("language", "asks"),
+    [
+        ("en", "type /clear in its terminal, or open the successor in a new terminal"),
+        ("zh-hans", "在它的终端中输入 /clear，或在新终端中打开后继会话"),
+    ],
+)
+def test_the_status_command_of_a_hooked_session_asks_for_clear_not_commit(claude, language, asks):
+    _, session, _ = prepared(claude)
+    out = StringIO()
+    with translation.override(language):
+        call_command("handoff", "status", str(session.pk), stdout=out)
+    shown = out.getvalue()
+    assert asks in shown
+    assert "commit or discard" not in shown and "提交或丢弃" not in shown

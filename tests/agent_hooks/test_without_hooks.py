@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import html
 import shlex
+from io import StringIO
 from pathlib import Path
 from typing import Any
 
 import pytest
+from django.core.management import call_command
 from django.urls import reverse
+from django.utils import translation
 from handoff_support import auto_handoff
 from hook_scenarios import SOURCE, goal_of, session_of
 
@@ -157,3 +160,43 @@ def test_the_page_of_a_hookless_session_asks_for_the_new_terminal_not_clear(
     assert form_says in text
     assert "commit or discard" not in text and "提交或丢弃" not in text
     assert f"claude --session-id {successor_session_id(record.pk)}" in text
+
+
+@pytest.mark.parametrize(
+    ("language", "asks"),
+    [
+        ("en", "open the successor in a new terminal with its command, or discard it"),
+        ("zh-hans", "用它的命令在新终端中打开后继会话，或丢弃它"),
+    ],
+)
+def test_the_status_command_of_a_hookless_session_asks_what_its_page_asks(
+    claude, hooked_user, language, asks
+):
+    _, session, _, _ = asked_now(claude, hooked_user)
+    out = StringIO()
+    with translation.override(language):
+        call_command("handoff", "status", str(session.pk), stdout=out)
+    shown = out.getvalue()
+    assert asks in shown
+    assert "commit or discard" not in shown and "提交或丢弃" not in shown
+
+
+def test_now_wait_on_a_hookless_session_prints_the_new_terminal_way_not_commit(claude, hooked_user):
+    followed(claude, hooked_user)
+    session = session_of(SOURCE)
+    out = StringIO()
+    call_command("handoff", "now", str(session.pk), "--wait", stdout=out)
+    shown = out.getvalue()
+    assert HandoffRecord.objects.get(source_id=session.pk).phase == Phase.PREPARED
+    assert "open the successor in a new terminal with its command, or discard it" in shown
+    assert "handoff commit" not in shown
+
+
+def test_review_on_a_hookless_session_prints_the_brief_without_a_commit_to_run(claude, hooked_user):
+    _, session, record, _ = asked_now(claude, hooked_user)
+    out = StringIO()
+    call_command("handoff", "review", str(session.pk), stdout=out)
+    shown = out.getvalue()
+    assert goal_of(record) in shown
+    assert "open the successor in a new terminal with its command, or discard it" in shown
+    assert "handoff commit" not in shown

@@ -105,6 +105,47 @@ def test_chinese_sentences_use_full_width_punctuation(chinese: Any):
     assert {name: lines for name, lines in found.items() if lines} == {}
 
 
+def sentence(html: str, opening: str) -> str:
+    """The visible text of the element that ``opening`` (its start tag's text) begins, its
+    links' text included, whitespace folded."""
+    inner = html.split(opening, 1)[1]
+    closing = re.match(r"<(\w+)", opening)
+    assert closing is not None
+    text = re.sub(r"<[^>]+>", "", inner.split(f"</{closing[1]}>", 1)[0])
+    return " ".join(text.split())
+
+
+def test_a_chinese_sentence_ending_in_a_link_ends_with_a_full_stop(chinese: Any):
+    client, source, _successor = chinese
+    waiting = make_source(source.owner, title="发布说明")
+    operations.review_on(waiting.pk)
+    operations.enable(waiting.pk)
+    operations.run_attempt(waiting.pk, manual=True)
+
+    old = client.get(reverse("chat:session", args=[source.pk])).content.decode()
+    review = client.get(reverse("chat:session", args=[waiting.pk])).content.decode()
+
+    assert sentence(old, '<div class="banner" role="status">').startswith(
+        "此会话接续在 天气命令行。在此发送的消息会转发到那里。"
+    )
+    assert sentence(review, '<p id="review-notice"').endswith("阅读其简报，然后提交或丢弃。")
+    assert sentence(review, '<p class="panel-note">全局开关').endswith("设置。")
+
+
+def test_an_unknown_handoff_action_is_answered_in_chinese(chinese: Any):
+    client, _source, successor = chinese
+    answer = client.post(
+        reverse("chat:compose", args=[successor.pk]),
+        {"text": "/handoff frob", "client_id": "frob-zh"},
+        headers={"HX-Request": "true"},
+    ).content.decode()
+
+    feedback = text_of(answer)
+    assert "未知的 /handoff 操作「frob」。用法：/handoff [now | enable" in feedback
+    assert "Use /handoff" not in feedback
+    assert "/handoff [now | enable | disable | status" in feedback
+
+
 def test_the_card_and_the_admin_name_the_token_basis_alike(chinese: Any, django_user_model):
     client, _source, _successor = chinese
     card = text_of(client.get(reverse("handoff_settings:card")).content.decode())

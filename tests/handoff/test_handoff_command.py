@@ -15,6 +15,7 @@ from shared_files import TRANSCRIPTS
 from handoff.models import HandoffRecord, MainState, Redirect
 from handoff.shapes import MetricsOut, RecordOut, StatusOut
 from host.models import InboxItem, InboxStage, Message, Session
+from host.sessions import create_session
 
 pytestmark = pytest.mark.django_db
 
@@ -63,6 +64,15 @@ def test_status_prints_a_readable_block():
     assert "150000 (context, exact)" in text
     assert "deferred     none" in text
     assert "last         none" in text
+
+
+def test_status_says_unavailable_not_zero_tokens_when_nothing_measures():
+    session = create_session(make_user("quiet"), title="Empty")
+
+    text = handoff("status", str(session.pk))
+
+    tokens = next(line for line in text.splitlines() if line.startswith("  tokens"))
+    assert tokens.split()[1:] == ["unavailable", "(context)"]
 
 
 def test_enable_and_disable_switch_the_main_and_print_the_status():

@@ -134,6 +134,21 @@ def test_the_lineage_page_lists_every_hop_with_its_brief_rendered(
     assert html.count("Asked for by hand on <time datetime=") == 3
 
 
+def test_the_lineage_page_in_chinese_shows_the_briefs_headings_in_chinese(
+    three_hops: list[Session], client: Any
+) -> None:
+    client.force_login(three_hops[0].owner)
+    response = client.get(
+        reverse("handoff_web:lineage", args=[three_hops[2].pk]), HTTP_ACCEPT_LANGUAGE="zh-hans"
+    )
+    html = response.content.decode()
+    assert html.count("<strong>目标：</strong>") == 3
+    assert html.count("<h1>接续简报</h1>") == 3
+    assert "<h2>约束</h2>" in html
+    for english in ("Goal:", "Handoff brief", "<h2>Constraints</h2>", "<h2>Next steps</h2>"):
+        assert english not in html
+
+
 def test_an_entry_the_second_hop_cites_from_the_first_log_links_there(
     three_hops: list[Session], client: Any
 ) -> None:

@@ -62,9 +62,11 @@ CASES = [
     ),
     (
         at(30_000, 9, hold=Hold.SESSION_OFF),
+        # Both switches may be off (the demo's start): turning this one on is not enough alone.
         "Hands off only when asked (/handoff now): this conversation's own switch is off; "
-        "once it is on, at 24,000 tokens.",
-        "仅在请求时接续（/handoff now）：此会话自己的开关已关闭；打开后在 24,000 个 token 时接续。",
+        "with it and the global switch in Settings on, at 24,000 tokens.",
+        "仅在请求时接续（/handoff now）：此会话自己的开关已关闭；"
+        "打开它和设置中的全局开关后，在 24,000 个 token 时接续。",
     ),
     (
         at(0, 9, label="unavailable"),

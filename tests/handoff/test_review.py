@@ -299,6 +299,7 @@ def test_management_command_shows_commits_and_discards_reviews(tmp_path):
     out = StringIO()
     call_command("handoff", "status", str(source.pk), stdout=out)
     assert "review       on · a handoff waits for review until" in out.getvalue()
+    assert "(read its brief, then commit or discard it)" in out.getvalue()
     brief_file = tmp_path / "brief.json"
     brief_file.write_text(json.dumps(EDITED))
     call_command("handoff", "commit", str(source.pk), "--brief", str(brief_file), stdout=StringIO())

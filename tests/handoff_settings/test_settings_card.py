@@ -104,6 +104,16 @@ def test_out_of_range_shows_an_inline_error_and_saves_nothing(as_staff: Client):
     assert stored().handoff_ratio == 0.75 and stored().version == before
 
 
+def test_in_chinese_the_error_and_nothing_saved_read_as_one_text(as_staff: Client):
+    response = as_staff.post(
+        reverse("handoff_settings:field", args=["handoff_ratio"]),
+        {"handoff_ratio": "0.99"},
+        headers=HTMX | {"Accept-Language": "zh-hans"},
+    )
+    html = response.content.decode()
+    assert "之间的值。未保存任何内容；已保存的值是 0.75。" in html
+
+
 @pytest.mark.parametrize(
     ("name", "value"),
     [

@@ -488,7 +488,8 @@ def test_token_figure_says_exact_with_usage(as_alice: Client, alice: Any):
 def test_token_figure_says_unavailable_when_nothing_measures(as_alice: Client, alice: Any):
     session = create_session(alice, title="Empty")
     html = page(as_alice, session)
-    assert "Token usage unavailable" in html
+    figure = html.split('<p class="tokens">', 1)[1].split("</p>", 1)[0]
+    assert " ".join(re.sub(r"<[^>]+>", " ", figure).split()) == "Token usage unavailable"
 
 
 def test_handed_off_session_shows_the_banner(as_alice: Client, alice: Any):
@@ -685,6 +686,23 @@ def test_composer_compact(as_alice: Client, alice: Any):
     assert session.compactions == 1
     assert '<p id="conv-meta" class="conv-meta" hx-swap-oob="true">' in html
     assert "<span>1 compaction</span>" in html
+
+
+@pytest.mark.parametrize(
+    ("language", "says"),
+    [
+        ("en", "This conversation has nothing to compact yet."),
+        ("zh-hans", "此会话还没有可压缩的内容。"),
+    ],
+)
+def test_composer_compact_with_nothing_to_compact_says_so_in_the_page_language(
+    as_alice: Client, alice: Any, language: str, says: str
+):
+    session = create_session(alice, title="Empty")
+    as_alice.defaults["HTTP_ACCEPT_LANGUAGE"] = language
+    html = compose(as_alice, session, "/compact").content.decode()
+    assert says in html
+    assert f"session {session.pk}" not in html
 
 
 def test_compact_is_a_command_not_a_message_like_handoff(as_alice: Client, alice: Any):

@@ -35,16 +35,19 @@ from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.utils.functional import Promise
 from django.utils.translation import gettext, ngettext, pgettext
 
 from handoff import export, operations, services
 from handoff.attempt import AttemptOutcome, Outcome
 from handoff.core.phases import discarded_note
+from handoff.core.tokens import TokenLabel, TokensOut
 from handoff.exceptions import HandoffError
 from handoff.inheritance import OUTCOME_LABELS, detail_text
 from handoff.session_model import session_key, session_path_converter
 from handoff.shapes import BackoffOut, RecordOut, StatusOut
 from handoff.status import record_dict
+from handoff.words.review import REVIEW_HERE, review_notice
 
 MIN_PREFIX = 6
 EXPORT = "export"
@@ -166,13 +169,45 @@ def _inheritance_lines(rows: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
+def _tokens_text(tokens: TokensOut) -> str:
+    """The token figure with its basis and label ("150000 (context, exact)"); "unavailable
+    (context)" when nothing measured it, as the page says, not a 0 that reads as a count."""
+    if tokens["label"] == TokenLabel.UNAVAILABLE:
+        return gettext("unavailable (%(basis)s)") % {"basis": tokens["basis"]}
+    return f"{tokens['value']} ({tokens['basis']}, {tokens['label']})"
+
+
 def _review_line(report: StatusOut) -> str:
+    """The switch, then the brief waiting for review, if one does, with what the user is asked
+    to do with it: the composer's words (``handoff.words.review``), so a terminal session's
+    brief is not offered a commit."""
     line = _on(report["review"])
     last = report["last"]
     if last is None or not last["review_until"]:
         return line
-    return line + gettext(" · a handoff waits for review until %(until)s (commit or discard)") % {
-        "until": last["review_until"]
+    return line + gettext(" · a handoff waits for review until %(until)s (%(asks)s)") % {
+        "until": last["review_until"],
+        "asks": _asks(report["session"]),
+    }
+
+
+def _asks(session_id: str) -> Promise:
+    """What the user is asked to do with the brief of ``session_id`` waiting for review, as its
+    page asks it (``handoff.words.review``; a session no longer found: commit or discard)."""
+    controller = services.session_controller()
+    session = controller.get(session_id) if controller is not None else None
+    return review_notice(session) if session is not None else REVIEW_HERE
+
+
+def _waiting_line(record: RecordOut) -> str:
+    """A record waiting for review: until when, and the command that commits or discards it;
+    a terminal session's brief is claimed in its terminal instead, as its page says."""
+    asks = _asks(record["source"])
+    if asks is REVIEW_HERE:
+        return gettext("waiting until %(review_until)s: handoff commit|discard %(source)s") % record
+    return gettext("waiting until %(until)s: %(asks)s") % {
+        "until": record["review_until"],
+        "asks": asks,
     }
 
 
@@ -199,7 +234,6 @@ def format_status(report: StatusOut) -> str:
     from and went (lineage), deferred blockers, the last record with its inheritance report,
     plan mode and compaction availability, and the service notices.
     """
-    tokens = report["tokens"]
     switches = gettext(
         "enabled: %(enabled)s · requested: %(requested)s · autoHandoff: %(auto)s"
     ) % {
@@ -210,10 +244,7 @@ def format_status(report: StatusOut) -> str:
     lines = [
         gettext("Session %(session)s") % {"session": report["session"]},
         _line(pgettext("status label", "switches"), switches),
-        _line(
-            pgettext("status label", "tokens"),
-            f"{tokens['value']} ({tokens['basis']}, {tokens['label']})",
-        ),
+        _line(pgettext("status label", "tokens"), _tokens_text(report["tokens"])),
         _line(
             pgettext("status label", "turns"),
             gettext("%(turns)s · compactions: %(compactions)s")
@@ -270,13 +301,7 @@ def format_record(record: RecordOut) -> str:
     if record["error"]:
         lines.append(_line(pgettext("status label", "error"), record["error"]))
     if record["review_until"]:
-        lines.append(
-            _line(
-                pgettext("status label", "review"),
-                gettext("waiting until %(review_until)s: handoff commit|discard %(source)s")
-                % record,
-            )
-        )
+        lines.append(_line(pgettext("status label", "review"), _waiting_line(record)))
     lines += _inheritance_lines(record["inheritance"])
     return "\n".join(lines)
 
@@ -369,17 +394,20 @@ class Command(BaseCommand):
 
     def _print_waiting_brief(self, report: StatusOut) -> None:
         """Print the brief waiting for review as indented JSON, the file ``commit --brief``
-        takes back once edited; nothing when no brief waits."""
+        takes back once edited (a terminal session's: with its page's way to the successor
+        instead); nothing when no brief waits."""
         last = report["last"]
         if last is None or not last["review_until"] or last["brief"] is None:
             return
-        self.stdout.write(
-            gettext(
+        asks = _asks(report["session"])
+        if asks is REVIEW_HERE:
+            heading = gettext(
                 "The brief waiting for review; to change it, save it to a file, edit it and run "
                 "handoff commit %(session)s --brief FILE:"
-            )
-            % {"session": report["session"]}
-        )
+            ) % {"session": report["session"]}
+        else:  # a terminal session's brief: claimed in its terminal, not committed here
+            heading = gettext("The brief waiting for review (%(asks)s):") % {"asks": asks}
+        self.stdout.write(heading)
         self.stdout.write(json.dumps(last["brief"], ensure_ascii=False, indent=2))
 
     def _print_record(self, record: RecordOut, as_json: bool) -> None:

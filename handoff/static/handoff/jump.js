@@ -11,12 +11,12 @@
 //   no such event comes, the seed's rule: refresh the session list, open the row once it is
 //   there and not blank, else try again (retryInterval ms apart, retryLimit tries), then give
 //   up quietly. Other pages only update their session list (the transport does);
-// - a page whose unsent text (the field marked data-handoff-draft: the host's composer) is not
-//   empty does not move: it shows a banner linking to the successor, first in the page's
-//   <main>; a page that moved says so on the next page ("Moved here from …", aria-live),
-//   naming the conversation as the person knew it: the title its redirect event carries from
-//   before the handoff renamed it (payload.source_title), else the heading marked
-//   data-handoff-title;
+// - a page whose unsent text (the field marked data-handoff-draft: the host's composer; not
+//   while its form sends it) is not empty does not move: it shows a banner linking to the
+//   successor, first in the page's <main>; a page that moved says so on the next page
+//   ("Moved here from …", aria-live), naming the conversation as the person knew it: the title
+//   its redirect event carries from before the handoff renamed it (payload.source_title), else
+//   the heading marked data-handoff-title;
 // - after a resync the handoff panel fetches itself ("handoff:refresh");
 // - the successor's page is the URL its redirect event names (payload.url: the host's
 //   HANDOFF_SESSION_URL); one this page saw no event for is this page's URL with the session's
@@ -213,9 +213,12 @@ function titleText(title, fallback) {
   return span;
 }
 
+// Text its form is sending now (htmx's request class on the form) is sent, not unsent: a
+// "/handoff commit" typed in the composer installs the route before its answer empties the field.
 function unsentText() {
   const field = document.querySelector("[data-handoff-draft]");
-  return field !== null && field.value.trim() !== "";
+  if (field === null || field.value.trim() === "") return false;
+  return !field.form?.classList.contains("htmx-request");
 }
 
 function open(url, title) {

@@ -7,7 +7,8 @@
 //   review form is on the page; its link brings the form into view and focuses its first field;
 // - a "settings.changed" follower event reloads the panel ("handoff:refresh"): it says whether
 //   the global switch holds the conversation back;
-// - a refresh asked for while the panel's own request is in flight is not lost (below).
+// - a refresh asked for while the panel's own request is in flight is not lost (below);
+// - a late answer does not put one conversation's panel on another's page (below).
 
 // What a page sets up runs when it loads and when the follower brings another page in place.
 function onPage(setup) {
@@ -34,6 +35,16 @@ document.addEventListener("click", (event) => {
   event.preventDefault();
   form.scrollIntoView({ block: "start" });
   form.querySelector("input:not([type=hidden]), textarea")?.focus({ preventScroll: true });
+});
+
+// A panel sent out of band belongs to its conversation: an answer that comes after the follower
+// brought another conversation's page in place (a review committed, the tab moved to the
+// successor) does not put the source's panel on the successor's page.
+document.addEventListener("htmx:oobBeforeSwap", (event) => {
+  const { target, fragment } = event.detail;
+  if (target.id !== "handoff-panel") return;
+  const incoming = fragment.querySelector("#handoff-panel");
+  if (incoming && incoming.dataset.session !== target.dataset.session) event.detail.shouldSwap = false;
 });
 
 window.follower?.on("settings.changed", () => {

@@ -4,7 +4,8 @@
 ``{% handoff_meter session_id meter %}``: its context meter (docs/design.md, The context meter);
 ``{{ meter|meter_summary }}``: the meter's sentence in the reader's language;
 ``{% handoff_lineage session %}``: links to its predecessor, successor and lineage page (§3).
-``{{ html|brief_links:session }}``: a successor's brief with its "(log #N)" evidence linked.
+``{{ html|brief_links:session }}``: a successor's brief with its "(log #N)" evidence linked;
+``{{ html|brief_words }}``: a brief's title, headings and "Goal:" in the reader's language.
 ``{{ record|discarded_note }}``: "Discarded at review…" for a record the user discarded.
 ``{% session_url id %}``: the host's page of a session; ``{{ text|handoff_markdown }}``: a brief
 as the host renders Markdown (the host's settings: ``handoff.conf``, ``handoff.web.host_pages``).
@@ -34,11 +35,12 @@ from handoff.web.panel import (
     TOKEN_LABELS,
     continued_note,
     hint_context,
-    review_notice,
     session_panel,
 )
+from handoff.words import log as log_words
 from handoff.words.meter import summary
 from handoff.words.record import PHASE_WORDS, REASON_WORDS
+from handoff.words.review import review_notice
 
 register = template.Library()
 
@@ -58,8 +60,8 @@ def handoff_title_hint(session: Any, oob: bool = False) -> dict[str, Any]:
 
 @register.filter(name="review_notice")
 def review_notice_words(session: Any) -> object:
-    """What the notice of a brief waiting for review asks (``panel.review_notice``): commit or
-    discard it here, or its terminal's way to the successor."""
+    """What the notice of a brief waiting for review asks (``handoff.words.review``): commit
+    or discard it here, or its terminal's way to the successor."""
     return review_notice(session)
 
 
@@ -139,3 +141,10 @@ def session_url(session_id: Any) -> str:
 def handoff_markdown(text: str) -> SafeString:
     """``text`` (Markdown) as HTML, as the host renders it (``host_pages.markdown``)."""
     return host_pages.markdown(text)
+
+
+@register.filter
+def brief_words(html: SafeString) -> SafeString:
+    """A brief's HTML with its title, headings and "Goal:" in the reader's language
+    (``handoff.words.log.brief_words``)."""
+    return log_words.brief_words(html)
