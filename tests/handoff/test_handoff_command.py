@@ -9,9 +9,11 @@ from typing import Any
 
 import pytest
 from django.core.management import CommandError, call_command
+from django.db import connections
 from handoff_support import make_source, make_user
 from shared_files import TRANSCRIPTS
 
+from handoff.management.commands.handoff import Command as HandoffCommand
 from handoff.models import HandoffRecord, MainState, Redirect
 from handoff.shapes import MetricsOut, RecordOut, StatusOut
 from host.models import InboxItem, InboxStage, Message, Session
@@ -64,6 +66,27 @@ def test_status_prints_a_readable_block():
     assert "150000 (context, exact)" in text
     assert "deferred     none" in text
     assert "last         none" in text
+
+
+def _from_a_shell(monkeypatch: pytest.MonkeyPatch, capsys: Any, lang: str, *args: str) -> str:
+    """The command as ``manage.py`` runs it, in a shell whose ``LANG`` is ``lang``."""
+    for name in ("LANGUAGE", "LC_ALL", "LC_MESSAGES"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("LANG", lang)
+    monkeypatch.setattr(connections, "close_all", lambda: None)  # the test's own database
+    HandoffCommand().run_from_argv(["manage.py", "handoff", *args])
+    return str(capsys.readouterr().out)
+
+
+def test_status_speaks_the_language_the_shell_asks_for(monkeypatch, capsys):
+    source = make_source()
+
+    chinese = _from_a_shell(monkeypatch, capsys, "zh_CN.UTF-8", "status", str(source.pk))
+    plain = _from_a_shell(monkeypatch, capsys, "C.UTF-8", "status", str(source.pk))
+
+    assert "enabled: no" in plain
+    assert "enabled: no" not in chinese and f"{source.pk}" in chinese
+    assert any("\u4e00" <= char <= "\u9fff" for char in chinese)
 
 
 def test_status_says_unavailable_not_zero_tokens_when_nothing_measures():

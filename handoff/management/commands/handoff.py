@@ -15,7 +15,9 @@ SESSION is a session UUID or a unique prefix of at least six characters of one (
 whose session model has other keys, an integer …: the whole id). Every action
 prints the status report (the same report as the API, the composer and the card),
 as JSON with ``--json`` (machine keys, unchanged by the language) or as a short readable block
-in the active language (``LANGUAGE_CODE``), as are the refusals.
+in the language the environment asks for (``LANGUAGE``, ``LC_ALL``, ``LC_MESSAGES``, ``LANG``:
+``LANG=zh_CN.UTF-8`` gives Chinese; ``common.locale_env``), else ``LANGUAGE_CODE``, as are the
+refusals.
 
 ``now`` requests an attempt and returns (a worker runs it). ``now --wait`` runs the attempt here
 (the eight steps of docs/spec.md, The transaction) and prints its record; it exits non-zero when the
@@ -35,9 +37,11 @@ from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.utils import translation
 from django.utils.functional import Promise
 from django.utils.translation import gettext, ngettext, pgettext
 
+from common.locale_env import environment_language
 from handoff import export, operations, services
 from handoff.attempt import AttemptOutcome, Outcome
 from handoff.core.phases import discarded_note
@@ -337,6 +341,12 @@ class Command(BaseCommand):
             help="with commit: the edited brief, a JSON file ('-': standard input)",
         )
         parser.add_argument("--json", action="store_true", help="print JSON")
+
+    def run_from_argv(self, argv: list[str]) -> None:
+        """Run from the command line in the environment's language (module docstring);
+        ``call_command`` keeps its caller's."""
+        with translation.override(environment_language() or translation.get_language()):
+            super().run_from_argv(argv)
 
     def handle(self, *args: Any, **options: Any) -> None:
         """Run the action; ``CommandError`` (non-zero exit) for refusals and unfinished waits."""
