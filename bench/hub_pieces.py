@@ -61,8 +61,9 @@ OUTAGE_TABS = 50
 EVENTS = 10
 EVERY = 0.5
 SETTLE = 10.0
-PAUSE = 3.0
-"""Seconds the second outage pauses Redis (the events published meanwhile wait or are lost)."""
+PAUSE = 8.0
+"""Seconds the second outage pauses Redis: longer than ``sending.SEND_TIMEOUT``, so the sends
+of the events published early in it are given up (the soak's outages last as long)."""
 SENDS = 200
 PAUSED_SENDS = 3
 PAUSE_BOUND = 3.0
