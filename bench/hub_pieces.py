@@ -14,7 +14,10 @@ printed, each row with the load average after it and the idiom's figure over the
 - pong (``Hub.newest``): every one of ``TABS`` sockets pings at once, ``ROUNDS`` times, quiet
   and under the same page requests: ping → pong p50/p95 ms through the hub (the newest id it
   knows) and the idiom (``/ws/idiom/``: one read per ping with ``database_sync_to_async``), and
-  the database transactions per ping (PostgreSQL's statistics; n/a on SQLite);
+  the database transactions per ping (PostgreSQL's statistics; n/a on SQLite); then, per
+  path, one event to the ``TABS`` sockets alone and right after all of them pinged (the
+  pongs' reads queued first: the hub's on the thread its deliveries read on), ``ROUNDS`` times
+  each (p50/p95 ms, the second over the first);
 - outage (``Hub._watch``, ``_probe``, ``_rejoin``): ``OUTAGE_TABS`` tabs of each path on a
   private Redis (``PIECES_REDIS_PORT``, default 6397; never the shared one), restarted empty,
   then (new tabs) paused for ``PAUSE`` s; after each cut an event every ``EVERY`` s, ``EVENTS``
@@ -193,6 +196,38 @@ async def _pongs(site: Site, page: str) -> None:
         await asyncio.gather(*(s.close() for s in sockets))
 
 
+async def _next_event(socket_: ClientConnection) -> None:
+    """Return once ``socket_`` received an event frame (pongs and the rest are skipped)."""
+    while json.loads(await socket_.recv())["type"] != "event":
+        pass
+
+
+async def _event_amid_pings(site: Site, sockets: list[ClientConnection]) -> float:
+    """Seconds from publishing one event, right after every socket sent a ping, until every
+    socket has it (inf: not within ``DELIVERY_BOUND``)."""
+    await asyncio.gather(*(s.send(json.dumps({"type": "ping"})) for s in sockets))
+    waiting = [asyncio.create_task(_next_event(s)) for s in sockets]
+    start = time.monotonic()
+    await in_thread(publish, site.user.pk, HandoffKind.HANDOFF_PHASE, {"bench": True})
+    try:
+        await asyncio.wait_for(asyncio.gather(*waiting), DELIVERY_BOUND)
+    except TimeoutError:
+        return float("inf")
+    return time.monotonic() - start
+
+
+async def _pings_and_events(site: Site) -> None:
+    """Print the fan-out to ``TABS`` sockets alone and while all of them ping, per path."""
+    print(f"pings: one event to {TABS} sockets alone, and right after all of them pinged")
+    _header("p50 ms", "p95 ms", "ping p50", "ping p95", "ratio")
+    for label, opener in (HUB, IDIOM_PATH):
+        sockets, _ = await open_sockets(site, TABS, opener)
+        alone = [await one_event_to_all(site, sockets, DELIVERY_BOUND) for _ in range(ROUNDS)]
+        amid = [await _event_amid_pings(site, sockets) for _ in range(ROUNDS)]
+        _row(label, *_ms(alone), *_ms(amid), _ratio(amid, alone))
+        await asyncio.gather(*(s.close() for s in sockets))
+
+
 class Tab:
     """One tab of a path through the outage: the events it got and when (reopened on close)."""
 
@@ -319,6 +354,7 @@ def run() -> None:
         page = f"/s/{site.conversation('pieces').pk}/"
         asyncio.run(_reads(site, page))
         asyncio.run(_pongs(site, page))
+        asyncio.run(_pings_and_events(site))
     finally:
         site.close()
     redis = PrivateRedis(int(os.environ.get("PIECES_REDIS_PORT", "6397")))
