@@ -13,7 +13,10 @@ measured side by side in one Daphne worker:
   ``database_sync_to_async``;
 - ``/ws/follow-shared/``, the project's consumer and hub with the hub's reads run by Channels'
   ``database_sync_to_async`` (asgiref's one shared thread, the process's pooled connection)
-  instead of the hub's own thread and connection (``follower.hub.Reads``).
+  instead of the hub's own thread and connection (``follower.hub.Reads``);
+- ``/ws/follow-read/``, the project's consumer answering a ``ping`` with the user's newest
+  stored event read per ping through the hub's thread (``Hub.read``) instead of the hub's
+  newest id per user (``Hub.newest_id``).
 
 Nothing of the project imports this module.
 """
@@ -113,6 +116,18 @@ class SharedThreadConsumer(FollowConsumer):
         return _shared[loop]
 
 
+class ReadPerPingConsumer(FollowConsumer):
+    """The project's follower socket whose ``pong`` names the newest stored event, read per
+    ping through the process's hub."""
+
+    async def _handle(self, content: Any) -> None:
+        if isinstance(content, dict) and content.get("type") == "ping":
+            newest = await self.hub.read(current_event_id, self.user_id)
+            await self.send(text_data=json.dumps({"type": "pong", "last_event_id": newest}))
+            return
+        await super()._handle(content)
+
+
 application = ProtocolTypeRouter(
     {
         "http": project,
@@ -122,6 +137,7 @@ application = ProtocolTypeRouter(
                     [
                         path("ws/idiom/", GroupConsumer.as_asgi()),
                         path("ws/follow-shared/", SharedThreadConsumer.as_asgi()),
+                        path("ws/follow-read/", ReadPerPingConsumer.as_asgi()),
                         *websocket_urlpatterns,
                     ]
                 )

@@ -9,10 +9,9 @@ Protocol, one JSON object per frame:
   a rendered id) is answered by ``ready`` with the newest id, which the page's snapshot covers.
 - client → server ``{"type": "ping"}`` at any time, answered by ``{"type": "pong",
   "last_event_id": int | null}`` (the page's heartbeat: a page that hears no pong takes the
-  socket for dead and reconnects). The id is the user's newest stored event (0 before the
-  first), read per ping through the hub (``Hub.read``): a page that applied less missed events
-  (a channel-layer outage) and says ``hello`` again with its last id to get them. While the
-  database does not answer, the pong carries the socket's cursor (null before the hello).
+  socket for dead and reconnects). The id is the newest event of the user this process knows
+  of (``Hub.newest_id``, no database read): a page that applied less missed events (a channel
+  layer outage) and says ``hello`` again with its last id to get them.
 - server → client event frames ``{"type": "event", "id", "kind", "payload"}`` (see
   ``follower.events``), in id order, each once, only the signed-in user's own.
 - server → client ``{"type": "error", "detail": str}`` for a bad frame (not JSON, not an
@@ -38,7 +37,6 @@ from typing import Any
 from urllib.parse import parse_qs
 
 from channels.generic.websocket import AsyncWebsocketConsumer
-from django.db import DatabaseError
 
 from follower.events import Frame, Resync, current_event_id, events_after
 from follower.hub import Encoded, Hub, hub
@@ -120,7 +118,8 @@ class FollowConsumer(AsyncWebsocketConsumer):
         """Answer a ``ping`` with ``pong``, handle the page's ``hello``; error on anything else."""
         kind = content.get("type") if isinstance(content, dict) else None
         if kind == "ping":
-            await self._send_json({"type": "pong", "last_event_id": await self._newest()})
+            newest = [i for i in (self.hub.newest_id(self.user_id), self.cursor) if i is not None]
+            await self._send_json({"type": "pong", "last_event_id": max(newest, default=None)})
             return
         if kind != "hello":
             await self._error('unknown frame: expected {"type": "hello", "last_event_id": ...}')
@@ -131,14 +130,6 @@ class FollowConsumer(AsyncWebsocketConsumer):
             await self._error("last_event_id must be null or a non-negative integer")
             return
         await self._hello(last)
-
-    async def _newest(self) -> int | None:
-        """The user's newest stored event id (one read through the hub), or this socket's cursor
-        when the database does not answer (the pong still tells the page its socket lives)."""
-        try:
-            return await self.hub.read(current_event_id, self.user_id)
-        except DatabaseError:
-            return self.cursor
 
     async def _hello(self, last: int | None) -> None:
         async with self.lock:

@@ -44,7 +44,7 @@ Frame = dict[str, Any]
 event_committed = Signal()
 """Sent in the numbering process once events were numbered and committed, before their
 channel-layer send is done: keyword arguments ``user_id`` and ``event_id`` (the newest number;
-``bench/follow.py`` times a commit by it)."""
+the hubs of the process keep it)."""
 
 SWEEP_EVERY = 100
 """A user's every this-many-th event sweeps all users' expired events after its commit."""

@@ -30,6 +30,11 @@ channels-redis offer no public notice of a new layer connection (redis-py's
 ``CHANNEL_LAYERS``), and the probe also notices lost messages, so the hub checks the layer's
 behaviour rather than its connections.
 
+The hub also keeps, per local user, the newest event id this process knows of (delivered here,
+or committed by a request or task of this process: ``events.event_committed``); the consumer's
+``pong`` carries it, so a page behind it replays (``follower.js``), without a read of the
+database per ping.
+
 Before delivering an event the hub checks each distinct sign-in of the user's sockets here
 once (not once per socket), in a thread of the hub's own (``Reads``): never on asgiref's one
 shared thread, where every sync view of the process (the page requests) runs, so a herd of
@@ -148,6 +153,8 @@ class Hub:
         self.tasks: list[asyncio.Task[None]] = []
         self.membership = asyncio.Lock()
         """Held while sockets join or leave (they await the layer meanwhile)."""
+        self.newest: dict[int, int] = {}
+        """The newest event id this process knows of, per local user."""
         self.probe_group = f"follow.hub.{uuid.uuid4().hex}"
         self.probed = asyncio.Event()
         """Set when the probe came back through the layer."""
@@ -178,10 +185,20 @@ class Hub:
             if user_sockets:
                 return
             self.sockets.pop(socket.user_id, None)
+            self.newest.pop(socket.user_id, None)
             if self.layer is not None and self.channel is not None:
                 await self.layer.group_discard(group_name(socket.user_id), self.channel)
             if not self.sockets:
                 self._stop()
+
+    def saw(self, user_id: int, event_id: int) -> None:
+        """Note that ``user_id``'s events go up to ``event_id`` at least (kept for local users)."""
+        if user_id in self.sockets:
+            self.newest[user_id] = max(self.newest.get(user_id, 0), event_id)
+
+    def newest_id(self, user_id: int) -> int | None:
+        """Return the newest event id of ``user_id`` this process knows of (None: none yet)."""
+        return self.newest.get(user_id)
 
     async def _start(self) -> None:
         self.reads = Reads()
@@ -353,6 +370,7 @@ class Hub:
         sockets = list(self.sockets.get(user_id, ()))
         if not sockets or not frames:
             return
+        self.saw(user_id, int(frames[-1]["id"]))
         keys = {s.session_key for s in sockets if s.session_key is not None}
         signed_in = await self.read(_still_signed_in, user_id, keys)
         encoded = [(int(f["id"]), json.dumps(f)) for f in frames]
@@ -381,6 +399,13 @@ def hub() -> Hub:
     if current is None or (current.layer is not layer and not current.sockets):
         current = _hubs[loop] = Hub(layer)
     return current
+
+
+def committed(sender: Any, user_id: int, event_id: int, **kwargs: Any) -> None:
+    """``events.event_committed`` receiver: tell this process's hubs the user's newest id."""
+    for loop, current in list(_hubs.items()):
+        if not loop.is_closed():
+            loop.call_soon_threadsafe(current.saw, user_id, event_id)
 
 
 def signed_out(sender: Any, request: Any, user: Any, **kwargs: Any) -> None:
