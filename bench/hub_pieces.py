@@ -1,6 +1,6 @@
 """The hub's private pieces beside Channels' idiom, side by side in one run.
 
-``python -m bench pieces`` (``--both`` for both configurations; about three minutes). One Daphne
+``python -m bench pieces`` (``--both`` for both configurations; about five minutes each). One Daphne
 worker serves ``bench/idiom_asgi.py`` (the project's application plus the idiom's routes) on
 the benchmark's database and channel layer; one user, tabs as websocket clients in this process
 on loopback. docs/design.md ("Why the hub, not one group per consumer") names each piece;
