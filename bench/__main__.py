@@ -9,8 +9,10 @@ import rate beside a read-only parse (``bench/import_rate.py``, under a minute),
 brief evaluation (``bench/briefs.py``: each log's brief against its probes, under a minute),
 ``soak`` the outage soak (``bench/soak.py``: private PostgreSQL and Redis cut under load),
 ``fanout`` only its 1 000 sockets on one worker, the project's path beside the plain Channels
-idiom (``bench/follower_fanout.py``), ``chromium`` five real Chromium tabs on a long imported
-log (``bench/chromium_tabs.py``),
+idiom (``bench/follower_fanout.py``), ``pieces`` the hub's private pieces (its read thread,
+the pong's newest id, the probe and re-join after a Redis restart, the sender) each beside
+Channels' idiom (``bench/hub_pieces.py``, a few minutes, a private Redis of its own for the
+outage), ``chromium`` five real Chromium tabs on a long imported log (``bench/chromium_tabs.py``),
 ``follow`` following live logs (``bench/follow.py``: append → event, idle CPU, first scan),
 ``hooks`` the hook round trip (``bench/hooks.py``: the real hook command against the project's
 server, beside a bare interpreter start; about a minute, not part of the full run).
@@ -51,6 +53,7 @@ GROUPS = {
     "hooks": ("hooks",),
     "hook-stop": ("hook_stop",),
     "fanout": ("follower_fanout",),
+    "pieces": ("hub_pieces",),
 }
 """The benchmarks one name runs (modules of ``bench``, each with ``run()``), in order."""
 EVERYTHING = (

@@ -58,7 +58,7 @@ async def _hub_tab(site: Site, rendered: int) -> ClientConnection:
     return await site.open_tab(rendered)
 
 
-async def _idiom_tab(site: Site, rendered: int) -> ClientConnection:
+async def idiom_tab(site: Site, rendered: int) -> ClientConnection:
     """Open a socket of the plain idiom (``bench/idiom_asgi.py``); return once it joined."""
     socket_ = await connect(
         f"ws://127.0.0.1:{site.port}/ws/idiom/",
@@ -72,7 +72,7 @@ async def _idiom_tab(site: Site, rendered: int) -> ClientConnection:
     return socket_
 
 
-async def _open(
+async def open_sockets(
     site: Site, count: int, opener: Opener = _hub_tab
 ) -> tuple[list[ClientConnection], int]:
     """Open ``count`` sockets, ``BATCH`` at a time, opening again those the server refused
@@ -101,14 +101,16 @@ async def _open(
     return sockets, refused
 
 
-async def _one_event_to_all(site: Site, sockets: list[ClientConnection]) -> float:
+async def one_event_to_all(
+    site: Site, sockets: list[ClientConnection], bound: float = NOT_DELIVERED
+) -> float:
     """Seconds from publishing one event until the last socket received it (inf: not within
-    ``NOT_DELIVERED``)."""
+    ``bound`` seconds)."""
     waiting = [asyncio.create_task(s.recv()) for s in sockets]
     start = time.monotonic()
     await in_thread(publish, site.user.pk, HandoffKind.HANDOFF_PHASE, {"bench": True})
     try:
-        await asyncio.wait_for(asyncio.gather(*waiting), timeout=NOT_DELIVERED)
+        await asyncio.wait_for(asyncio.gather(*waiting), timeout=bound)
     except TimeoutError:
         return float("inf")
     return time.monotonic() - start
@@ -120,7 +122,7 @@ async def _fan_out(site: Site, path: str, sockets: list[ClientConnection], refus
     load average after."""
     times: list[float] = []
     while len(times) < EVENTS and (not times or times[-1] != float("inf")):
-        times.append(await _one_event_to_all(site, sockets))
+        times.append(await one_event_to_all(site, sockets))
     _row(path, len(sockets), times, refused)
 
 
@@ -186,8 +188,8 @@ async def _grow(
     site: Site, sockets: list[ClientConnection], refused: int, count: int, opener: Opener
 ) -> tuple[list[ClientConnection], int]:
     """Open sockets of ``opener``'s path until there are ``count``; return them all and the
-    refusals so far (``_open``)."""
-    more, more_refused = await _open(site, count - len(sockets), opener)
+    refusals so far (``open_sockets``)."""
+    more, more_refused = await open_sockets(site, count - len(sockets), opener)
     return sockets + more, refused + more_refused
 
 
@@ -195,7 +197,7 @@ async def _measure(site: Site) -> None:
     base = site.rss_kib()
     columns = ("sockets", "p50 ms", "p95 ms", "events", "refused")
     print(f"{'path':<28} {' '.join(f'{c:>7}' for c in columns)} {'load':>5}")
-    hub, refused = await _open(site, FEW)
+    hub, refused = await open_sockets(site, FEW)
     few_idle = await in_thread(_idle_database)
     await _fan_out(site, HUB_PATH, hub, refused)
     hub, refused = await _grow(site, hub, refused, TABS, _hub_tab)
@@ -209,7 +211,7 @@ async def _measure(site: Site) -> None:
     idiom: list[ClientConnection] = []
     refused = 0
     for count in (FEW, TABS, SOCKETS):
-        idiom, refused = await _grow(site, idiom, refused, count, _idiom_tab)
+        idiom, refused = await _grow(site, idiom, refused, count, idiom_tab)
         await _fan_out(site, IDIOM_PATH, idiom, refused)
     await asyncio.gather(*(s.close() for s in idiom))
     _row("bare websockets broadcast", SOCKETS, [await _bare_broadcast(SOCKETS)])

@@ -39,7 +39,7 @@ from urllib.parse import parse_qs
 from channels.generic.websocket import AsyncWebsocketConsumer
 
 from follower.events import Frame, Resync, current_event_id, events_after
-from follower.hub import Encoded, hub
+from follower.hub import Encoded, Hub, hub
 
 UNAUTHENTICATED = 4401
 """Close code for a socket without a signed-in user."""
@@ -73,8 +73,12 @@ class FollowConsumer(AsyncWebsocketConsumer):
         session = self.scope.get("session")
         self.session_key = session.session_key if session is not None else None
         self.lock = asyncio.Lock()
-        self.hub = hub()
+        self.hub = self.process_hub()
         await self.hub.join(self)
+
+    def process_hub(self) -> Hub:
+        """Return the hub this socket registers with: its event loop's (``follower.hub.hub``)."""
+        return hub()
 
     def _page_of(self, user: Any) -> bool:
         """Return whether the page that opened the socket belongs to ``user``.
