@@ -19,7 +19,6 @@ loopback). Printed, side by side with 10 tabs where it matters:
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import os
 import time
@@ -60,16 +59,7 @@ async def _hub_tab(site: Site, rendered: int) -> ClientConnection:
 
 async def idiom_tab(site: Site, rendered: int) -> ClientConnection:
     """Open a socket of the plain idiom (``bench/idiom_asgi.py``); return once it joined."""
-    socket_ = await connect(
-        f"ws://127.0.0.1:{site.port}/ws/idiom/",
-        origin=site.origin,  # type: ignore[arg-type]
-        additional_headers={"Cookie": site.cookie},
-        compression=None,
-        open_timeout=60,
-    )
-    while json.loads(await socket_.recv())["type"] != "ready":
-        pass
-    return socket_
+    return await site.open_socket("/ws/idiom/")
 
 
 async def open_sockets(

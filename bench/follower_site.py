@@ -141,17 +141,29 @@ class Site:
                 return int(line.split()[1])
         return 0
 
-    async def open_tab(self, rendered_id: int, cookie: str | None = None) -> ClientConnection:
-        """Open a follower socket as a page rendered at ``rendered_id`` in the browser signed in
-        with ``cookie`` (default: the site's own sign-in); return after ``ready``."""
+    async def open_tab(
+        self, rendered_id: int, cookie: str | None = None, path: str = "/ws/follow/"
+    ) -> ClientConnection:
+        """Open a follower socket at ``path`` as a page rendered at ``rendered_id`` in the
+        browser signed in with ``cookie`` (default: the site's own sign-in); return after
+        ``ready``."""
+        return await self.open_socket(f"{path}?user={self.user.pk}", rendered_id, cookie)
+
+    async def open_socket(
+        self, path: str, hello: int | None = None, cookie: str | None = None
+    ) -> ClientConnection:
+        """Open a websocket at ``path`` (query included) with the site's ``Origin`` and
+        ``cookie`` (default: the site's own sign-in), send ``hello`` with ``hello`` as the
+        rendered id unless it is None, and return after the server's ``ready`` frame."""
         socket_ = await connect(
-            f"ws://127.0.0.1:{self.port}/ws/follow/?user={self.user.pk}",
+            f"ws://127.0.0.1:{self.port}{path}",
             origin=self.origin,  # type: ignore[arg-type]
             additional_headers={"Cookie": cookie or self.cookie},
             compression=None,
             open_timeout=60,
         )
-        await socket_.send(json.dumps({"type": "hello", "last_event_id": rendered_id}))
+        if hello is not None:
+            await socket_.send(json.dumps({"type": "hello", "last_event_id": hello}))
         while json.loads(await socket_.recv())["type"] != "ready":
             pass
         return socket_

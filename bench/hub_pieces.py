@@ -47,10 +47,10 @@ from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
 from django.db import connection
 from django.test import override_settings
-from websockets.asyncio.client import ClientConnection, connect
+from websockets.asyncio.client import ClientConnection
 from websockets.exceptions import ConnectionClosed
 
-from bench.follower_fanout import IDIOM, idiom_tab, one_event_to_all, open_sockets
+from bench.follower_fanout import IDIOM, Opener, idiom_tab, one_event_to_all, open_sockets
 from bench.follower_site import Site, in_thread, measured, percentile
 from bench.outages import PrivateRedis
 from follower import sending
@@ -76,25 +76,13 @@ PAUSED_SENDS = 3
 PAUSE_BOUND = 3.0
 """Seconds a caller is waited for while Redis is paused."""
 
-Opener = Callable[[Site, int], Awaitable[ClientConnection]]
-
 
 def _path_tab(path: str) -> Opener:
     """An opener of the project's consumer at ``path`` (as ``Site.open_tab``; ready after
     ``hello``)."""
 
     async def open_(site: Site, rendered: int) -> ClientConnection:
-        socket_ = await connect(
-            f"ws://127.0.0.1:{site.port}{path}?user={site.user.pk}",
-            origin=site.origin,  # type: ignore[arg-type]
-            additional_headers={"Cookie": site.cookie},
-            compression=None,
-            open_timeout=60,
-        )
-        await socket_.send(json.dumps({"type": "hello", "last_event_id": rendered}))
-        while json.loads(await socket_.recv())["type"] != "ready":
-            pass
-        return socket_
+        return await site.open_tab(rendered, path=path)
 
     return open_
 
