@@ -5,7 +5,9 @@ The brief names each verified item, decision and user rule's log entry inside it
 ("… (log #1485)", ``handoff.core.offline_brief``); the successor's page, and any page that shows
 a record's brief, turns those into links with ``link_log_entries``. "(earlier log #N)" (an item
 inherited from the predecessor's brief) links entry N of the conversation one hop further back,
-where that entry is; "(older log #N)" (inherited twice or more) stays text.
+where that entry is; "(older log #N)" (inherited twice or more) stays text. The words of each
+citation are shown in the reader's language (the brief's text keeps the English form the
+pattern reads).
 """
 
 from __future__ import annotations
@@ -13,31 +15,44 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from django.utils.html import conditional_escape
+from django.utils.html import conditional_escape, escape
 from django.utils.safestring import SafeString, mark_safe
+from django.utils.translation import gettext
 
 from handoff.conf import session_url
 from handoff.core.phases import Phase
 from handoff.models import HandoffRecord
 
-_CITED = re.compile(r"\((earlier )?log #(\d+)\)")
+_CITED = re.compile(r"\((earlier |older )?log #(\d+)\)")
 
 
 def link_log_entries(html: str, source_id: Any, earlier_id: Any = None) -> SafeString:
     """Return ``html`` (safe HTML such as the ``markdown`` filter's output; plain text is
     escaped first) with each "(log #N)" linking ``#entry-N`` on the whole-log page of session
     ``source_id``, and each "(earlier log #N)" the same entry of session ``earlier_id`` (the
-    one ``source_id`` was handed off from; left as text when None)."""
+    one ``source_id`` was handed off from; left as text when None); "(older log #N)" stays
+    text. The citations' words are in the active language."""
 
     def link(cited: re.Match[str]) -> str:
-        session = earlier_id if cited[1] else source_id
+        words = escape(_words(cited[1], cited[2]))
+        session = {None: source_id, "earlier ": earlier_id}.get(cited[1])
         if session is None:
-            return cited[0]
+            return f"({words})"
         page = session_url(session) + "?all=1"
-        return f'(<a href="{page}#entry-{cited[2]}">{cited[1] or ""}log #{cited[2]}</a>)'
+        return f'(<a href="{page}#entry-{cited[2]}">{words}</a>)'
 
-    # only digits, a fixed word and a reversed URL are added to the escaped html
+    # only digits, escaped catalog words and a reversed URL are added to the escaped html
     return mark_safe(_CITED.sub(link, conditional_escape(html)))
+
+
+def _words(hop: str | None, entry: str) -> str:
+    """The citation's words in the active language: "log #N", "earlier log #N" or "older log
+    #N" (``hop``: None, "earlier " or "older ")."""
+    if hop == "earlier ":
+        return gettext("earlier log #%(entry)s") % {"entry": entry}
+    if hop == "older ":
+        return gettext("older log #%(entry)s") % {"entry": entry}
+    return gettext("log #%(entry)s") % {"entry": entry}
 
 
 def source_of(successor_id: Any) -> Any:

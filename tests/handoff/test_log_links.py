@@ -7,6 +7,7 @@ import json
 
 import pytest
 from django.urls import reverse
+from django.utils import translation
 from handoff_support import make_source
 from test_transaction import successor_of
 
@@ -50,3 +51,12 @@ def test_an_entry_of_an_earlier_log_and_unescaped_text_are_not_linked():
     )
     assert linked.startswith("&lt;b&gt;x&lt;/b&gt; (earlier log #3) (<a href=")
     assert linked.endswith('#entry-4">log #4</a>)')
+
+
+def test_a_chinese_reader_reads_the_citations_in_chinese_and_an_older_one_stays_text():
+    source, earlier = "7d0c1a66-0000-4000-8000-000000000000", "7d0c1a66-0000-4000-8000-000000000001"
+    with translation.override("zh-hans"):
+        linked = link_log_entries("a (log #4) b (earlier log #3) c (older log #2)", source, earlier)
+    assert '#entry-4">日志 #4</a>)' in linked
+    assert f'{reverse("chat:session", args=[earlier])}?all=1#entry-3">更早的日志 #3</a>)' in linked
+    assert linked.endswith("c (更早之前的日志 #2)")
