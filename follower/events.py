@@ -32,6 +32,7 @@ from django.db.models import F, Max
 from django.dispatch import Signal
 from django.utils import timezone, translation
 
+from common import after_commit
 from common.reads import reads_once
 from follower import fragments, sending, sources
 from follower.conf import follower_settings
@@ -102,7 +103,8 @@ class _Batch:
 
 
 class _Delivery:
-    """One after-commit call of ``deliver`` for one user, in a ``_Batch``."""
+    """One after-commit call of ``deliver`` for one user, in a ``_Batch``; inside
+    ``common.after_commit.held()`` it runs when the block ends."""
 
     def __init__(self, user_id: int, batch: _Batch) -> None:
         self.user_id = user_id
@@ -110,7 +112,7 @@ class _Delivery:
         self.__qualname__ = "follower.events.deliver"  # named by Django if it fails
 
     def __call__(self) -> None:
-        if self.batch.done:
+        if self.batch.done or after_commit.hold(self):
             return
         self.batch.done = True
         deliver(self.user_id)

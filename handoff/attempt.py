@@ -63,6 +63,7 @@ from django.dispatch import Signal
 from django.utils import timezone
 from django.utils.translation import gettext_noop
 
+from common import after_commit
 from handoff import (
     conf,
     degradation,
@@ -670,7 +671,10 @@ def commit(attempt: Attempt, brief: dict[str, Any], draft: HostSession) -> None:
 
     Redirect, ``committed``, the main-state hand-over, the source's title and its notice are
     one transaction taken under the main state's lock, after a last stability check: a crash
-    or failure inside leaves no route. A failing start leaves ``committed-start-pending``. A
+    or failure inside leaves no route. A failing start leaves ``committed-start-pending``.
+    The route's after-commit work waits for the start's outcome (``common.after_commit``):
+    pages hear of the route and the start in one batch, so a tab on the source opens the
+    successor at once, and it is rendered once. A
     record waiting for review (``review_until`` set) stops before the seed: ``commit_review``
     runs this step later.
     """
@@ -692,17 +696,18 @@ def commit(attempt: Attempt, brief: dict[str, Any], draft: HostSession) -> None:
         raise _failed(CommitStep.FLUSH, exc, "the seed was not stored: ") from exc
     attempt.note(CommitStep.FLUSH)
     _point(attempt, "before_commit")
-    try:
-        with transaction.atomic():
-            _route(attempt, source, draft)
-    except Fail:
-        raise
-    except Exception as exc:
-        raise _failed(CommitStep.REDIRECT, exc) from exc
-    attempt.routed = True
-    attempt.note(CommitStep.REDIRECT)
-    attempt.note(CommitStep.RECORD, Phase.COMMITTED)
-    _start(attempt, draft)
+    with after_commit.held():  # pages hear of the route with the start's outcome
+        try:
+            with transaction.atomic():
+                _route(attempt, source, draft)
+        except Fail:
+            raise
+        except Exception as exc:
+            raise _failed(CommitStep.REDIRECT, exc) from exc
+        attempt.routed = True
+        attempt.note(CommitStep.REDIRECT)
+        attempt.note(CommitStep.RECORD, Phase.COMMITTED)
+        _start(attempt, draft)
 
 
 def _route(attempt: Attempt, source: HostSession, draft: HostSession) -> None:

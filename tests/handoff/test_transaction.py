@@ -13,11 +13,13 @@ from handoff_support import (
     MODEL,
     add_turn,
     auto_handoff,
+    boom,
     make_source,
     record_of,
 )
 from shared_files import TRANSCRIPTS
 
+from follower.models import FollowerEvent
 from handoff import attempt as attempts
 from handoff import operations, services
 from handoff.core.phases import Phase, Reason
@@ -277,3 +279,33 @@ def test_input_posted_between_the_route_and_the_start_still_ends_started(at_poin
     assert HandoffRecord.objects.get().phase == Phase.STARTED
     relayed = Message.objects.filter(session=successor, source_kind=SourceKind.RELAY)
     assert [m.content for m in relayed] == ["One more thing: keep the old API."]
+
+
+def _redirect_event(source: Session) -> FollowerEvent:
+    return FollowerEvent.objects.get(kind="redirect.committed", payload__source=str(source.pk))
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_tab_on_the_source_hears_of_the_route_with_the_successor_already_started():
+    # The route's events wait for the start's outcome: the redirect's row shows the successor
+    # started, so a tab on the source opens it at this event, and both go out in one batch.
+    source = make_source()
+    operations.run_attempt(source.pk, manual=True)
+    redirect = _redirect_event(source)
+    assert redirect.seq is not None
+    assert redirect.payload["session"]["id"] == str(successor_of(source).pk)
+    assert redirect.payload["session"]["blank"] is False
+    started = FollowerEvent.objects.filter(kind="handoff.phase", seq__gt=redirect.seq)
+    assert started.exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_start_that_fails_still_delivers_the_route_with_the_successor_not_started(at_point):
+    source = make_source()
+    at_point("start", boom("runtime down"))
+    operations.run_attempt(source.pk, manual=True)
+    assert HandoffRecord.objects.get().phase == Phase.COMMITTED_START_PENDING
+    redirect = _redirect_event(source)
+    assert redirect.seq is not None
+    assert redirect.payload["session"]["blank"] is True
+    assert not FollowerEvent.objects.filter(seq__isnull=True).exists()
