@@ -210,17 +210,18 @@ class Site:
         return created.timestamp()
 
     def started_at(self, source: Session) -> float:
-        """When the successor of ``source`` started (epoch seconds): the stamp of the first
-        event showing it not blank, written in the start's transaction; inf when it has not
-        started. Raises ``Redirect.DoesNotExist`` when ``source`` was not handed off."""
-        redirect = apps.get_model("handoff", "Redirect").objects.get(source=source)
+        """When the successor of ``source`` started (epoch seconds): the stamp of the event of
+        its record's move to ``started``, written in the start's transaction; inf when it has
+        not started. Raises ``Redirect.DoesNotExist`` when ``source`` was not handed off."""
+        apps.get_model("handoff", "Redirect").objects.get(source=source)
         started = (
             FollowerEvent.objects.filter(
                 user=self.user,
-                payload__session__id=str(redirect.destination_id),
-                payload__session__blank=False,
+                kind="handoff.phase",
+                payload__source=str(source.pk),
+                payload__phase="started",
             )
-            .order_by("seq")
+            .order_by("pk")
             .values_list("created", flat=True)
             .first()
         )
