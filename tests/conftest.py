@@ -52,6 +52,24 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         report.longrepr = f"a PostgreSQL test skipped on PostgreSQL: {report.longrepr}"
 
 
+@pytest.fixture(scope="session")
+def django_db_setup(django_db_setup: None, django_db_blocker: Any) -> Iterator[None]:
+    """pytest-django's test databases; on PostgreSQL, the connections other threads left open
+    (the follower hub's read threads, the async tests' executors, the pool) are ended before
+    the test database is dropped, which they would otherwise keep in use."""
+    yield
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        return
+    with django_db_blocker.unblock(), connection._nodb_cursor() as cursor:
+        cursor.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+            " WHERE datname = %s AND pid <> pg_backend_pid()",
+            [connection.settings_dict["NAME"]],
+        )
+
+
 @pytest.fixture(autouse=True)
 def fresh_status_channel() -> None:
     """Each test probes its channel layer afresh: ``follower.channel`` keeps a probe's answer
