@@ -10,12 +10,13 @@ attempt's step needs of a main (its state, its redirect, its attempt in progress
 from __future__ import annotations
 
 import copy
+import functools
 from dataclasses import dataclass
 from typing import Any
 from uuid import UUID
 
 from django.db import transaction
-from django.db.models import OuterRef, Q, Subquery
+from django.db.models import OuterRef, Q, QuerySet, Subquery
 from django.utils import timezone
 
 from common.reads import once
@@ -123,24 +124,28 @@ def standing(session_id: SessionId) -> Standing:
     snapshot taken when it starts, before the lock it waited for was free, and re-reads only the
     locked row, not the subqueries (two queries then).
     """
-    source = OuterRef("session_id")
-    state = (
-        MainState.objects.filter(session_id=key(session_id))
-        .annotate(
-            redirect_to=Subquery(
-                Redirect.objects.filter(source_id=source).values("destination_id")[:1]
-            ),
-            in_progress_id=Subquery(
-                HandoffRecord.objects.filter(source_id=source, phase__in=IN_PROGRESS_PHASES).values(
-                    "pk"
-                )[:1]
-            ),
-        )
-        .first()
-    )
+    state = _standings().filter(session_id=key(session_id)).first()
     if state is None:
         return Standing(None, _redirect_to(session_id), None)
     return Standing(state, state.redirect_to, state.in_progress_id)
+
+
+@functools.cache
+def _standings() -> QuerySet[MainState, MainState]:
+    """Every main state with its redirect's destination (``redirect_to``) and its attempt in
+    progress (``in_progress_id``) annotated, resolved once per process: ``standing`` filters a
+    clone of it."""
+    source = OuterRef("session_id")
+    return MainState.objects.annotate(
+        redirect_to=Subquery(
+            Redirect.objects.filter(source_id=source).values("destination_id")[:1]
+        ),
+        in_progress_id=Subquery(
+            HandoffRecord.objects.filter(source_id=source, phase__in=IN_PROGRESS_PHASES).values(
+                "pk"
+            )[:1]
+        ),
+    )
 
 
 def _redirect_to(session_id: SessionId) -> SessionId | None:

@@ -12,6 +12,7 @@ Degradation).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -102,6 +103,13 @@ _FACT_COUNTS = {
 }
 
 
+@functools.cache
+def _observed() -> QuerySet[Session, Session]:
+    """Every session with the ``_FACT_COUNTS`` annotated, resolved once per process: each
+    ``observed_rows`` filters a clone of it (the counted subqueries are not built again)."""
+    return Session.objects.annotate(**_FACT_COUNTS)
+
+
 @dataclass(frozen=True)
 class Observation:
     """A session read now with its blocker facts (``SessionController.observe``)."""
@@ -164,7 +172,7 @@ class SessionController:
             pk = UUID(str(key))
         except ValueError:
             return Session.objects.none()
-        return Session.objects.annotate(**_FACT_COUNTS).filter(pk=pk)
+        return _observed().filter(pk=pk)
 
     def observe(self, session_id: Session | str | UUID) -> Observation | None:
         """Return the session and its blocker facts read now, or None (unknown or malformed id).
