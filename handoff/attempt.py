@@ -63,6 +63,7 @@ from django.dispatch import Signal
 from django.utils import timezone
 from django.utils.translation import gettext_noop
 
+from common.reads import reads_once
 from handoff import (
     conf,
     degradation,
@@ -480,9 +481,13 @@ def guard(session_id: str, steps: list[StepResult], *, manual: bool) -> Guarded:
 
 
 def measure(guarded: Guarded, steps: list[StepResult]) -> Measured:
-    """Step 2: tokens (with label), turns, compactions, capacity."""
-    values = services.load_settings()
-    found, reading = metrics.measure(guarded.observation.session, values)
+    """Step 2: tokens (with label), turns, compactions, capacity.
+
+    It only reads, so its reads are shared (``common.reads.reads_once``): the usage projection's
+    row, which the usage projection and the token meter services both read, is read once."""
+    with reads_once():
+        values = services.load_settings()
+        found, reading = metrics.measure(guarded.observation.session, values)
     steps.append(StepResult(Step.METRICS, True, f"{metrics.metrics_dict(found)} {reading.label}"))
     return Measured(values, found, reading)
 
