@@ -171,27 +171,33 @@ def create_record(
 
 
 class Unmet(Exception):
-    """A move's ``only_if`` condition did not hold: nothing was written."""
+    """A move's ``among`` condition did not hold: nothing was written."""
 
 
 def move(
-    record: HandoffRecord, phase: Phase, *, only_if: Q | None = None, **fields: Any
+    record: HandoffRecord,
+    phase: Phase,
+    *,
+    among: QuerySet[HandoffRecord, HandoffRecord] | None = None,
+    **fields: Any,
 ) -> HandoffRecord:
     """Move ``record`` to ``phase`` and set ``fields`` (brief, target, error …); return the moved
     record (a copy of ``record`` with the move applied; ``record`` itself is left as it was).
 
     One conditional UPDATE: it applies only while the stored phase may move to ``phase``, so a
-    concurrent move (recovery, another worker) is seen, and while ``only_if`` (a condition on
-    other tables, e.g. an ``Exists``) holds. Raises ``PhaseError`` when the move would go
-    backwards or out of a final phase, ``Unmet`` when only ``only_if`` failed; nothing is
-    written then. One transaction, ``record_changed`` sent inside it (inside a caller's, no
-    savepoint of its own: a failing receiver rolls back to the caller's).
+    concurrent move (recovery, another worker) is seen, and while the record is one of
+    ``among`` (records filtered by a condition on other tables, e.g. an ``Exists``: a queryset
+    built once can be passed each time, its condition resolved once). Raises ``PhaseError``
+    when the move would go backwards or out of a final phase, ``Unmet`` when only ``among``
+    failed; nothing is written then. One transaction, ``record_changed`` sent inside it (inside
+    a caller's, no savepoint of its own: a failing receiver rolls back to the caller's).
     """
     movable_from = [p for p in Phase if can_move(p, phase)]
     changes = {**fields, "phase": phase, "updated": timezone.now()}
-    rows = HandoffRecord.objects.filter(pk=record.pk, phase__in=movable_from)
+    records = HandoffRecord.objects.all() if among is None else among
+    rows = records.filter(pk=record.pk, phase__in=movable_from)
     with transaction.atomic(savepoint=False):
-        updated = (rows if only_if is None else rows.filter(only_if)).update(**changes)
+        updated = rows.update(**changes)
         if updated:
             moved = copy.copy(record)
             for name, value in changes.items():
@@ -199,7 +205,7 @@ def move(
             record_changed.send(sender=HandoffRecord, record=moved)
             return moved
     found = HandoffRecord.objects.filter(pk=record.pk).values_list("phase", flat=True).first()
-    if only_if is not None and found in movable_from:
+    if among is not None and found in movable_from:
         raise Unmet(f"record {record.pk} was not moved to {phase}: its condition failed")
     raise PhaseError(f"record {record.pk} cannot move from {found} to {phase}")
 

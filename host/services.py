@@ -162,11 +162,16 @@ class SessionController:
         """Return the pks of ``owner_id``'s sessions (a ``values_list`` queryset: a subquery)."""
         return Session.objects.filter(owner_id=owner_id).values_list("pk", flat=True)
 
-    def observed_rows(self, session_id: Session | str | UUID) -> QuerySet[Session, Session]:
+    def observed_rows(
+        self, session_id: Session | str | UUID | OuterRef
+    ) -> QuerySet[Session, Session]:
         """Return the session's row with the counts ``observe`` reads annotated
         (``open_activities``, ``live_subagent_count``, ``team_members``,
         ``pending_inbox_count``); none for an unknown or malformed id. Not evaluated: a caller
-        may filter it and use it as a subquery (``handoff.services.ObservedRows``)."""
+        may filter it and use it as a subquery (``handoff.services.ObservedRows``), the
+        session named then by an ``OuterRef`` to the outer query's column."""
+        if isinstance(session_id, OuterRef):
+            return _observed().filter(pk=session_id)
         key = session_id.pk if isinstance(session_id, Session) else session_id
         try:
             pk = UUID(str(key))
