@@ -12,7 +12,7 @@ from __future__ import annotations
 import copy
 import functools
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict
 from uuid import UUID
 
 from django.db import transaction
@@ -27,6 +27,16 @@ from handoff.models import HandoffRecord, MainState, Redirect
 from handoff.session_model import SessionId, session_key
 from handoff.shapes import MetricsOut
 from handoff.signals import RouteChange, main_switched, record_changed, redirects_changed
+
+if TYPE_CHECKING:
+    from django_stubs_ext import WithAnnotations
+
+
+class _Standing(TypedDict):
+    """What ``_standings`` annotates on a main state."""
+
+    redirect_to: Any
+    in_progress_id: UUID | None
 
 
 def key(session_id: Any) -> Any:
@@ -131,7 +141,7 @@ def standing(session_id: SessionId) -> Standing:
 
 
 @functools.cache
-def _standings() -> QuerySet[MainState, MainState]:
+def _standings() -> QuerySet[WithAnnotations[MainState, _Standing]]:
     """Every main state with its redirect's destination (``redirect_to``) and its attempt in
     progress (``in_progress_id``) annotated, resolved once per process: ``standing`` filters a
     clone of it."""
