@@ -58,7 +58,8 @@ from enum import StrEnum
 from typing import Any, TypeVar
 
 from django.db import DatabaseError, transaction
-from django.db.models import Exists, OuterRef, Q, QuerySet
+from django.db.models import Exists, F, OuterRef, Q, QuerySet, Value
+from django.db.models.lookups import Exact, GreaterThanOrEqual
 from django.dispatch import Signal
 from django.utils import timezone
 from django.utils.translation import gettext_noop
@@ -423,23 +424,39 @@ def _stable_records(
     controller: ObservedRows, manual: bool, switch: str, read_state: bool
 ) -> QuerySet[HandoffRecord, HandoffRecord]:
     """The records whose source is stable (``stable_rows``), resolved once: a move filters a
-    clone of it by the record's id."""
+    clone of it by the record's id.
+
+    Each subquery (the counts, the main state's switch, the source's row) stands on the right
+    of its comparison (``0 = open_activities``, ``TRUE = EXISTS(…)``): Django resolves a
+    lookup's left side again each time it compiles the statement (``Lookup.process_lhs``),
+    which clones a subquery with all it holds, and compiles the right side as resolved here.
+    """
     quiet = Q(
+        _none("open_activities"),
+        _none("live_subagent_count"),
+        GreaterThanOrEqual(Value(1), F("team_members")),
+        _none("pending_inbox_count"),
         status=IDLE,
         revision=OuterRef("source_revision"),
         archived=False,
-        open_activities=0,
-        live_subagent_count=0,
-        team_members__lte=1,
-        pending_inbox_count=0,
     )
     if not manual:
         quiet &= ~Q(permission_preset=CUSTOM_PRESET)
     rows = controller.observed_rows(OuterRef("source_id")).filter(quiet)
     if read_state:
         on = MainState.objects.filter(session_id=OuterRef("pk"), **{switch: True})
-        rows = rows.filter(Exists(on))
-    return HandoffRecord.objects.filter(Exists(rows))
+        rows = rows.filter(_holds(Exists(on)))
+    return HandoffRecord.objects.filter(_holds(Exists(rows)))
+
+
+def _none(count: str) -> Exact:
+    """``0 = count``: the annotated ``count`` is 0, the subquery on the right."""
+    return Exact(Value(0), F(count))
+
+
+def _holds(condition: Exists) -> Exact:
+    """``TRUE = condition``: ``condition`` holds, the subquery on the right."""
+    return Exact(Value(True), condition)
 
 
 def _moved_while_stable(
