@@ -105,7 +105,9 @@ def hand_over(state: MainState, successor_id: SessionId) -> MainState:
     state.deferred = []
     state.failures = 0
     state.retry_at = None
-    state.save()
+    state.save(
+        update_fields=["enabled", "requested", "deferred", "failures", "retry_at", "updated"]
+    )
     return MainState.objects.create(
         session_id=key(successor_id),
         enabled=enabled,
