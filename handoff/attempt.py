@@ -58,12 +58,14 @@ from enum import StrEnum
 from typing import Any, TypeVar
 
 from django.db import DatabaseError, transaction
-from django.db.models import Exists, OuterRef, Q
+from django.db.models import Exists, F, OuterRef, Q, QuerySet, Value
+from django.db.models.lookups import Exact, GreaterThanOrEqual
 from django.dispatch import Signal
 from django.utils import timezone
 from django.utils.translation import gettext_noop
 
 from common import after_commit
+from common.reads import reads_once
 from handoff import (
     conf,
     degradation,
@@ -384,17 +386,21 @@ def _check(attempt: Attempt, step: str, state: MainState | None = None) -> HostS
         raise Fail(step, f"not stable: {why}", changed=True) from why
 
 
-def stable_rows(claim: Claim, state: MainState | None = None) -> Q | None:
-    """Return ``stable()`` of ``claim`` as a condition a write can carry (``store.move``'s
-    ``only_if``), or ``None`` when it cannot be said so (the controller is no
-    ``ObservedRows``) or fails already on what is known here.
+def stable_rows(
+    claim: Claim, state: MainState | None = None
+) -> QuerySet[HandoffRecord, HandoffRecord] | None:
+    """Return the records whose source is ``stable()`` for ``claim``, a queryset a write can
+    carry (``store.move``'s ``among``), or ``None`` when it cannot be said so (the controller
+    is no ``ObservedRows``) or fails already on what is known here.
 
-    The same rule as ``stable_source`` (``instability`` and ``find_blockers``): the source idle
-    (so not disposed), at the claim's revision, not archived, nothing in flight, no live
-    subagent, a team of at most one, nothing pending in its inbox, not a custom permission
-    preset unless the attempt is manual; the claim's switch on in the main state (read in the
-    condition, or ``state`` as the caller holds it locked). An automatic attempt reads the
-    settings' ``autoHandoff`` here.
+    The same rule as ``stable_source`` (``instability`` and ``find_blockers``): the record's
+    source idle (so not disposed), at the revision the record was claimed at (its
+    ``source_revision``, the claim's), not archived, nothing in flight, no live subagent, a team
+    of at most one, nothing pending in its inbox, not a custom permission preset unless the
+    attempt is manual; the claim's switch on in the main state (read in the condition, or
+    ``state`` as the caller holds it locked). An automatic attempt reads the settings'
+    ``autoHandoff`` here. The condition names the source and the revision by the record's own
+    columns, so it is built once per process for each kind of claim (``_stable_records``).
     """
     controller = claim.controller
     if not isinstance(controller, ObservedRows):
@@ -402,22 +408,56 @@ def stable_rows(claim: Claim, state: MainState | None = None) -> Q | None:
     switch = "requested" if claim.reason is Reason.MANUAL else "enabled"
     if claim.reason is not Reason.MANUAL and not services.load_settings().auto_handoff:
         return None
+    if state is not None and not getattr(state, switch):
+        return None
+    kind = (type(controller), claim.manual, switch, state is None)
+    if kind not in _STABLE_RECORDS:
+        _STABLE_RECORDS[kind] = _stable_records(controller, claim.manual, switch, state is None)
+    return _STABLE_RECORDS[kind]
+
+
+_STABLE_RECORDS: dict[tuple[type, bool, str, bool], QuerySet[HandoffRecord, HandoffRecord]] = {}
+"""``_stable_records`` built so far, by controller class, manual, switch and whether the main
+state is read in the condition."""
+
+
+def _stable_records(
+    controller: ObservedRows, manual: bool, switch: str, read_state: bool
+) -> QuerySet[HandoffRecord, HandoffRecord]:
+    """The records whose source is stable (``stable_rows``), resolved once: a move filters a
+    clone of it by the record's id.
+
+    Each subquery (the counts, the main state's switch, the source's row) stands on the right
+    of its comparison (``0 = open_activities``, ``TRUE = EXISTS(…)``): Django resolves a
+    lookup's left side again each time it compiles the statement (``Lookup.process_lhs``),
+    which clones a subquery with all it holds, and compiles the right side as resolved here.
+    """
     quiet = Q(
+        _none("open_activities"),
+        _none("live_subagent_count"),
+        GreaterThanOrEqual(Value(1), F("team_members")),
+        _none("pending_inbox_count"),
         status=IDLE,
-        revision=claim.revision,
+        revision=OuterRef("source_revision"),
         archived=False,
-        open_activities=0,
-        live_subagent_count=0,
-        team_members__lte=1,
-        pending_inbox_count=0,
     )
-    if not claim.manual:
+    if not manual:
         quiet &= ~Q(permission_preset=CUSTOM_PRESET)
-    rows = controller.observed_rows(claim.session_id).filter(quiet)
-    if state is not None:
-        return Q(Exists(rows)) if getattr(state, switch) else None
-    on = MainState.objects.filter(session_id=OuterRef("pk"), **{switch: True})
-    return Q(Exists(rows.filter(Exists(on))))
+    rows = controller.observed_rows(OuterRef("source_id")).filter(quiet)
+    if read_state:
+        on = MainState.objects.filter(session_id=OuterRef("pk"), **{switch: True})
+        rows = rows.filter(_holds(Exists(on)))
+    return HandoffRecord.objects.filter(_holds(Exists(rows)))
+
+
+def _none(count: str) -> Exact:
+    """``0 = count``: the annotated ``count`` is 0, the subquery on the right."""
+    return Exact(Value(0), F(count))
+
+
+def _holds(condition: Exists) -> Exact:
+    """``TRUE = condition``: ``condition`` holds, the subquery on the right."""
+    return Exact(Value(True), condition)
 
 
 def _moved_while_stable(
@@ -428,12 +468,12 @@ def _moved_while_stable(
     check and the move. When it fails, the source is observed to say why and the step fails
     (``changed``); the caller's transaction rolls back what it wrote. Without ``stable_rows``,
     one ``_check`` before the move."""
-    condition = stable_rows(attempt.claim, state)
-    if condition is None:
+    stable = stable_rows(attempt.claim, state)
+    if stable is None:
         _check(attempt, step, state)
         return store.move(attempt.record, phase, **fields)
     try:
-        return store.move(attempt.record, phase, only_if=condition, **fields)
+        return store.move(attempt.record, phase, among=stable, **fields)
     except store.Unmet as unmet:
         _check(attempt, step, state)
         raise Fail(step, "not stable: the source changed meanwhile", changed=True) from unmet
@@ -481,9 +521,13 @@ def guard(session_id: str, steps: list[StepResult], *, manual: bool) -> Guarded:
 
 
 def measure(guarded: Guarded, steps: list[StepResult]) -> Measured:
-    """Step 2: tokens (with label), turns, compactions, capacity."""
-    values = services.load_settings()
-    found, reading = metrics.measure(guarded.observation.session, values)
+    """Step 2: tokens (with label), turns, compactions, capacity.
+
+    It only reads, so its reads are shared (``common.reads.reads_once``): the usage projection's
+    row, which the usage projection and the token meter services both read, is read once."""
+    with reads_once():
+        values = services.load_settings()
+        found, reading = metrics.measure(guarded.observation.session, values)
     steps.append(StepResult(Step.METRICS, True, f"{metrics.metrics_dict(found)} {reading.label}"))
     return Measured(values, found, reading)
 

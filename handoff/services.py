@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Protocol, TypeAlias, cast, runtime_checkable
 
 from django.core.exceptions import ImproperlyConfigured
-from django.db.models import QuerySet
+from django.db.models import OuterRef, QuerySet
 from django.utils.module_loading import import_string
 
 from handoff import degradation
@@ -232,12 +232,14 @@ class ObservedRows(Protocol):
     re-check ``stable()`` in its own statement (docs/spec.md, Stability). Optional: without it
     each such check is one ``observe`` before the write."""
 
-    def observed_rows(self, session_id: str) -> QuerySet[Any, Any]:
+    def observed_rows(self, session_id: str | OuterRef) -> QuerySet[Any, Any]:
         """Return the session's row (a queryset of at most one; none for an unknown id) with
         the counts ``observe`` reads annotated: ``open_activities``, ``live_subagent_count``,
         ``team_members`` and ``pending_inbox_count``; a filter on them and on the session's
         ``status``, ``revision``, ``archived`` and ``permission_preset`` says what the matching
-        ``SessionObservation`` would."""
+        ``SessionObservation`` would. ``session_id`` may be an ``OuterRef`` to a column of the
+        query this one is a subquery of (the session that query's row names), so the
+        condition names no one session and can be built once."""
 
 
 class WorkspaceRegistry(Protocol):

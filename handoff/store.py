@@ -10,12 +10,13 @@ attempt's step needs of a main (its state, its redirect, its attempt in progress
 from __future__ import annotations
 
 import copy
+import functools
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict
 from uuid import UUID
 
 from django.db import transaction
-from django.db.models import OuterRef, Q, Subquery
+from django.db.models import OuterRef, Q, QuerySet, Subquery
 from django.utils import timezone
 
 from common.reads import once
@@ -26,6 +27,16 @@ from handoff.models import HandoffRecord, MainState, Redirect
 from handoff.session_model import SessionId, session_key
 from handoff.shapes import MetricsOut
 from handoff.signals import RouteChange, main_switched, record_changed, redirects_changed
+
+if TYPE_CHECKING:
+    from django_stubs_ext import WithAnnotations
+
+
+class _Standing(TypedDict):
+    """What ``_standings`` annotates on a main state."""
+
+    redirect_to: Any
+    in_progress_id: UUID | None
 
 
 def key(session_id: Any) -> Any:
@@ -94,7 +105,9 @@ def hand_over(state: MainState, successor_id: SessionId) -> MainState:
     state.deferred = []
     state.failures = 0
     state.retry_at = None
-    state.save()
+    state.save(
+        update_fields=["enabled", "requested", "deferred", "failures", "retry_at", "updated"]
+    )
     return MainState.objects.create(
         session_id=key(successor_id),
         enabled=enabled,
@@ -123,24 +136,28 @@ def standing(session_id: SessionId) -> Standing:
     snapshot taken when it starts, before the lock it waited for was free, and re-reads only the
     locked row, not the subqueries (two queries then).
     """
-    source = OuterRef("session_id")
-    state = (
-        MainState.objects.filter(session_id=key(session_id))
-        .annotate(
-            redirect_to=Subquery(
-                Redirect.objects.filter(source_id=source).values("destination_id")[:1]
-            ),
-            in_progress_id=Subquery(
-                HandoffRecord.objects.filter(source_id=source, phase__in=IN_PROGRESS_PHASES).values(
-                    "pk"
-                )[:1]
-            ),
-        )
-        .first()
-    )
+    state = _standings().filter(session_id=key(session_id)).first()
     if state is None:
         return Standing(None, _redirect_to(session_id), None)
     return Standing(state, state.redirect_to, state.in_progress_id)
+
+
+@functools.cache
+def _standings() -> QuerySet[WithAnnotations[MainState, _Standing]]:
+    """Every main state with its redirect's destination (``redirect_to``) and its attempt in
+    progress (``in_progress_id``) annotated, resolved once per process: ``standing`` filters a
+    clone of it."""
+    source = OuterRef("session_id")
+    return MainState.objects.annotate(
+        redirect_to=Subquery(
+            Redirect.objects.filter(source_id=source).values("destination_id")[:1]
+        ),
+        in_progress_id=Subquery(
+            HandoffRecord.objects.filter(source_id=source, phase__in=IN_PROGRESS_PHASES).values(
+                "pk"
+            )[:1]
+        ),
+    )
 
 
 def _redirect_to(session_id: SessionId) -> SessionId | None:
@@ -166,27 +183,33 @@ def create_record(
 
 
 class Unmet(Exception):
-    """A move's ``only_if`` condition did not hold: nothing was written."""
+    """A move's ``among`` condition did not hold: nothing was written."""
 
 
 def move(
-    record: HandoffRecord, phase: Phase, *, only_if: Q | None = None, **fields: Any
+    record: HandoffRecord,
+    phase: Phase,
+    *,
+    among: QuerySet[HandoffRecord, HandoffRecord] | None = None,
+    **fields: Any,
 ) -> HandoffRecord:
     """Move ``record`` to ``phase`` and set ``fields`` (brief, target, error …); return the moved
     record (a copy of ``record`` with the move applied; ``record`` itself is left as it was).
 
     One conditional UPDATE: it applies only while the stored phase may move to ``phase``, so a
-    concurrent move (recovery, another worker) is seen, and while ``only_if`` (a condition on
-    other tables, e.g. an ``Exists``) holds. Raises ``PhaseError`` when the move would go
-    backwards or out of a final phase, ``Unmet`` when only ``only_if`` failed; nothing is
-    written then. One transaction, ``record_changed`` sent inside it (inside a caller's, no
-    savepoint of its own: a failing receiver rolls back to the caller's).
+    concurrent move (recovery, another worker) is seen, and while the record is one of
+    ``among`` (records filtered by a condition on other tables, e.g. an ``Exists``: a queryset
+    built once can be passed each time, its condition resolved once). Raises ``PhaseError``
+    when the move would go backwards or out of a final phase, ``Unmet`` when only ``among``
+    failed; nothing is written then. One transaction, ``record_changed`` sent inside it (inside
+    a caller's, no savepoint of its own: a failing receiver rolls back to the caller's).
     """
     movable_from = [p for p in Phase if can_move(p, phase)]
     changes = {**fields, "phase": phase, "updated": timezone.now()}
-    rows = HandoffRecord.objects.filter(pk=record.pk, phase__in=movable_from)
+    records = HandoffRecord.objects.all() if among is None else among
+    rows = records.filter(pk=record.pk, phase__in=movable_from)
     with transaction.atomic(savepoint=False):
-        updated = (rows if only_if is None else rows.filter(only_if)).update(**changes)
+        updated = rows.update(**changes)
         if updated:
             moved = copy.copy(record)
             for name, value in changes.items():
@@ -194,7 +217,7 @@ def move(
             record_changed.send(sender=HandoffRecord, record=moved)
             return moved
     found = HandoffRecord.objects.filter(pk=record.pk).values_list("phase", flat=True).first()
-    if only_if is not None and found in movable_from:
+    if among is not None and found in movable_from:
         raise Unmet(f"record {record.pk} was not moved to {phase}: its condition failed")
     raise PhaseError(f"record {record.pk} cannot move from {found} to {phase}")
 

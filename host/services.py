@@ -12,6 +12,7 @@ Degradation).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -102,6 +103,13 @@ _FACT_COUNTS = {
 }
 
 
+@functools.cache
+def _observed() -> QuerySet[Session, Session]:
+    """Every session with the ``_FACT_COUNTS`` annotated, resolved once per process: each
+    ``observed_rows`` filters a clone of it (the counted subqueries are not built again)."""
+    return Session.objects.annotate(**_FACT_COUNTS)
+
+
 @dataclass(frozen=True)
 class Observation:
     """A session read now with its blocker facts (``SessionController.observe``)."""
@@ -154,17 +162,22 @@ class SessionController:
         """Return the pks of ``owner_id``'s sessions (a ``values_list`` queryset: a subquery)."""
         return Session.objects.filter(owner_id=owner_id).values_list("pk", flat=True)
 
-    def observed_rows(self, session_id: Session | str | UUID) -> QuerySet[Session, Session]:
+    def observed_rows(
+        self, session_id: Session | str | UUID | OuterRef
+    ) -> QuerySet[Session, Session]:
         """Return the session's row with the counts ``observe`` reads annotated
         (``open_activities``, ``live_subagent_count``, ``team_members``,
         ``pending_inbox_count``); none for an unknown or malformed id. Not evaluated: a caller
-        may filter it and use it as a subquery (``handoff.services.ObservedRows``)."""
+        may filter it and use it as a subquery (``handoff.services.ObservedRows``), the
+        session named then by an ``OuterRef`` to the outer query's column."""
+        if isinstance(session_id, OuterRef):
+            return _observed().filter(pk=session_id)
         key = session_id.pk if isinstance(session_id, Session) else session_id
         try:
             pk = UUID(str(key))
         except ValueError:
             return Session.objects.none()
-        return Session.objects.annotate(**_FACT_COUNTS).filter(pk=pk)
+        return _observed().filter(pk=pk)
 
     def observe(self, session_id: Session | str | UUID) -> Observation | None:
         """Return the session and its blocker facts read now, or None (unknown or malformed id).

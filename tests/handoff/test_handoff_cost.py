@@ -42,7 +42,7 @@ def test_a_handoff_runs_as_many_statements_at_5000_messages_as_at_100():
 
 
 SAMPLE_STATEMENTS = 110
-"""Statements of one handoff of the epic sample in its own transactions (109 on SQLite, 110 on
+"""Statements of one handoff of the epic sample in its own transactions (108 on SQLite, 109 on
 PostgreSQL: its task queue's ``NOTIFY``; the log, 106 entries, is read in one plain fetch),
 follower events included (one INSERT each: their fragments are rendered after the commit,
 ``follower.events.deliver``): an upper bound, so nothing adds to them unnoticed."""
