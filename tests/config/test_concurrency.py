@@ -4,10 +4,12 @@ that ends in any way frees its slot; websockets are not bounded."""
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections import defaultdict
 from typing import Any
 
 import pytest
+from asgiref.sync import ThreadSensitiveContext, sync_to_async
 from asgiref.testing import ApplicationCommunicator
 
 from config.concurrency import ConcurrencyLimitMiddleware
@@ -188,6 +190,28 @@ def test_the_bound_holds_on_each_event_loop_the_app_serves():
 
     assert asyncio.run(two_requests("x")) == [True, False]
     assert asyncio.run(two_requests("y")) == [True, False]
+
+
+async def test_requests_run_their_sync_code_on_the_slots_threads_not_on_a_new_one_each():
+    threads: list[str] = []
+
+    async def django_like(scope: Any, receive: Any, send: Any) -> None:
+        # Django's ASGI handler: a thread-sensitive context per request, the view in it.
+        async with ThreadSensitiveContext():
+            await sync_to_async(lambda: threads.append(threading.current_thread().name))()
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b""})
+
+    app = ConcurrencyLimitMiddleware(django_like, limit=2)
+    for path in ("/a", "/b", "/c", "/d"):
+        await request(app, path).wait(1)
+    running_together = [request(app, "/e"), request(app, "/f"), request(app, "/g")]
+    for communicator in running_together:
+        await communicator.wait(1)
+
+    assert len(threads) == 7
+    assert 1 <= len(set(threads)) <= 2
+    assert all(name.startswith("http-slot") for name in threads)
 
 
 def test_the_site_bounds_its_http_requests_by_the_setting(settings: Any) -> None:
