@@ -29,6 +29,11 @@ a line naming its configuration.
 ``--browsers many`` (``python -m bench pages --browsers many [--both]``) runs the page mode with
 every tab in a browser of its own, ``--browsers shared`` (the default) with every tab in one
 (``bench/follower_pages.py``, ``BROWSERS``); it is passed on as ``BENCH_PAGE_BROWSERS``.
+
+``--concurrency 4,0`` (``python -m bench pages --concurrency 4,0 [--browsers many]``) runs each
+row of the page mode on a Daphne process per value, one right after the other: at most 4 HTTP
+requests at once, then no bound (``DJANGO_HTTP_CONCURRENCY``, ``config/concurrency.py``); it is
+passed on as ``BENCH_PAGE_CONCURRENCY``.
 """
 
 from __future__ import annotations
@@ -116,13 +121,16 @@ def create_database(connection: Any) -> bool:
 
 
 def arguments(argv: list[str]) -> argparse.Namespace:
-    """Parse the command line (``benchmark``, ``both``, ``browsers``, ``markdown``); exit with
-    the usage on a wrong one (``--both`` needs a benchmark other than ``soak``, ``--markdown``
-    goes with ``briefs``)."""
+    """Parse the command line (``benchmark``, ``both``, ``browsers``, ``concurrency``,
+    ``markdown``); exit with the usage on a wrong one (``--both`` needs a benchmark other than
+    ``soak``, ``--markdown`` goes with ``briefs``)."""
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.split("\n")[0])
     parser.add_argument("benchmark", nargs="?", choices=[*GROUPS, "soak"])
     parser.add_argument("--both", action="store_true", help="SQLite, then PostgreSQL + Redis")
     parser.add_argument("--browsers", choices=BROWSERS, help="the page mode's tabs' browsers")
+    parser.add_argument(
+        "--concurrency", help="the page mode's servers: DJANGO_HTTP_CONCURRENCY values, e.g. 4,0"
+    )
     parser.add_argument(
         "--markdown", action="store_true", help="with briefs: write docs/briefs.md's table"
     )
@@ -144,6 +152,8 @@ def main() -> None:
     args = arguments(sys.argv[1:])
     if args.browsers:
         os.environ["BENCH_PAGE_BROWSERS"] = args.browsers
+    if args.concurrency:
+        os.environ["BENCH_PAGE_CONCURRENCY"] = args.concurrency
     if args.benchmark == "soak":
         from bench import soak
 

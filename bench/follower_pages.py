@@ -27,6 +27,10 @@ before each delivery). Targets with ``many`` on PostgreSQL + Redis: commit → n
 ≤ 100 ms and p95 < 0.5 s at 1, 50 and 200 tabs.
 
 ``BENCH_PAGE_HANDOFFS`` sets the handoffs per row (default 20; 200 tabs load 200 pages).
+``--concurrency`` (``BENCH_PAGE_CONCURRENCY``, e.g. ``4,0``) runs each row on one Daphne
+process per value of ``DJANGO_HTTP_CONCURRENCY`` (the HTTP requests a process runs at once; 0:
+no bound), one right after the other, each row named by its server's bound; without it one
+process with the settings' own bound (``default``).
 """
 
 from __future__ import annotations
@@ -41,7 +45,7 @@ from dataclasses import dataclass, field
 from django.apps import apps
 from websockets.asyncio.client import ClientConnection
 
-from bench.follower_site import Site, in_thread, measured, percentile, with_worker
+from bench.follower_site import Site, in_thread, measured, percentile, with_sites
 from common.caching import FOLLOWED
 from host.models import Session
 
@@ -62,6 +66,21 @@ RENDERED = re.compile(r'data-event-id="(\d+)"')
 
 def _handoffs() -> int:
     return int(os.environ.get("BENCH_PAGE_HANDOFFS", "20"))
+
+
+def servers() -> list[tuple[str, dict[str, str]]]:
+    """The Daphne processes asked for, in order: each one's label and the environment it
+    adds (``DJANGO_HTTP_CONCURRENCY``; a value given twice runs twice). Raises ``SystemExit``
+    for a value of ``BENCH_PAGE_CONCURRENCY`` that is not a whole number of at least 0."""
+    values = [v.strip() for v in os.environ.get("BENCH_PAGE_CONCURRENCY", "").split(",")]
+    if values == [""]:
+        return [("default", {})]
+    if not all(value.isdigit() for value in values):
+        raise SystemExit(f"BENCH_PAGE_CONCURRENCY must be whole numbers ≥ 0: {values!r}")
+    return [
+        (f"limit {value}" if int(value) else "no limit", {"DJANGO_HTTP_CONCURRENCY": value})
+        for value in values
+    ]
 
 
 def layout() -> str:
@@ -208,37 +227,55 @@ async def _round(site: Site, tabs: int, row: Row, browsers: Browsers) -> None:
     row.missed += tabs - len(opened)
 
 
-async def _measure(site: Site) -> None:
-    chosen = layout()
+async def _browsers(site: Site, layout: str) -> Browsers:
+    """The tabs' sign-ins on ``site`` for ``layout``, after one warm-up handoff (the worker's and
+    the server's first requests)."""
     cookies: list[str | None] = [None] * max(TABS)
-    if chosen == "many":
+    if layout == "many":
         cookies = [await in_thread(site.sign_in) for _ in cookies]
     browsers = Browsers(cookies)
+    await _round(site, 1, Row(), browsers)
+    return browsers
+
+
+async def _row(site: Site, tabs: int, browsers: Browsers) -> Row:
+    """``_handoffs()`` handoffs back to back with ``tabs`` tabs, then the successor pages still
+    loading, so the next row starts on a server at rest."""
+    row = Row()
+    for _ in range(_handoffs()):
+        await _round(site, tabs, row, browsers)
+    await asyncio.gather(*browsers.loading)
+    browsers.loading.clear()
+    return row
+
+
+async def _measure(sites: list[Site]) -> None:
+    chosen = layout()
     print(f"browsers: {chosen}, {BROWSERS[chosen]}")
-    await _round(site, 1, Row(), browsers)  # the worker's and the server's first requests
+    labels = [label for label, _ in servers()]
+    browsers = [await _browsers(site, chosen) for site in sites]
     print(
         f"{'tabs':>5} {'commit→nav p50':>15} {'p95':>5} {'req→attempt p50':>16} {'p95':>5} "
-        f"{'req→nav p50':>12} {'p95':>5} {'requests/tab':>13} {'missed':>7} {'load':>5}"
+        f"{'req→nav p50':>12} {'p95':>5} {'requests/tab':>13} {'missed':>7} {'load':>5}  server"
     )
     for tabs in TABS:
-        row = Row()
-        for _ in range(_handoffs()):
-            await _round(site, tabs, row, browsers)
-        per_tab = max(row.requests) if row.requests else 0
-        print(
-            f"{tabs:>5} {measured(percentile(row.commit_to_navigation, 0.5)):>15}"
-            f" {measured(percentile(row.commit_to_navigation, 0.95)):>5}"
-            f" {measured(percentile(row.request_to_attempt, 0.5)):>16}"
-            f" {measured(percentile(row.request_to_attempt, 0.95)):>5}"
-            f" {measured(percentile(row.request_to_navigation, 0.5)):>12}"
-            f" {measured(percentile(row.request_to_navigation, 0.95)):>5}"
-            f" {per_tab:>13} {row.missed:>7} {os.getloadavg()[0]:>5.1f}"
-        )
-    await asyncio.gather(*browsers.loading)
+        for site, label, signed_in in zip(sites, labels, browsers, strict=True):
+            row = await _row(site, tabs, signed_in)
+            per_tab = max(row.requests) if row.requests else 0
+            print(
+                f"{tabs:>5} {measured(percentile(row.commit_to_navigation, 0.5)):>15}"
+                f" {measured(percentile(row.commit_to_navigation, 0.95)):>5}"
+                f" {measured(percentile(row.request_to_attempt, 0.5)):>16}"
+                f" {measured(percentile(row.request_to_attempt, 0.95)):>5}"
+                f" {measured(percentile(row.request_to_navigation, 0.5)):>12}"
+                f" {measured(percentile(row.request_to_navigation, 0.95)):>5}"
+                f" {per_tab:>13} {row.missed:>7} {os.getloadavg()[0]:>5.1f}  {label}",
+                flush=True,
+            )
 
 
 def run() -> None:
     """Print the page-mode table at 1, 50 and 200 tabs (milliseconds; requests: the most any
-    tab sent in one handoff besides its navigation)."""
+    tab sent in one handoff besides its navigation), a row per server of ``servers()``."""
     print("follower, page mode: tabs like the conversation page, handoffs asked for and queued")
-    with_worker("bench-pages", _measure)
+    with_sites("bench-pages", [env for _, env in servers()], _measure)

@@ -2,7 +2,8 @@
 
 ``Site`` starts one Daphne process (``config.asgi``, or the ASGI application named) on a free
 127.0.0.1 port against the benchmark's database and channel layer (``DATABASE_URL`` /
-``REDIS_URL`` as set), signs a user in (its session cookie), and opens follower sockets as a
+``REDIS_URL`` as set; ``server_env`` adds or overrides variables of that process only), signs a
+user in (its session cookie), and opens follower sockets as a
 page does (``Origin`` of the site, ``hello`` with the id the page was rendered with). All
 traffic stays on loopback; every socket and the server are closed by ``Site.close``.
 """
@@ -17,7 +18,7 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any, TypeVar
@@ -98,7 +99,11 @@ class Site:
     """One Daphne worker and one signed-in user of it (see the module docstring)."""
 
     def __init__(
-        self, username: str, port: int | None = None, application: str = "config.asgi:application"
+        self,
+        username: str,
+        port: int | None = None,
+        application: str = "config.asgi:application",
+        server_env: Mapping[str, str] | None = None,
     ) -> None:
         # A new user each run: its channel-layer group is fresh too.
         self.user = get_user_model().objects.create_user(f"{username}-{uuid.uuid4().hex[:8]}")
@@ -110,7 +115,7 @@ class Site:
         self.process = subprocess.Popen(
             [*command, application],
             cwd=ROOT,
-            env=self.env,
+            env={**self.env, **(server_env or {})},
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
@@ -272,10 +277,31 @@ def measured(result: Any) -> str:
 def with_worker(name: str, measure: Callable[[Site], Coroutine[Any, Any, None]]) -> None:
     """Run ``measure(site)`` on a new ``Site`` called ``name`` with a task worker started beside
     it (as the Procfile runs one), then stop the worker and close the site, also on error."""
-    site = Site(name)
-    worker = site.start_worker()
+
+    async def measure_one(sites: list[Site]) -> None:
+        await measure(sites[0])
+
+    with_sites(name, [{}], measure_one)
+
+
+def with_sites(
+    name: str,
+    server_envs: Sequence[Mapping[str, str]],
+    measure: Callable[[list[Site]], Coroutine[Any, Any, None]],
+) -> None:
+    """Run ``measure(sites)`` on a new ``Site`` called ``name`` per ``server_envs`` entry (its
+    Daphne's ``server_env``), in that order, with one task worker started beside them (the
+    sites share the database and the channel layer, so it runs every site's handoffs), then stop
+    the worker and close the sites, also on error."""
+    sites: list[Site] = []
     try:
-        asyncio.run(measure(site))
+        for server_env in server_envs:
+            sites.append(Site(name, server_env=server_env))
+        worker = sites[0].start_worker()
+        try:
+            asyncio.run(measure(sites))
+        finally:
+            stop_process(worker)
     finally:
-        stop_process(worker)
-        site.close()
+        for site in sites:
+            site.close()

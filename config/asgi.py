@@ -1,5 +1,8 @@
 """ASGI entry point: HTTP through Django, websockets through the follower's routing.
 
+HTTP requests run at most ``HTTP_CONCURRENCY`` at once per process (``config.concurrency``);
+the follower's websockets are not bounded.
+
 The follower's websocket accepts only the site's own pages (``follower.origin``: scheme, host
 and port), whatever ``ALLOWED_HOSTS`` is.
 """
@@ -16,13 +19,15 @@ from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from django.conf import settings  # noqa: E402
 
 from config.body_limit import BodyLimitMiddleware  # noqa: E402
+from config.concurrency import ConcurrencyLimitMiddleware  # noqa: E402
 from follower.origin import SiteOriginValidator  # noqa: E402
 from follower.routing import websocket_urlpatterns  # noqa: E402
 
 application = ProtocolTypeRouter(
     {
         "http": BodyLimitMiddleware(
-            django_asgi_app, limit=lambda: settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+            ConcurrencyLimitMiddleware(django_asgi_app, limit=settings.HTTP_CONCURRENCY),
+            limit=lambda: settings.DATA_UPLOAD_MAX_MEMORY_SIZE,
         ),
         "websocket": SiteOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
     }

@@ -126,6 +126,11 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
         "max_size": int(os.environ.get("DJANGO_DB_POOL_MAX", "5")),
         "timeout": 30,
     }
+# HTTP requests one server process runs at once, each on a thread kept for it (config.concurrency;
+# docs/design.md, "HTTP requests run a few at a time"): the rest wait on the event loop in
+# arrival order. Below the pool's DJANGO_DB_POOL_MAX (5), so a running request finds a
+# connection. 0: no bound (a new thread per request, Django's own way).
+HTTP_CONCURRENCY = int(os.environ.get("DJANGO_HTTP_CONCURRENCY", "4"))
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # Several processes (server, task worker) share the file: take the write lock up front
     # and wait for it instead of failing with "database is locked". In WAL mode,

@@ -18,7 +18,7 @@ from django.db.utils import load_backend
 from shared_files import ROOT
 
 from bench import __main__ as runner
-from bench import hook_stop
+from bench import follower_pages, hook_stop
 from bench.chromium_tabs import LONG_LOG, import_long_log
 from bench.synthetic_logs import write_claude_log, write_codex_rollout
 from host.importers import import_report, import_transcript
@@ -69,6 +69,30 @@ def test_browsers_many_reaches_the_page_mode_of_each_configuration(
     monkeypatch.setattr(runner.subprocess, "run", run)
     runner.main()
     assert layouts == ["many", "many"]
+
+
+def test_concurrency_gives_the_page_mode_a_server_per_bound_in_order(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("BENCH_PAGE_CONCURRENCY", "")  # restored after: main() sets it
+    monkeypatch.setattr(sys, "argv", ["bench", "pages", "--concurrency", "4,0", "--both"])
+    bounds: list[str | None] = []
+
+    def run(command: list[str], env: dict[str, str], cwd: Path) -> Any:
+        bounds.append(env.get("BENCH_PAGE_CONCURRENCY"))
+        return subprocess.CompletedProcess(command, 0)
+
+    monkeypatch.setattr(runner.subprocess, "run", run)
+    runner.main()
+
+    assert bounds == ["4,0", "4,0"]
+    assert follower_pages.servers() == [
+        ("limit 4", {"DJANGO_HTTP_CONCURRENCY": "4"}),
+        ("no limit", {"DJANGO_HTTP_CONCURRENCY": "0"}),
+    ]
+    monkeypatch.setenv("BENCH_PAGE_CONCURRENCY", "four")
+    with pytest.raises(SystemExit, match="whole numbers"):
+        follower_pages.servers()
 
 
 def test_browsers_refuses_a_layout_it_does_not_know(
