@@ -36,9 +36,11 @@ or committed by a request or task of this process: ``events.event_committed``); 
 database per ping.
 
 Before delivering an event the hub checks each distinct sign-in of the user's sockets here
-once (not once per socket), in a thread of the hub's own (``Reads``): never on asgiref's one
-shared thread, where every sync view of the process (the page requests) runs, so a herd of
-page requests does not hold an event back. A sign-out (``user_logged_out``)
+once (not once per socket), in a thread of the hub's own (``Reads``), on a connection of its
+own: never on asgiref's one shared thread, where every consumer's ``database_sync_to_async``
+call of the process queues, nor behind the page requests (each on a thread of its own under
+Django's handler) for the pool's connections, so a herd of page requests does not hold an
+event back. A sign-out (``user_logged_out``)
 reaches the hub through the layer at once. Sockets of an ended sign-in are closed with 4401 and
 get nothing more. The hub runs while it has sockets and stops with the last one.
 """
@@ -85,11 +87,13 @@ class Reads:
     own.
 
     ``channels.db.database_sync_to_async`` runs them on asgiref's one shared thread, behind
-    every sync view the process is running (a herd of page requests). When the database hands
-    out connections from a pool (PostgreSQL: ``OPTIONS["pool"]``, shared by the process's page
-    requests), the thread opens one persistent connection outside it (``own_connection``), so a
-    delivery never waits for a connection that page renders hold. Old connections are closed
-    around each read, as ``database_sync_to_async`` does (a persistent one stays open, checked
+    every other consumer's call, and on the process's pooled connections, which a herd of
+    page requests holds (each request runs on a thread of its own under Django's handler).
+    When the database hands out connections from a pool (PostgreSQL: ``OPTIONS["pool"]``,
+    shared by the process's page requests), the thread opens one persistent connection
+    outside it (``own_connection``), so a delivery never waits for a connection that page
+    renders hold. Old connections are closed around each read, as ``database_sync_to_async``
+    does (a persistent one stays open, checked
     before its next use). ``close`` ends the thread (and its connection) when the hub stops.
     """
 
