@@ -7,7 +7,8 @@ a record's brief, turns those into links with ``link_log_entries``. "(earlier lo
 inherited from the predecessor's brief) links entry N of the conversation one hop further back,
 where that entry is; "(older log #N)" (inherited twice or more) stays text. The words of each
 citation are shown in the reader's language (the brief's text keeps the English form the
-pattern reads).
+pattern reads); a citation's words never wrap inside themselves (``log-cite``: one line box
+on the narrowest page).
 """
 
 from __future__ import annotations
@@ -37,9 +38,9 @@ def link_log_entries(html: str, source_id: Any, earlier_id: Any = None) -> SafeS
         words = escape(_words(cited[1], cited[2]))
         session = {None: source_id, "earlier ": earlier_id}.get(cited[1])
         if session is None:
-            return f"({words})"
+            return f'(<span class="log-cite">{words}</span>)'
         page = session_url(session) + "?all=1"
-        return f'(<a href="{page}#entry-{cited[2]}">{words}</a>)'
+        return f'(<a href="{page}#entry-{cited[2]}" class="log-cite">{words}</a>)'
 
     # only digits, escaped catalog words and a reversed URL are added to the escaped html
     return mark_safe(_CITED.sub(link, conditional_escape(html)))

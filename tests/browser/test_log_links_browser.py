@@ -8,9 +8,11 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from playwright.sync_api import expect
 
 from handoff import operations
 from host.demo import DEMO_PASSWORD, seed_demo
+from host.models import LanguagePreference
 
 pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("immediate_tasks")]
 
@@ -52,4 +54,25 @@ def test_a_log_link_lands_on_its_entry_in_view(
     page.wait_for_function(UNCOVERED, arg=entry)
 
     assert page.evaluate(UNCOVERED, entry)
+    context.close()
+
+
+def test_no_citation_wraps_inside_itself_on_a_chinese_phone(
+    browser: Any, live_server: Any, login: Callable[..., None], transactional_db: None
+):
+    source = seed_demo()[0]
+    record = operations.run_attempt(source.pk, manual=True).record
+    assert record is not None
+    LanguagePreference.objects.create(user=source.owner, language="zh-hans")
+    context = browser.new_context(viewport={"width": 390, "height": 844})
+    context.set_default_timeout(15_000)
+    page = context.new_page()
+    login(page, live_server.url, source.owner, DEMO_PASSWORD)
+    page.goto(f"{live_server.url}/s/{record.target_id}/")
+    citations = page.locator("#timeline .log-cite")
+    expect(citations.first).to_contain_text("日志 #")
+
+    lines = citations.evaluate_all("(els) => els.map((el) => el.getClientRects().length)")
+
+    assert len(lines) > 3 and set(lines) == {1}, lines
     context.close()

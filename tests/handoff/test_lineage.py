@@ -160,11 +160,12 @@ def test_an_entry_the_second_hop_cites_from_the_first_log_links_there(
     assert entry is not None
     first_hop = f"{reverse('chat:session', args=[a.pk])}?all=1#entry-{entry.seq}"
     assert html.count(f"<li>{rule} (") == 3  # once a hop, though the user said it five times
-    assert f'{rule} (<a href="{first_hop}">log #{entry.seq}</a>)' in html
-    assert f'{rule} (<a href="{first_hop}">earlier log #{entry.seq}</a>)' in html
-    assert f"{rule} (older log #{entry.seq})" in html  # the third hop's: two logs back
+    assert f'{rule} (<a href="{first_hop}" class="log-cite">log #{entry.seq}</a>)' in html
+    assert f'{rule} (<a href="{first_hop}" class="log-cite">earlier log #{entry.seq}</a>)' in html
+    older = f'<span class="log-cite">older log #{entry.seq}</span>'
+    assert f"{rule} ({older})" in html  # the third hop's: two logs back
     successor = page(client, reverse("chat:session", args=[c.pk]))
-    assert f'(<a href="{first_hop}">earlier log #{entry.seq}</a>)' in successor
+    assert f'(<a href="{first_hop}" class="log-cite">earlier log #{entry.seq}</a>)' in successor
 
 
 def test_the_lineage_page_of_someone_elses_session_is_a_404(
@@ -206,7 +207,7 @@ def test_the_lineage_page_links_each_briefs_evidence_to_its_source(
     cited = re.findall(r"\(log #(\d+)\)", str(records.chain(a.pk)[0].brief))
     assert cited, "the offline brief cites the log"
     page_of_a = reverse("chat:session", args=[a.pk]) + "?all=1"
-    assert f'(<a href="{page_of_a}#entry-{cited[0]}">log #{cited[0]}</a>)' in html
+    assert f'(<a href="{page_of_a}#entry-{cited[0]}" class="log-cite">log #{cited[0]}</a>)' in html
 
 
 def test_handoff_status_command_says_where_a_successor_came_from(

@@ -37,7 +37,8 @@ def test_the_successors_brief_links_each_cited_entry_to_the_sources_timeline(cli
     page = client.get(reverse("chat:session", args=[successor_of(source).pk])).content.decode()
 
     href = f"{reverse('chat:session', args=[source.pk])}?all=1#entry-{result.seq}"
-    assert f'`pytest -q` → 12 passed in 0.4s (<a href="{href}">log #{result.seq}</a>)' in (
+    cited = f'(<a href="{href}" class="log-cite">log #{result.seq}</a>)'
+    assert f"`pytest -q` → 12 passed in 0.4s {cited}" in (
         page.replace("<code>", "`").replace("</code>", "`")
     )
     whole = client.get(reverse("chat:session", args=[source.pk]) + "?all=1").content.decode()
@@ -49,14 +50,17 @@ def test_an_entry_of_an_earlier_log_and_unescaped_text_are_not_linked():
     linked = link_log_entries(
         "<b>x</b> (earlier log #3) (log #4)", "7d0c1a66-0000-4000-8000-000000000000"
     )
-    assert linked.startswith("&lt;b&gt;x&lt;/b&gt; (earlier log #3) (<a href=")
-    assert linked.endswith('#entry-4">log #4</a>)')
+    assert linked.startswith(
+        '&lt;b&gt;x&lt;/b&gt; (<span class="log-cite">earlier log #3</span>) (<a href='
+    )
+    assert linked.endswith('#entry-4" class="log-cite">log #4</a>)')
 
 
 def test_a_chinese_reader_reads_the_citations_in_chinese_and_an_older_one_stays_text():
     source, earlier = "7d0c1a66-0000-4000-8000-000000000000", "7d0c1a66-0000-4000-8000-000000000001"
     with translation.override("zh-hans"):
         linked = link_log_entries("a (log #4) b (earlier log #3) c (older log #2)", source, earlier)
-    assert '#entry-4">日志 #4</a>)' in linked
-    assert f'{reverse("chat:session", args=[earlier])}?all=1#entry-3">更早的日志 #3</a>)' in linked
-    assert linked.endswith("c (更早之前的日志 #2)")
+    assert '#entry-4" class="log-cite">日志 #4</a>)' in linked
+    earlier_page = reverse("chat:session", args=[earlier])
+    assert f'{earlier_page}?all=1#entry-3" class="log-cite">更早的日志 #3</a>)' in linked
+    assert linked.endswith('c (<span class="log-cite">更早之前的日志 #2</span>)')
