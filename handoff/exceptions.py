@@ -69,6 +69,19 @@ class NoReviewWaiting(HandoffError):
         self.session_id = session_id
 
 
+class CommitsInItsTerminal(HandoffError):
+    """Commit was asked for a terminal session's brief waiting for review: its runtime commits
+    it when it starts the successor (docs/spec.md, Agent hooks); nothing changed."""
+
+    def __init__(self, session_id: object, asks: object) -> None:
+        """``asks``: what the session's page asks of the user instead (``/clear`` in its
+        terminal, the new-terminal command, or discard), in the active language."""
+        super().__init__(
+            f"session {session_id} runs in a terminal: its handoff commits there, not here ({asks})"
+        )
+        self.session_id = session_id
+
+
 class InvalidBrief(HandoffError):
     """An edited brief breaks the brief's rules (schema, 40 000 characters); nothing changed."""
 

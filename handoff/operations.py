@@ -42,14 +42,16 @@ from handoff.backoff import wait
 from handoff.digest import per_session
 from handoff.exceptions import (
     AlreadyHandedOff,
+    CommitsInItsTerminal,
     NoReviewWaiting,
     NotAMain,
     ReviewWaiting,
     SessionNotFound,
 )
 from handoff.models import MainState
-from handoff.services import HostSession, SessionController
+from handoff.services import PRODUCT_RUNTIME, HostSession, SessionController
 from handoff.shapes import StatusOut
+from handoff.words.review import review_notice
 
 logger = logging.getLogger(__name__)
 
@@ -308,8 +310,12 @@ def show_review(session_id: Any) -> StatusOut:
 def commit_review(session_id: Any, brief: dict[str, Any] | None = None) -> StatusOut:
     """Commit the main's waiting review with ``brief`` (``None``: as the model wrote it) and
     return the status report. Raises ``InvalidBrief``, ``NoReviewWaiting`` (nothing changed) or
-    ``ReviewFailed`` (``handoff.review.commit``)."""
-    _main(session_id)
+    ``ReviewFailed`` (``handoff.review.commit``), and ``CommitsInItsTerminal`` (nothing
+    changed) for a terminal session's brief: its runtime commits it when it starts the
+    successor (docs/spec.md, Agent hooks; ``agent_hooks.claim``)."""
+    session = _main(session_id)
+    if session.runtime != PRODUCT_RUNTIME and review.waiting(session_id) is not None:
+        raise CommitsInItsTerminal(session_id, review_notice(session))
     review.commit(session_id, brief)
     return status_module.build(session_id)
 

@@ -14,7 +14,7 @@ import html
 from io import StringIO
 
 import pytest
-from django.core.management import call_command
+from django.core.management import CommandError, call_command
 from django.utils import translation
 from hook_scenarios import (
     PROMPT,
@@ -291,3 +291,29 @@ def test_the_status_command_of_a_hooked_session_asks_for_clear_not_commit(claude
     shown = out.getvalue()
     assert asks in shown
     assert "commit or discard" not in shown and "提交或丢弃" not in shown
+
+
+def test_a_terminal_sessions_brief_is_not_committed_from_the_command_nor_the_api(
+    claude, hooked_user
+):
+    _, session, record = prepared(claude)
+    with pytest.raises(CommandError) as refused:
+        call_command("handoff", "commit", str(session.pk))
+    assert "type /clear in its terminal, or open the successor in a new terminal" in str(
+        refused.value
+    )
+    claude.client.force_login(hooked_user)
+    answer = claude.client.post(
+        f"/api/sessions/{session.pk}/handoff",
+        {"action": "commit"},
+        content_type="application/json",
+    )
+    assert answer.status_code == 409, answer.content
+    assert "commits there, not here" in answer.json()["detail"]
+
+    record.refresh_from_db()
+    assert record.phase == Phase.PREPARED and record.review_until is not None
+    assert not Redirect.objects.filter(source_id=session.pk).exists()
+    clear(claude, claude.log(SOURCE))  # its terminal still commits it
+    record.refresh_from_db()
+    assert record.phase == Phase.COMMITTED, record.error
