@@ -13,19 +13,20 @@ from __future__ import annotations
 
 from typing import Any
 
-from agent_hooks.payload import Hook
+from agent_hooks.payload import Hook, repaired
 from handoff import operations
 from host.external import close_activity, open_activity, sync_jobs
 from host.models import ActivityKind, Session
 
 
 def running_shells(hook: Hook) -> list[str]:
-    """The ids of the background shells a Claude Code ``Stop`` lists as running."""
+    """The ids of the background shells a Claude Code ``Stop`` lists as running (as text,
+    each character the database cannot store replaced by U+FFFD)."""
     tasks: Any = hook.payload.get("background_tasks")
     if not isinstance(tasks, list):
         return []
     return [
-        str(task.get("id"))
+        repaired(str(task.get("id")))
         for task in tasks
         if isinstance(task, dict)
         and task.get("type") == "shell"

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from django.contrib.auth.models import User
 
+from common.text import first_unstorable
 from handoff import operations, review, store
 from handoff.meter.rules import Verdict
 from host.external import by_external_id
@@ -22,7 +23,10 @@ def thousands(tokens: int) -> str:
 
 
 def text(owner: User, session_key: str) -> str:
-    """Return the status line of the owner's session ``session_key`` ("" when unknown)."""
+    """Return the status line of the owner's session ``session_key`` ("" when unknown, also
+    for a key no session can have: one with a NUL character or a lone surrogate)."""
+    if first_unstorable(session_key) is not None:
+        return ""
     session = by_external_id(owner.pk, session_key)
     if session is None:
         return ""

@@ -138,6 +138,23 @@ def test_prompts_to_the_old_session_are_blocked_and_reach_the_successor_once(cla
     assert claude.hook("user_prompt_submit", successor_log, prompt="And then?") is None
 
 
+@pytest.mark.parametrize("odd", ["\ud83d", "\x00"])
+def test_a_prompt_with_text_the_database_cannot_store_is_blocked_and_forwarded(claude, odd):
+    """A prompt carrying a lone surrogate (half of a pasted emoji) or a NUL character is
+    blocked with the choice and forwarded as any prompt is, that character stored as U+FFFD
+    (it used to be a 500: the hook printed nothing and the prompt went into the old session)."""
+    log, session, record = prepared(claude)
+    blocked = claude.hook("user_prompt_submit", log, prompt=f"Fix it {odd} now.")
+    assert blocked["decision"] == "block"
+    assert Choice.objects.get(record=record).blocked_prompt == "Fix it \ufffd now."
+    successor_log, _ = clear(claude, log)
+    forwarded = claude.hook("user_prompt_submit", log, prompt=f"Also {odd} this.")
+    assert forwarded["decision"] == "block"
+    assert Message.objects.filter(session=session, content="Also \ufffd this.").exists()
+    carried = claude.hook("user_prompt_submit", successor_log, prompt="Go on.")
+    assert "Also \ufffd this." in carried["hookSpecificOutput"]["additionalContext"]
+
+
 def test_a_running_subagent_defers(claude):
     log = claude.log(SOURCE)
     session = switched_on(claude, log)

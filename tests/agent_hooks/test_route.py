@@ -26,7 +26,7 @@ from agent_hooks import claim
 from agent_hooks.models import Delivery
 from handoff import operations, recovery
 from handoff.core.phases import Phase
-from handoff.models import Redirect
+from handoff.models import HandoffRecord, Redirect
 from host.models import Session
 
 pytestmark = pytest.mark.django_db
@@ -63,6 +63,66 @@ def test_a_bad_delivery_is_refused_422_and_changes_nothing(claude, runtime, body
     assert response.status_code == 422
     assert response.json()["detail"].startswith(detail)
     assert not Delivery.objects.exists()
+
+
+@pytest.mark.parametrize(
+    "body, detail",
+    [
+        ({"hook_event_name": "Stop", "session_id": "a\x00b"}, "session_id: a NUL character"),
+        ({"hook_event_name": "Stop\x00", "session_id": "x"}, "hook_event_name: a NUL character"),
+        ({"hook_event_name": "E" * 41, "session_id": "x"}, "hook_event_name: at most 40"),
+    ],
+)
+def test_an_identity_the_database_cannot_store_is_refused_422(claude, body, detail):
+    """A session id or event name with a NUL character, or an event name longer than any
+    runtime's, is refused naming the field (it used to be a 500 on PostgreSQL)."""
+    response = post(
+        claude.client, "/api/hooks/claude", body, HTTP_X_HOOK_DELIVERY=str(uuid.uuid4())
+    )
+    assert response.status_code == 422
+    assert response.json()["detail"].startswith(detail)
+    assert not Delivery.objects.exists()
+
+
+def test_a_transcript_path_with_a_nul_character_is_not_read(claude):
+    """A ``transcript_path`` with a NUL character names no file: nothing is read, the answer
+    is the usual one (it used to be a 500)."""
+    body = fixture("claude", "stop") | {"transcript_path": "/home/user/.claude/a\x00.jsonl"}
+    response = post(
+        claude.client, "/api/hooks/claude", body, HTTP_X_HOOK_DELIVERY=str(uuid.uuid4())
+    )
+    assert response.status_code == 200
+    assert response.json() == {"output": None, "ack": False}
+
+
+def test_the_status_line_of_a_session_id_no_session_can_have_is_empty(claude):
+    """A status line for a session id with a NUL character names no session: "" (it used to
+    be a 500 on PostgreSQL)."""
+    line = post(claude.client, "/api/hooks/claude/status-line", {"session_id": "a\x00b"})
+    assert line.status_code == 200
+    assert line.json() == {"text": ""}
+
+
+def test_a_clear_in_a_very_deep_folder_still_pairs(claude):
+    """A ``cwd`` longer than the stored folder (1 024 characters) is cut alike on every event:
+    the ``/clear`` is kept and pairs (it used to be a 500 on PostgreSQL: no pairing)."""
+    deep = "/home/user/" + "nested/" * 200
+    log, session, record = prepared(claude)
+    claude.process = ""  # paired by folder alone
+    assert claude.hook("session_end_clear", log, cwd=deep) is None
+    output = claude.hook("session_start_clear", claude.log(SUCCESSOR), cwd=deep)
+    assert record.pk.hex[:12] in output["hookSpecificOutput"]["additionalContext"]
+
+
+def test_a_background_shell_id_the_database_cannot_store_still_defers(claude):
+    """A running shell whose id carries a NUL character still defers the attempt (it used to
+    be a 500 on PostgreSQL)."""
+    log = claude.log(SOURCE)
+    session = switched_on(claude, log)
+    log.turns(2, context=60_000)
+    shell = {"id": "b\x00c", "type": "shell", "status": "running"}
+    assert claude.hook("stop", log, background_tasks=[shell]) is None
+    assert not HandoffRecord.objects.filter(source_id=session.pk).exists()
 
 
 def test_an_unknown_delivery_cannot_be_acknowledged(claude):
