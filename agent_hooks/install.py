@@ -351,9 +351,17 @@ def install(target: Target, server: str, token_file: Path, *, status_line: bool 
     is removed), then the merged file. With
     ``status_line`` (Claude Code only) the product's status line is installed when the file has
     none, else the outcome prints the command for the user to combine with their own.
-    Raises ``InstallError`` (nothing changed) on an unreadable file.
+    Raises ``InstallError`` (nothing changed) on an unreadable file, or one where an event the
+    product hooks is not a list of matcher groups (the entry cannot be kept as it is beside
+    the product's).
     """
     raw, document = load(target.path)
+    for event, groups in document.get("hooks", {}).items():
+        if event in EVENTS[target.runtime] and not isinstance(groups, list):
+            raise InstallError(
+                f"{target.path}: hooks.{event} is not a list of matcher groups "
+                '([{"matcher": …, "hooks": [...]}]); fix it first.'
+            )
     commands = {
         event: hook_command(target.runtime, server, token_file) for event in EVENTS[target.runtime]
     }

@@ -225,6 +225,20 @@ def test_a_settings_file_that_is_not_json_is_refused_unchanged(home, alice):
     assert settings.read_bytes() == b'{"model": "opus",'
 
 
+@pytest.mark.parametrize("entry", ["null", '"notify-send done"', '{"hooks": []}'])
+def test_an_event_that_is_not_a_list_of_groups_is_refused_unchanged(home, alice, entry):
+    """A hand-edited ``"Stop": "..."`` (or null, or one group without its list) is refused
+    naming the event, the file left as it was: it used to crash (null) or be rewritten into a
+    list of its characters that uninstall could not give back."""
+    settings = home / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    raw = f'{{"hooks": {{"Stop": {entry}}}}}'.encode()
+    settings.write_bytes(raw)
+    with pytest.raises(CommandError, match="hooks.Stop is not a list"):
+        install()
+    assert settings.read_bytes() == raw
+
+
 def test_an_unknown_user_is_refused(home, db):
     with pytest.raises(CommandError, match="No active user"):
         install()
