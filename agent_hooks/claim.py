@@ -146,9 +146,18 @@ def on_clear_start(owner: User, hook: Hook, delivery: Delivery) -> dict[str, Any
     return _claim(choice, hook, delivery) if choice is not None else None
 
 
+MARKER_IN_ITS_SOURCE = (
+    "Session Handoff: this prompt carries the marker of this session's own brief, so it was "
+    "not sent. Run the command that opens the fresh session in a new terminal, or type /clear "
+    "here to continue in a fresh session seeded with the brief."
+)
+
+
 def on_marker(owner: User, hook: Hook, delivery: Delivery) -> dict[str, Any] | None:
     """A prompt carrying a waiting record's marker (a new terminal): claim it and answer with
-    the brief as the prompt's added context (None: no waiting record has that marker)."""
+    the brief as the prompt's added context (None: no waiting record has that marker). Typed
+    into the session the record hands off (no ``/clear`` since), it claims nothing and is
+    blocked saying where it belongs (``MARKER_IN_ITS_SOURCE``)."""
     for prefix in markers_in(hook.text("prompt")):
         choice = (
             Choice.objects.select_related("record")
@@ -158,6 +167,9 @@ def on_marker(owner: User, hook: Hook, delivery: Delivery) -> dict[str, Any] | N
         )
         if choice is None:
             continue
+        source = Session.objects.get(pk=choice.record.source_id)
+        if source.external_id == hook.session_key and choice.cleared is None:
+            return {"decision": "block", "reason": MARKER_IN_ITS_SOURCE}
         choice.by_marker = True
         choice.save(update_fields=["by_marker"])
         found = _claim(choice, hook, delivery)

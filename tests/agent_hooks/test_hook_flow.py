@@ -155,6 +155,22 @@ def test_a_prompt_with_text_the_database_cannot_store_is_blocked_and_forwarded(c
     assert "Also \ufffd this." in carried["hookSpecificOutput"]["additionalContext"]
 
 
+def test_the_marker_typed_into_the_session_it_hands_off_is_blocked_and_claims_nothing(claude):
+    """The new-terminal prompt pasted into the old session itself: it is blocked saying where
+    it belongs, and the brief still waits for ``/clear`` (it used to be claimed by the old
+    session, its brief added to the nearly full context, and then claimable by nothing)."""
+    log, session, record = prepared(claude)
+    marker = f"[handoff:{record.pk.hex[:12]}]"
+    output = claude.hook("user_prompt_submit", log, prompt=f"Continue the work {marker}.")
+    assert output["decision"] == "block"
+    assert "new terminal" in output["reason"] and "/clear" in output["reason"]
+    assert Choice.objects.get(record=record).successor_key == ""
+    _, started = clear(claude, log)
+    assert goal_of(record) in started["hookSpecificOutput"]["additionalContext"]
+    record.refresh_from_db()
+    assert record.phase == Phase.COMMITTED
+
+
 def test_a_running_subagent_defers(claude):
     log = claude.log(SOURCE)
     session = switched_on(claude, log)
