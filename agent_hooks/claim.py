@@ -146,18 +146,21 @@ def on_clear_start(owner: User, hook: Hook, delivery: Delivery) -> dict[str, Any
     return _claim(choice, hook, delivery) if choice is not None else None
 
 
-MARKER_IN_ITS_SOURCE = (
-    "Session Handoff: this prompt carries the marker of this session's own brief, so it was "
-    "not sent. Run the command that opens the fresh session in a new terminal, or type /clear "
-    "here to continue in a fresh session seeded with the brief."
+MARKER_IN_A_USED_SESSION = (
+    "Session Handoff: this prompt carries the marker of a brief meant for a fresh session, and "
+    "this session already has a conversation of its own, so it was not sent. Run the command "
+    "that opens the fresh session in a new terminal, or type /clear in the session the brief "
+    "was written for."
 )
 
 
 def on_marker(owner: User, hook: Hook, delivery: Delivery) -> dict[str, Any] | None:
     """A prompt carrying a waiting record's marker (a new terminal): claim it and answer with
     the brief as the prompt's added context (None: no waiting record has that marker). Typed
-    into the session the record hands off (no ``/clear`` since), it claims nothing and is
-    blocked saying where it belongs (``MARKER_IN_ITS_SOURCE``)."""
+    into a session that already has a conversation of its own (the one the record hands off,
+    with no ``/clear`` since, or any other), it claims nothing and is blocked saying where it
+    belongs (``MARKER_IN_A_USED_SESSION``): such a session could never show the marker as
+    its first prompt, the claim's evidence."""
     for prefix in markers_in(hook.text("prompt")):
         choice = (
             Choice.objects.select_related("record")
@@ -167,9 +170,8 @@ def on_marker(owner: User, hook: Hook, delivery: Delivery) -> dict[str, Any] | N
         )
         if choice is None:
             continue
-        source = Session.objects.get(pk=choice.record.source_id)
-        if source.external_id == hook.session_key and choice.cleared is None:
-            return {"decision": "block", "reason": MARKER_IN_ITS_SOURCE}
+        if _used_elsewhere(choice, by_external_id(owner.pk, hook.session_key)):
+            return {"decision": "block", "reason": MARKER_IN_A_USED_SESSION}
         choice.by_marker = True
         choice.save(update_fields=["by_marker"])
         found = _claim(choice, hook, delivery)
@@ -177,6 +179,17 @@ def on_marker(owner: User, hook: Hook, delivery: Delivery) -> dict[str, Any] | N
             found["hookSpecificOutput"]["hookEventName"] = hook.event
         return found
     return None
+
+
+def _used_elsewhere(choice: Choice, session: Session | None) -> bool:
+    """Whether ``session`` (the prompt's) has a first prompt of its own, without the record's
+    marker: not a fresh session, unless it is the source's own id after a ``/clear`` that kept
+    it (the log's rest past the clear feeds the successor)."""
+    if session is None or not _first_prompt(session):
+        return False
+    if session.pk == choice.record.source_id and choice.cleared is not None:
+        return False
+    return not _marker_in_log(choice.record, session)
 
 
 def on_logged_marker(successor: Session) -> None:

@@ -163,12 +163,27 @@ def test_the_marker_typed_into_the_session_it_hands_off_is_blocked_and_claims_no
     marker = f"[handoff:{record.pk.hex[:12]}]"
     output = claude.hook("user_prompt_submit", log, prompt=f"Continue the work {marker}.")
     assert output["decision"] == "block"
-    assert "new terminal" in output["reason"] and "/clear" in output["reason"]
+    assert "new terminal" in output["reason"]
+    assert "/clear" in output["reason"]
     assert Choice.objects.get(record=record).successor_key == ""
     _, started = clear(claude, log)
     assert goal_of(record) in started["hookSpecificOutput"]["additionalContext"]
     record.refresh_from_db()
     assert record.phase == Phase.COMMITTED
+
+
+def test_the_marker_typed_into_another_session_with_a_history_claims_nothing(claude):
+    """Pasted into another session that has a conversation of its own, the marker's prompt is
+    blocked as well: that session's first prompt can never be the marker, so the claim could
+    never commit and would hold the brief until it expired."""
+    log, session, record = prepared(claude)
+    other = claude.log("5d5d5d5d-0000-4000-8000-000000000009")
+    other.turns(2, context=20_000)
+    claude.hook("stop", other)
+    marker = f"[handoff:{record.pk.hex[:12]}]"
+    output = claude.hook("user_prompt_submit", other, prompt=f"Continue the work {marker}.")
+    assert output["decision"] == "block"
+    assert Choice.objects.get(record=record).successor_key == ""
 
 
 def test_a_running_subagent_defers(claude):
