@@ -115,8 +115,11 @@ def _fail(record: HandoffRecord, why: str, *, fault: bool) -> None:
 
 
 def on_session_end(record: HandoffRecord, choice: Choice, hook: Hook) -> None:
-    """The source's ``SessionEnd``: a ``clear`` is kept (when, which process, which folder)."""
-    if hook.text("reason") != "clear":
+    """The source's ``SessionEnd``: a ``clear`` is kept (when, which process, which folder).
+    Codex names no reason (its ``reason`` is always "other"), so any of its ``SessionEnd`` is
+    kept as a possible ``/clear``: only a ``SessionStart(clear)`` that pairs with it within
+    ``PAIR_SECONDS`` claims anything (``paired``)."""
+    if hook.text("reason") != "clear" and hook.runtime != "codex":
         return
     choice.cleared, choice.cleared_process = timezone.now(), hook.process
     choice.cwd = hook.cwd or choice.cwd

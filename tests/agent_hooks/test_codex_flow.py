@@ -67,7 +67,7 @@ def test_codex_in_a_new_terminal_claims_by_the_marker(codex):
 
 def test_codex_clear_commits_on_the_acknowledgement(codex):
     log, session, record, _ = prepared(codex)
-    assert codex.hook("session_end", log, reason="clear") is None
+    assert codex.hook("session_end", log) is None  # as Codex sends it: reason "other"
     fresh = codex.log(SUCCESSOR)
     output = codex.hook("session_start_clear", fresh)
     assert output is not None
