@@ -37,7 +37,8 @@ def how_to_reach(successor: Session) -> str:
 
 def forward(source: Session, hook: Hook, delivery: Delivery) -> dict[str, Any]:
     """Block a prompt typed into the handed-off ``source``: keep it in its log, queue it for
-    the successor once, and answer with the reason naming the successor and how to reach it.
+    the successor once, and answer with the reason naming the successor and how to reach it
+    (and, when the prompt had text, that it was kept).
     One transaction: a crash keeps neither the message nor the relay."""
     successor = Session.objects.get(pk=forwarding.destination(source.pk))
     prompt = hook.text("prompt")
@@ -57,10 +58,9 @@ def forward(source: Session, hook: Hook, delivery: Delivery) -> dict[str, Any]:
         except IntegrityError:
             pass  # relayed already
     named = f"“{successor.title}”" if successor.title else str(successor.pk)
-    reason = (
-        f"This session was handed off to {named}. Continue there: {how_to_reach(successor)}. "
-        "Your prompt was kept and reaches it with your next prompt there."
-    )
+    reason = f"This session was handed off to {named}. Continue there: {how_to_reach(successor)}."
+    if prompt:
+        reason += " Your prompt was kept and reaches it with your next prompt there."
     return {"decision": "block", "reason": reason}
 
 

@@ -138,6 +138,16 @@ def test_prompts_to_the_old_session_are_blocked_and_reach_the_successor_once(cla
     assert claude.hook("user_prompt_submit", successor_log, prompt="And then?") is None
 
 
+def test_an_empty_prompt_to_the_old_session_is_not_said_to_be_kept(claude):
+    log, session, _ = prepared(claude)
+    clear(claude, log)
+    forwarded = claude.hook("user_prompt_submit", log, prompt="")
+    assert forwarded["decision"] == "block"
+    assert "handed off to" in forwarded["reason"]
+    assert "kept" not in forwarded["reason"]
+    assert not Message.objects.filter(session=session, content="").exists()
+
+
 @pytest.mark.parametrize("odd", ["\ud83d", "\x00"])
 def test_a_prompt_with_text_the_database_cannot_store_is_blocked_and_forwarded(claude, odd):
     """A prompt carrying a lone surrogate (half of a pasted emoji) or a NUL character is
