@@ -12,9 +12,11 @@ which queues the attempt) and run by a task worker process (``manage.py task_wor
 --interval 0.5``, as the Procfile runs it), so the table shows the whole path: request →
 attempt start (the record's creation), commit → navigation (the decision to open,
 ``location.assign``) and request → navigation, with the requests each tab sent per handoff
-besides its navigation, and the load average beside. ``start`` is the handoff's own share of
-commit → navigation (the median over the row's handoffs of commit → the stamp of the
-successor's start event): the rest is the event's way to the tabs. Targets:
+besides its navigation, and the load average beside. ``page`` is the successor's page as the
+tab gets it: from its decision to open it until the whole page came (all of a row's pages).
+``start`` is the handoff's own share of commit → navigation (the median over the row's
+handoffs of commit → the stamp of the successor's start event): the rest is the event's way
+to the tabs. Targets:
 commit → navigation p50 ≤ 100 ms and p95 < 0.5 s, request → attempt start p95 ≤ 50 ms, at
 most one request per tab per handoff.
 
@@ -33,6 +35,11 @@ The tabs run in ``BENCH_PAGE_CLIENTS`` client processes (default 4, at most one 
 frames each on its own: one process playing 200 tabs took each frame in turn, and its own
 garbage collection held them all.
 
+``BENCH_PAGE_OVERLAP`` (default 0) has that many of the tabs' browsers load the source's page
+once more just before each handoff is asked for (50 ms before), so that many renders are in
+flight while its events fan out, as when the successor pages of the handoff before still
+render.
+
 ``BENCH_PAGE_HANDOFFS`` sets the handoffs per row (default 20; 200 tabs load 200 pages).
 ``--concurrency`` (``BENCH_PAGE_CONCURRENCY``, e.g. ``4,0``) runs each row on one Daphne
 process per value of ``DJANGO_HTTP_CONCURRENCY`` (the HTTP requests a process runs at once; 0:
@@ -42,6 +49,7 @@ process with the settings' own bound (``default``).
 
 from __future__ import annotations
 
+import asyncio
 import os
 from dataclasses import dataclass, field
 
@@ -100,6 +108,7 @@ class Row:
     request_to_attempt: list[float] = field(default_factory=list)
     request_to_navigation: list[float] = field(default_factory=list)
     commit_to_start: list[float] = field(default_factory=list)
+    page_loads: list[float] = field(default_factory=list)
     requests: list[int] = field(default_factory=list)
     missed: int = 0
 
@@ -131,8 +140,14 @@ class Browsers:
 async def _round(site: Site, tabs: int, row: Row, browsers: Browsers) -> None:
     source = await in_thread(site.conversation, f"bench {tabs} page tabs")
     await browsers.clients.open(str(source.pk), [browsers.tab(i) for i in range(tabs)], LOADING)
+    renders = [  # BENCH_PAGE_OVERLAP: renders in flight during the fan-out
+        asyncio.create_task(site.get(f"/s/{source.pk}/", cookie))
+        for cookie in browsers.cookies[: int(os.environ.get("BENCH_PAGE_OVERLAP", "0"))]
+    ]
+    await asyncio.sleep(0.05 if renders else 0)  # the requests reach the server first
     asked = await in_thread(site.ask_now, source)
     results = await browsers.clients.wait(PATIENCE)
+    await asyncio.gather(*renders)
     committed = await in_thread(site.committed_at, source)
     started = await in_thread(_attempt_started, source)
     failed = {error for _, _, error in results if error}
@@ -166,7 +181,7 @@ async def _row(site: Site, tabs: int, browsers: Browsers) -> Row:
     row = Row()
     for _ in range(_handoffs()):
         await _round(site, tabs, row, browsers)
-    await browsers.clients.drain()
+    row.page_loads = await browsers.clients.drain()
     return row
 
 
@@ -191,7 +206,8 @@ async def _table(sites: list[Site], labels: list[str], browsers: list[Browsers])
     print(
         f"{'tabs':>5} {'commit→nav p50':>15} {'p95':>5} {'start':>6} "
         f"{'req→attempt p50':>16} {'p95':>5} "
-        f"{'req→nav p50':>12} {'p95':>5} {'requests/tab':>13} {'missed':>7} {'load':>5}  server"
+        f"{'req→nav p50':>12} {'p95':>5} {'page p50':>9} {'p95':>5} "
+        f"{'requests/tab':>13} {'missed':>7} {'load':>5}  server"
     )
     for tabs in TABS:
         for site, label, signed_in in zip(sites, labels, browsers, strict=True):
@@ -205,6 +221,8 @@ async def _table(sites: list[Site], labels: list[str], browsers: list[Browsers])
                 f" {measured(percentile(row.request_to_attempt, 0.95)):>5}"
                 f" {measured(percentile(row.request_to_navigation, 0.5)):>12}"
                 f" {measured(percentile(row.request_to_navigation, 0.95)):>5}"
+                f" {measured(percentile(row.page_loads, 0.5)):>9}"
+                f" {measured(percentile(row.page_loads, 0.95)):>5}"
                 f" {per_tab:>13} {row.missed:>7} {os.getloadavg()[0]:>5.1f}  {label}",
                 flush=True,
             )

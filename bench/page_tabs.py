@@ -14,7 +14,8 @@ count, ``Clients``):
   following; answers ``{"ready": true}``;
 - ``{"wait": <seconds>}``: wait at most that long for the tabs to open the successor; answers
   ``{"tabs": [[moment or null, requests, error or null], …]}`` in the order the tabs came;
-- ``{"drain": true}``: wait for the successor pages still loading; answers ``{"drained": true}``.
+- ``{"drain": true}``: wait for the successor pages still loading; answers ``{"drained":
+  [seconds, …]}``, each page's time from the tab's decision to open it until it came whole.
 
 The process ends at the end of its stdin.
 """
@@ -115,11 +116,11 @@ class PageTab:
             self.groups |= set(GROUP.findall(body))
 
     async def follow(
-        self, site: Endpoint, socket: ClientConnection, loading: set[asyncio.Task[bytes]]
+        self, site: Endpoint, socket: ClientConnection, loading: set[asyncio.Task[float]]
     ) -> float:
         """Apply events as the page does until it opens the successor; return that moment
         (epoch seconds). The successor's page it then fetches (``loads``) is added to
-        ``loading``."""
+        ``loading`` (``fetched``: its seconds from then until the whole page came)."""
         try:
             while True:
                 frame = json.loads(await socket.recv())
@@ -134,7 +135,7 @@ class PageTab:
                     moment = time.time()
                     if self.loads:
                         page = f"/s/{self.waiting}/?{FOLLOWED}=1"
-                        loading.add(asyncio.create_task(site.get(page, self.cookie)))
+                        loading.add(asyncio.create_task(fetched(site, page, self.cookie)))
                     return moment
         finally:
             await socket.close()
@@ -152,6 +153,13 @@ class PageTab:
             return False
         row = payload["session"]
         return bool(self.waiting and row["id"] == self.waiting and not row["blank"])
+
+
+async def fetched(site: Endpoint, path: str, cookie: str | None) -> float:
+    """GET ``path`` as ``cookie``'s browser (``Endpoint.get``); return the seconds it took."""
+    start = time.time()
+    await site.get(path, cookie)
+    return time.time() - start
 
 
 async def page_tab(
@@ -173,7 +181,7 @@ class Player:
     def __init__(self, site: Endpoint) -> None:
         self.site = site
         self.watching: list[tuple[PageTab, asyncio.Task[float]]] = []
-        self.loading: set[asyncio.Task[bytes]] = set()
+        self.loading: set[asyncio.Task[float]] = set()
 
     async def open(self, source: str, tabs: list[list[Any]], at_once: int) -> None:
         """Load the source's page for each ``[cookie, loads]`` of ``tabs`` (``at_once`` at a
@@ -206,10 +214,12 @@ class Player:
         self.watching = []
         return results
 
-    async def drain(self) -> None:
-        """Wait for the successor pages still loading."""
-        await asyncio.gather(*self.loading)
+    async def drain(self) -> list[float]:
+        """Wait for the successor pages still loading; return the seconds each took (from the
+        tab's decision to open it until the whole page came)."""
+        seconds = await asyncio.gather(*self.loading)
         self.loading.clear()
+        return list(seconds)
 
     async def answer(self, command: dict[str, Any]) -> dict[str, Any]:
         """Carry out one command of the module docstring's; return its answer."""
@@ -219,8 +229,7 @@ class Player:
         if "wait" in command:
             return {"tabs": await self.wait(float(command["wait"]))}
         if "drain" in command:
-            await self.drain()
-            return {"drained": True}
+            return {"drained": await self.drain()}
         raise ValueError(f"unknown command: {command!r}")
 
 
@@ -300,9 +309,11 @@ class Clients:
         answers = await self.ask([{"wait": patience}] * len(self.processes))
         return gathered([answer["tabs"] for answer in answers])
 
-    async def drain(self) -> None:
-        """Wait for every process's successor pages still loading."""
-        await self.ask([{"drain": True}] * len(self.processes))
+    async def drain(self) -> list[float]:
+        """Wait for every process's successor pages still loading; return the seconds each
+        took (``Player.drain``)."""
+        answers = await self.ask([{"drain": True}] * len(self.processes))
+        return [seconds for answer in answers for seconds in answer["drained"]]
 
     async def close(self) -> None:
         """End the processes (their stdin closed; killed when still running after 10 s)."""
