@@ -12,7 +12,11 @@ which queues the attempt) and run by a task worker process (``manage.py task_wor
 --interval 0.5``, as the Procfile runs it), so the table shows the whole path: request →
 attempt start (the record's creation), commit → navigation (the decision to open,
 ``location.assign``) and request → navigation, with the requests each tab sent per handoff
-besides its navigation, and the load average beside. Targets:
+besides its navigation, and the load average beside. ``page`` is the successor's page as the
+tab gets it: from its decision to open it until the whole page came (all of a row's pages).
+``start`` is the handoff's own share of commit → navigation (the median over the row's
+handoffs of commit → the stamp of the successor's start event): the rest is the event's way
+to the tabs. Targets:
 commit → navigation p50 ≤ 100 ms and p95 < 0.5 s, request → attempt start p95 ≤ 50 ms, at
 most one request per tab per handoff.
 
@@ -26,6 +30,16 @@ account: each tab's successor page is rendered for it, and the follower checks e
 before each delivery). Targets with ``many`` on PostgreSQL + Redis: commit → navigation p50
 ≤ 100 ms and p95 < 0.5 s at 1, 50 and 200 tabs.
 
+The tabs run in ``BENCH_PAGE_CLIENTS`` client processes (default 4, at most one per tab; tab
+``i`` in process ``i`` modulo their count, ``bench/page_tabs.py``), as browsers receive their
+frames each on its own: one process playing 200 tabs took each frame in turn, and its own
+garbage collection held them all.
+
+``BENCH_PAGE_OVERLAP`` (default 0) has that many of the tabs' browsers load the source's page
+once more just before each handoff is asked for (50 ms before), so that many renders are in
+flight while its events fan out, as when the successor pages of the handoff before still
+render.
+
 ``BENCH_PAGE_HANDOFFS`` sets the handoffs per row (default 20; 200 tabs load 200 pages).
 ``--concurrency`` (``BENCH_PAGE_CONCURRENCY``, e.g. ``4,0``) runs each row on one Daphne
 process per value of ``DJANGO_HTTP_CONCURRENCY`` (the HTTP requests a process runs at once; 0:
@@ -36,17 +50,13 @@ process with the settings' own bound (``default``).
 from __future__ import annotations
 
 import asyncio
-import json
 import os
-import re
-import time
 from dataclasses import dataclass, field
 
 from django.apps import apps
-from websockets.asyncio.client import ClientConnection
 
-from bench.follower_site import Site, in_thread, measured, percentile, with_sites
-from common.caching import FOLLOWED
+from bench.follower_site import ROOT, Site, in_thread, measured, percentile, with_sites
+from bench.page_tabs import Clients
 from host.models import Session
 
 TABS = tuple(int(n) for n in os.environ.get("BENCH_PAGE_TABS", "1,50,200").split(","))
@@ -59,9 +69,6 @@ BROWSERS = {
 """The layouts of ``--browsers`` (``BENCH_PAGE_BROWSERS``, default ``shared``)."""
 PATIENCE = 30.0
 """Seconds a tab waits for the successor before it counts as missed."""
-GROUP = re.compile(r'class="session-group" data-workspace="([^"]*)"')
-ROW_GROUP = re.compile(r'data-workspace="([^"]*)" data-shown="(true|false)"')
-RENDERED = re.compile(r'data-event-id="(\d+)"')
 
 
 def _handoffs() -> int:
@@ -93,85 +100,15 @@ def layout() -> str:
 
 
 @dataclass
-class PageTab:
-    """One tab on the source's page: its list's groups, the requests it sent, its browser's
-    sign-in (``cookie``; None: the site's own) and whether it fetches the successor's page
-    itself (``loads``: not when another tab of its browser brings the shared render)."""
-
-    source: str
-    rendered: int
-    groups: set[str]
-    cookie: str | None
-    loads: bool
-    requests: int = 0
-    waiting: str | None = None
-
-    async def refetch(self, site: Site, *paths: str) -> None:
-        """Fetch what the page would (the list; after a resync the log and the panel too)."""
-        for path in paths:
-            body = (await site.get(path, self.cookie)).decode()
-            self.requests += 1
-            self.groups |= set(GROUP.findall(body))
-
-    async def follow(
-        self, site: Site, socket: ClientConnection, loading: set[asyncio.Task[bytes]]
-    ) -> float:
-        """Apply events as the page does until it opens the successor; return that moment.
-        The successor's page it then fetches (``loads``) is added to ``loading``."""
-        try:
-            while True:
-                frame = json.loads(await socket.recv())
-                if frame["type"] == "resync":
-                    await self.refetch(
-                        site,
-                        f"/sidebar/?current={self.source}",
-                        f"/s/{self.source}/messages/",
-                        f"/handoff/sessions/{self.source}/panel/",
-                    )
-                if frame["type"] == "event" and await self.apply(site, frame):
-                    moment = time.time()
-                    if self.loads:
-                        page = f"/s/{self.waiting}/?{FOLLOWED}=1"
-                        loading.add(asyncio.create_task(site.get(page, self.cookie)))
-                    return moment
-        finally:
-            await socket.close()
-
-    async def apply(self, site: Site, frame: dict[str, object]) -> bool:
-        """Apply one event; True when the page opens the successor now."""
-        kind, payload = frame["kind"], frame["payload"]
-        assert isinstance(payload, dict)
-        placed = ROW_GROUP.search(str(payload.get("row_html", "")))
-        if placed and placed.group(2) == "true" and placed.group(1) not in self.groups:
-            await self.refetch(site, f"/sidebar/?current={self.source}")
-        if kind == "redirect.committed" and payload["source"] == self.source:
-            self.waiting = str(payload["destination"])
-        elif kind not in ("session.updated", "session.added"):
-            return False
-        row = payload["session"]
-        return bool(self.waiting and row["id"] == self.waiting and not row["blank"])
-
-
-async def _page_tab(
-    site: Site, source: str, loading: asyncio.Semaphore, cookie: str | None, loads: bool
-) -> PageTab:
-    """Load the source's page as a tab of the browser signed in with ``cookie`` does; return
-    the tab it rendered."""
-    async with loading:
-        html = (await site.get(f"/s/{source}/", cookie)).decode()
-    rendered = RENDERED.search(html)
-    if rendered is None:
-        raise RuntimeError(f"the page of {source} has no rendered event id")
-    return PageTab(source, int(rendered.group(1)), set(GROUP.findall(html)), cookie, loads)
-
-
-@dataclass
 class Row:
-    """One row of the table: its samples (seconds) and the requests per tab per handoff."""
+    """One row of the table: its samples (seconds; ``commit_to_start`` one per handoff) and the
+    requests per tab per handoff."""
 
     commit_to_navigation: list[float] = field(default_factory=list)
     request_to_attempt: list[float] = field(default_factory=list)
     request_to_navigation: list[float] = field(default_factory=list)
+    commit_to_start: list[float] = field(default_factory=list)
+    page_loads: list[float] = field(default_factory=list)
     requests: list[int] = field(default_factory=list)
     missed: int = 0
 
@@ -182,58 +119,58 @@ def _attempt_started(source: Session) -> float:
     return float(created.timestamp())
 
 
+def _clients() -> int:
+    return int(os.environ.get("BENCH_PAGE_CLIENTS", "4"))
+
+
 @dataclass
 class Browsers:
     """The sign-ins of the tabs (``cookies[i]`` for tab ``i``; None: the site's own) and the
-    successor pages being fetched (awaited at the end of the run)."""
+    client processes that play them (``bench.page_tabs.Clients``)."""
 
     cookies: list[str | None]
-    loading: set[asyncio.Task[bytes]] = field(default_factory=set)
+    clients: Clients
 
-    def tab(self, index: int) -> tuple[str | None, bool]:
-        """Tab ``index``'s cookie and whether it fetches the successor's page itself."""
+    def tab(self, index: int) -> list[str | bool | None]:
+        """Tab ``index``'s ``[cookie, whether it fetches the successor's page itself]``."""
         cookie = self.cookies[index]
-        return cookie, cookie is not None or index == 0
+        return [cookie, cookie is not None or index == 0]
 
 
 async def _round(site: Site, tabs: int, row: Row, browsers: Browsers) -> None:
     source = await in_thread(site.conversation, f"bench {tabs} page tabs")
-    source_id = str(source.pk)
-    loading = asyncio.Semaphore(LOADING)
-    pages = await asyncio.gather(
-        *(_page_tab(site, source_id, loading, *browsers.tab(i)) for i in range(tabs))
-    )
-    sockets = []
-    for page in pages:  # one at a time, as tabs opened by a person
-        sockets.append(await site.open_tab(page.rendered, page.cookie))
-    watching = [
-        asyncio.create_task(p.follow(site, s, browsers.loading))
-        for p, s in zip(pages, sockets, strict=True)
+    await browsers.clients.open(str(source.pk), [browsers.tab(i) for i in range(tabs)], LOADING)
+    renders = [  # BENCH_PAGE_OVERLAP: renders in flight during the fan-out
+        asyncio.create_task(site.get(f"/s/{source.pk}/", cookie))
+        for cookie in browsers.cookies[: int(os.environ.get("BENCH_PAGE_OVERLAP", "0"))]
     ]
+    await asyncio.sleep(0.05 if renders else 0)  # the requests reach the server first
     asked = await in_thread(site.ask_now, source)
-    done, late = await asyncio.wait(watching, timeout=PATIENCE)
-    for task in late:
-        task.cancel()
+    results = await browsers.clients.wait(PATIENCE)
+    await asyncio.gather(*renders)
     committed = await in_thread(site.committed_at, source)
     started = await in_thread(_attempt_started, source)
-    failed = {repr(task.exception()) for task in done if task.exception()}
+    failed = {error for _, _, error in results if error}
     if failed:
         print(f"  tabs failed: {', '.join(sorted(failed))[:300]}")
-    opened = [task.result() for task in done if not task.exception()]
+    opened = [moment for moment, _, _ in results if moment is not None]
     row.commit_to_navigation += [moment - committed for moment in opened]
     row.request_to_navigation += [moment - asked for moment in opened]
     row.request_to_attempt.append(started - asked)
-    row.requests += [page.requests for page in pages]
+    row.commit_to_start.append(await in_thread(site.started_after_commit, source))
+    row.requests += [requests for _, requests, _ in results]
     row.missed += tabs - len(opened)
 
 
 async def _browsers(site: Site, layout: str) -> Browsers:
-    """The tabs' sign-ins on ``site`` for ``layout``, after one warm-up handoff (the worker's and
+    """The tabs' sign-ins on ``site`` for ``layout`` and their client processes
+    (``BENCH_PAGE_CLIENTS``, at most one per tab), after one warm-up handoff (the worker's and
     the server's first requests)."""
     cookies: list[str | None] = [None] * max(TABS)
     if layout == "many":
         cookies = [await in_thread(site.sign_in) for _ in cookies]
-    browsers = Browsers(cookies)
+    clients = await Clients.start(site, min(_clients(), max(TABS)), str(ROOT))
+    browsers = Browsers(cookies, clients)
     await _round(site, 1, Row(), browsers)
     return browsers
 
@@ -244,19 +181,33 @@ async def _row(site: Site, tabs: int, browsers: Browsers) -> Row:
     row = Row()
     for _ in range(_handoffs()):
         await _round(site, tabs, row, browsers)
-    await asyncio.gather(*browsers.loading)
-    browsers.loading.clear()
+    row.page_loads = await browsers.clients.drain()
     return row
 
 
 async def _measure(sites: list[Site]) -> None:
     chosen = layout()
-    print(f"browsers: {chosen}, {BROWSERS[chosen]}")
-    labels = [label for label, _ in servers()]
-    browsers = [await _browsers(site, chosen) for site in sites]
     print(
-        f"{'tabs':>5} {'commit→nav p50':>15} {'p95':>5} {'req→attempt p50':>16} {'p95':>5} "
-        f"{'req→nav p50':>12} {'p95':>5} {'requests/tab':>13} {'missed':>7} {'load':>5}  server"
+        f"browsers: {chosen}, {BROWSERS[chosen]}; "
+        f"tabs spread over {min(_clients(), max(TABS))} client processes"
+    )
+    labels = [label for label, _ in servers()]
+    browsers: list[Browsers] = []
+    try:
+        for site in sites:
+            browsers.append(await _browsers(site, chosen))
+        await _table(sites, labels, browsers)
+    finally:
+        for signed_in in browsers:
+            await signed_in.clients.close()
+
+
+async def _table(sites: list[Site], labels: list[str], browsers: list[Browsers]) -> None:
+    print(
+        f"{'tabs':>5} {'commit→nav p50':>15} {'p95':>5} {'start':>6} "
+        f"{'req→attempt p50':>16} {'p95':>5} "
+        f"{'req→nav p50':>12} {'p95':>5} {'page p50':>9} {'p95':>5} "
+        f"{'requests/tab':>13} {'missed':>7} {'load':>5}  server"
     )
     for tabs in TABS:
         for site, label, signed_in in zip(sites, labels, browsers, strict=True):
@@ -265,10 +216,13 @@ async def _measure(sites: list[Site]) -> None:
             print(
                 f"{tabs:>5} {measured(percentile(row.commit_to_navigation, 0.5)):>15}"
                 f" {measured(percentile(row.commit_to_navigation, 0.95)):>5}"
+                f" {measured(percentile(row.commit_to_start, 0.5)):>6}"
                 f" {measured(percentile(row.request_to_attempt, 0.5)):>16}"
                 f" {measured(percentile(row.request_to_attempt, 0.95)):>5}"
                 f" {measured(percentile(row.request_to_navigation, 0.5)):>12}"
                 f" {measured(percentile(row.request_to_navigation, 0.95)):>5}"
+                f" {measured(percentile(row.page_loads, 0.5)):>9}"
+                f" {measured(percentile(row.page_loads, 0.95)):>5}"
                 f" {per_tab:>13} {row.missed:>7} {os.getloadavg()[0]:>5.1f}  {label}",
                 flush=True,
             )

@@ -11,7 +11,6 @@ traffic stays on loopback; every socket and the server are closed by ``Site.clos
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import socket
 import subprocess
@@ -27,8 +26,8 @@ from django.apps import apps
 from django.contrib.auth import get_user_model
 from django.db import connections
 from django.test import Client
-from websockets.asyncio.client import ClientConnection, connect
 
+from bench.page_tabs import Endpoint
 from follower.events import current_event_id
 from follower.models import FollowerEvent
 from handoff import operations
@@ -95,8 +94,9 @@ def database_url() -> str:
     return f"sqlite:///{name}"
 
 
-class Site:
-    """One Daphne worker and one signed-in user of it (see the module docstring)."""
+class Site(Endpoint):
+    """One Daphne worker and one signed-in user of it (see the module docstring); its sockets
+    and requests are ``Endpoint``'s."""
 
     def __init__(
         self,
@@ -107,9 +107,8 @@ class Site:
     ) -> None:
         # A new user each run: its channel-layer group is fresh too.
         self.user = get_user_model().objects.create_user(f"{username}-{uuid.uuid4().hex[:8]}")
-        self.cookie = self.sign_in()
-        self.port = port or free_port()
-        self.origin = f"http://127.0.0.1:{self.port}"
+        port = port or free_port()
+        super().__init__(port, f"http://127.0.0.1:{port}", self.user.pk, self.sign_in())
         self.env = {**os.environ, "DATABASE_URL": database_url(), "DJANGO_DEBUG": "false"}
         command = [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(self.port)]
         self.process = subprocess.Popen(
@@ -145,48 +144,6 @@ class Site:
             if line.startswith("VmRSS:"):
                 return int(line.split()[1])
         return 0
-
-    async def open_tab(
-        self, rendered_id: int, cookie: str | None = None, path: str = "/ws/follow/"
-    ) -> ClientConnection:
-        """Open a follower socket at ``path`` as a page rendered at ``rendered_id`` in the
-        browser signed in with ``cookie`` (default: the site's own sign-in); return after
-        ``ready``."""
-        return await self.open_socket(f"{path}?user={self.user.pk}", rendered_id, cookie)
-
-    async def open_socket(
-        self, path: str, hello: int | None = None, cookie: str | None = None
-    ) -> ClientConnection:
-        """Open a websocket at ``path`` (query included) with the site's ``Origin`` and
-        ``cookie`` (default: the site's own sign-in), send ``hello`` with ``hello`` as the
-        rendered id unless it is None, and return after the server's ``ready`` frame."""
-        socket_ = await connect(
-            f"ws://127.0.0.1:{self.port}{path}",
-            origin=self.origin,  # type: ignore[arg-type]
-            additional_headers={"Cookie": cookie or self.cookie},
-            compression=None,
-            open_timeout=60,
-        )
-        if hello is not None:
-            await socket_.send(json.dumps({"type": "hello", "last_event_id": hello}))
-        while json.loads(await socket_.recv())["type"] != "ready":
-            pass
-        return socket_
-
-    async def get(self, path: str, cookie: str | None = None) -> bytes:
-        """GET ``path`` with ``cookie`` (default: the site's own sign-in; HTTP/1.1, one
-        connection); return the body."""
-        reader, writer = await asyncio.open_connection("127.0.0.1", self.port)
-        request = (
-            f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{self.port}\r\n"
-            f"Cookie: {cookie or self.cookie}\r\n"
-            "Accept: application/json\r\nConnection: close\r\n\r\n"
-        )
-        writer.write(request.encode())
-        await writer.drain()
-        response = await reader.read()
-        writer.close()
-        return response.partition(b"\r\n\r\n")[2]
 
     def event_id(self) -> int:
         """The id a page rendered now would embed."""

@@ -126,11 +126,6 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
         "max_size": int(os.environ.get("DJANGO_DB_POOL_MAX", "5")),
         "timeout": 30,
     }
-# HTTP requests one server process runs at once, each on a thread kept for it (config.concurrency;
-# docs/design.md, "HTTP requests run a few at a time"): the rest wait on the event loop in
-# arrival order. Below the pool's DJANGO_DB_POOL_MAX (5), so a running request finds a
-# connection. 0: no bound (a new thread per request, Django's own way).
-HTTP_CONCURRENCY = int(os.environ.get("DJANGO_HTTP_CONCURRENCY", "4"))
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # Several processes (server, task worker) share the file: take the write lock up front
     # and wait for it instead of failing with "database is locked". In WAL mode,
@@ -174,6 +169,16 @@ TASKS = {
 # commits, so no model call runs inside it (host.lifecycle). A queueing backend leaves it False:
 # the turn and its task row commit together.
 HOST_TASKS_RUN_IN_CALLER = _env_bool("HOST_TASKS_RUN_IN_CALLER", False)
+# HTTP requests one server process runs at once, each on a thread kept for it (config.concurrency;
+# docs/design.md, "HTTP requests run a few at a time"): the rest wait on the event loop in
+# arrival order. One by default: page renders are CPU work under one GIL, so more at once
+# render no faster, and each one more takes the GIL from the event loop, where the follower's
+# hub receives and fans out events. Four when tasks run inside requests (a model call would
+# hold the only slot). Below the pool's DJANGO_DB_POOL_MAX (5), so a running request finds a
+# connection. 0: no bound (a new thread per request, Django's own way).
+HTTP_CONCURRENCY = int(
+    os.environ.get("DJANGO_HTTP_CONCURRENCY", "4" if HOST_TASKS_RUN_IN_CALLER else "1")
+)
 
 AUTH_PASSWORD_VALIDATORS: list[dict[str, str]] = []
 LOGIN_URL = "login"

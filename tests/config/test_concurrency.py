@@ -4,6 +4,9 @@ that ends in any way frees its slot; websockets are not bounded."""
 from __future__ import annotations
 
 import asyncio
+import os
+import subprocess
+import sys
 import threading
 from collections import defaultdict
 from typing import Any
@@ -11,6 +14,7 @@ from typing import Any
 import pytest
 from asgiref.sync import ThreadSensitiveContext, sync_to_async
 from asgiref.testing import ApplicationCommunicator
+from shared_files import ROOT
 
 from config.concurrency import ConcurrencyLimitMiddleware
 
@@ -220,3 +224,40 @@ def test_the_site_bounds_its_http_requests_by_the_setting(settings: Any) -> None
     http = application.application_mapping["http"].app
     assert isinstance(http, ConcurrencyLimitMiddleware)
     assert http.limit == settings.HTTP_CONCURRENCY
+
+
+def _in_a_server_process(code: str, **env: str) -> str:
+    """Run ``code`` in a fresh interpreter with the project's settings and ``env`` (the
+    bound's variables unset unless given); return what it printed."""
+    environ = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("DJANGO_HTTP_CONCURRENCY", "HOST_TASKS_RUN_IN_CALLER")
+    }
+    environ |= {"DJANGO_SETTINGS_MODULE": "config.settings", **env}
+    command = [sys.executable, "-c", code]
+    result = subprocess.run(command, env=environ, cwd=ROOT, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    return result.stdout.strip()
+
+
+@pytest.mark.parametrize(
+    ("env", "limit"),
+    [
+        ({}, "1"),
+        ({"HOST_TASKS_RUN_IN_CALLER": "true"}, "4"),
+        ({"DJANGO_HTTP_CONCURRENCY": "3"}, "3"),
+    ],
+)
+def test_a_server_runs_one_request_at_a_time_unless_tasks_run_inside_requests(
+    env: dict[str, str], limit: str
+) -> None:
+    code = "from django.conf import settings; print(settings.HTTP_CONCURRENCY)"
+
+    assert _in_a_server_process(code, **env) == limit
+
+
+def test_the_server_process_keeps_what_it_loaded_out_of_the_collectors_runs() -> None:
+    code = "import gc, config.asgi; print(gc.get_freeze_count())"
+
+    assert int(_in_a_server_process(code)) > 0
