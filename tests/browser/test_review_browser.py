@@ -195,3 +195,19 @@ def test_two_tabs_pressing_discard_at_once_discard_once_and_the_other_says_why(
     record = HandoffRecord.objects.get(source=session)
     assert record.phase == Phase.FAILED
     context.close()
+
+
+def test_discard_works_with_the_goal_emptied(review_page: Any):
+    """Discarding does not need a valid brief: an emptied goal must not block the Discard button
+    with the browser's "fill out this field"."""
+    page = review_page
+    page.get_by_role("button", name="Hand off now").click()
+    form = page.locator("#handoff-review-form")
+    form.get_by_role("heading", name="A handoff is ready for review").wait_for()
+
+    form.get_by_label("Goal").fill("")
+    form.get_by_role("button", name="Discard").click()
+
+    expect(page.locator("#handoff-review-form")).to_have_count(0)
+    record = HandoffRecord.objects.get(source=page.session)
+    assert record.phase == Phase.FAILED
