@@ -345,3 +345,33 @@ def test_the_sign_in_page_offers_the_language_choice(client: Client):
     client.post(reverse("chat:language"), {"language": "zh-hans", "next": login})
     chinese = client.get(login, headers={"Accept-Language": "en"}).content.decode()
     assert '<html lang="zh-hans">' in chinese and "登录" in chinese
+
+
+@pytest.mark.parametrize(
+    ("path", "status"),
+    [
+        ("/no-such-page/", 404),
+        ("/handoff/sessions/00000000-0000-0000-0000-000000000000/lineage/", 404),
+    ],
+)
+def test_error_pages_speak_chinese_without_debug(chinese: Client, path: str, status: int):
+    """With DEBUG off (production), a missing page is the site's own page in the user's language,
+    not Django's bare English "Not Found"."""
+    response = chinese.get(path)
+    assert response.status_code == status
+    text = response.content.decode()
+    assert "Not Found" not in text
+    assert "找不到" in text
+    assert english_words(text) == []
+
+
+def test_a_refused_settings_change_speaks_chinese(client: Client, django_user_model: Any):
+    """A non-staff user posting to the global settings gets 403: the site's page, in Chinese."""
+    user = django_user_model.objects.create_user("bo", password="pw")
+    LanguagePreference.objects.create(user=user, language="zh-hans")
+    client.force_login(user)
+    response = client.post(reverse("handoff_settings:field", args=["handoff_ratio"]), {})
+    assert response.status_code == 403
+    text = response.content.decode()
+    assert "Forbidden" not in text
+    assert "无权" in text
