@@ -211,3 +211,18 @@ def test_discard_works_with_the_goal_emptied(review_page: Any):
     expect(page.locator("#handoff-review-form")).to_have_count(0)
     record = HandoffRecord.objects.get(source=page.session)
     assert record.phase == Phase.FAILED
+
+
+def test_an_item_is_added_while_the_goal_is_empty(review_page: Any):
+    """Adding an item is not committing: an emptied goal must not block "Add an item"."""
+    page = review_page
+    page.get_by_role("button", name="Hand off now").click()
+    form = page.locator("#handoff-review-form")
+    form.get_by_role("heading", name="A handoff is ready for review").wait_for()
+    decisions = form.locator("fieldset[data-field=decisions] textarea")
+    before = decisions.count()
+
+    form.get_by_label("Goal").fill("")
+    form.get_by_role("button", name="Add an item to Decisions").click()
+
+    expect(decisions).to_have_count(before + 1)
