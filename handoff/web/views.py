@@ -155,7 +155,8 @@ def review_brief(request: HttpRequest, session_id: SessionId) -> HttpResponse:
     if add or op != Action.COMMIT:
         return _review_form(request, session, form)
     if not form.is_valid():
-        return _review_form(request, session, form, "Correct the fields marked below.", 422)
+        error = str(_("Correct the fields marked below."))
+        return _review_form(request, session, form, error, 422)
     try:
         operations.commit_review(session.pk, form.brief())
     except InvalidBrief as exc:

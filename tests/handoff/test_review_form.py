@@ -19,7 +19,7 @@ from handoff.attempt import Outcome
 from handoff.core.phases import Phase
 from handoff.models import HandoffRecord
 from handoff.web.follow import Kind as HandoffKind
-from host.models import Message, Session
+from host.models import LanguagePreference, Message, Session
 
 pytestmark = pytest.mark.django_db
 
@@ -113,6 +113,17 @@ def test_an_empty_goal_is_refused_and_changes_nothing(client: Client, waiting):
     assert "This field is required" in response.content.decode()
     stored = HandoffRecord.objects.get(pk=record.pk)
     assert (stored.phase, stored.brief) == (Phase.PREPARED, record.brief)
+
+
+def test_an_empty_goals_refusal_speaks_the_users_language(client: Client, waiting):
+    source, record = waiting
+    assert record.brief is not None
+    LanguagePreference.objects.create(user=source.owner, language="zh-hans")
+    response = client.post(review_url(source), form_data(record.brief, op="commit", goal=""))
+    assert response.status_code == 422
+    html = response.content.decode()
+    assert "Correct the fields marked below." not in html
+    assert "请更正下面标出的字段。" in html
 
 
 def test_a_brief_over_the_cap_is_refused_with_the_seeds_reason(client: Client, waiting):
