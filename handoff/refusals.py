@@ -17,6 +17,7 @@ from handoff import services
 from handoff.exceptions import (
     AlreadyHandedOff,
     HandoffError,
+    InvalidBrief,
     NoReviewWaiting,
     NotAMain,
     ReviewWaiting,
@@ -53,6 +54,14 @@ def in_words(error: HandoffError) -> str | None:
         return gettext(
             "A handoff of this conversation is waiting for review: commit or discard it first."
         )
+    if isinstance(error, InvalidBrief):
+        # The reason (the brief's rule it breaks, e.g. its 40 000-character cap) stays as the
+        # seed's rules word it; the sentence around it is the reader's.
+        reason = str(error).removeprefix("the edited brief is refused: ")
+        return gettext(
+            "The edited brief was not accepted (%(reason)s). Nothing was saved: shorten or "
+            "correct it, then commit again."
+        ) % {"reason": reason}
     if isinstance(error, ServiceUnavailable):
         return gettext("This server provides no %(service)s: %(consequence)s.") % {
             "service": SERVICE_WORDS.get(error.name, error.name),

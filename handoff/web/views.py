@@ -160,7 +160,7 @@ def review_brief(request: HttpRequest, session_id: SessionId) -> HttpResponse:
     try:
         operations.commit_review(session.pk, form.brief())
     except InvalidBrief as exc:
-        return _review_form(request, session, form, str(exc), status=422)
+        return _review_form(request, session, form, refusal_text(exc), status=422)
     except HandoffError as exc:
         return _panel_instead(request, session, refusal_text(exc), status=409)
     return _panel_instead(request, session)

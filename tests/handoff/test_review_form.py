@@ -136,6 +136,18 @@ def test_a_brief_over_the_cap_is_refused_with_the_seeds_reason(client: Client, w
     assert HandoffRecord.objects.get(pk=record.pk).phase == Phase.PREPARED
 
 
+def test_a_brief_over_the_cap_is_refused_in_the_users_language(client: Client, waiting):
+    source, record = waiting
+    assert record.brief is not None
+    LanguagePreference.objects.create(user=source.owner, language="zh-hans")
+    data = form_data(record.brief, op="commit", goal="x" * 40_001)
+    response = client.post(review_url(source), data)
+    assert response.status_code == 422
+    html = response.content.decode()
+    assert "the edited brief is refused" not in html
+    assert "编辑后的简报未被接受" in html
+
+
 def test_discard_shows_the_panel_without_the_review(client: Client, waiting):
     source, record = waiting
     response = client.post(review_url(source), {"op": "discard"}, headers=HTMX)
